@@ -1,0 +1,46 @@
+/**
+ * What a completed call left behind: enough to answer a duplicate with the original result.
+ * `result` is the already-redacted result (never raw tool output).
+ */
+export interface StoredResult {
+  readonly outcome: string;
+  readonly result: unknown;
+  readonly completedAtMs: number;
+}
+
+/** The answer to a claim. Exactly one concurrent claimant of a fresh key receives `claimed`. */
+export type ClaimResult =
+  /** The caller now owns the key until `leaseExpiresAtMs`; it must `complete` or `release` it. */
+  | { readonly kind: 'claimed'; readonly leaseExpiresAtMs: number }
+  /** The call already finished; return the stored result and do not execute. */
+  | { readonly kind: 'completed'; readonly stored: StoredResult }
+  /** Another owner holds a live lease: the call is running elsewhere right now. */
+  | { readonly kind: 'in-flight'; readonly owner: string; readonly leaseExpiresAtMs: number }
+  /**
+   * A previous owner's lease expired without completing (it crashed mid-call). The caller now owns
+   * the key, but the effect may already have happened: it must take the tool's safe path
+   * (forward the key / status check) or report UNRESOLVED — never simply run the tool again.
+   */
+  | { readonly kind: 'taken-over'; readonly previousOwner: string; readonly leaseExpiresAtMs: number }
+  /** Same key, different argument fingerprint: a caller bug, refused. */
+  | { readonly kind: 'conflict'; readonly storedFingerprint: string };
+
+/**
+ * Idempotency claims: at most one owner per key at a time, atomically (no lookup-then-write race).
+ * Implementations must make `claim` a single atomic step (Lua script, SQL upsert, or one
+ * synchronous critical section). Throws when the backing store is unreachable; callers fail closed.
+ */
+export interface IdempotencyStore {
+  /** Claim `key` for `owner` with a lease of `leaseMs`, remembering the argument `fingerprint`. */
+  claim(key: string, fingerprint: string, owner: string, leaseMs: number): Promise<ClaimResult>;
+  /**
+   * Record the final result. Only the current owner may complete; returns false (and writes nothing)
+   * when `owner` no longer holds the key. Completed records live for `ttlMs`.
+   */
+  complete(key: string, owner: string, stored: StoredResult, ttlMs: number): Promise<boolean>;
+  /**
+   * Give up the claim because the effect definitely did not happen (refused downstream, caller
+   * error), so a later retry may run. Only the owner may release; returns whether it did.
+   */
+  release(key: string, owner: string): Promise<boolean>;
+}

@@ -1,0 +1,95 @@
+import type { z } from 'zod';
+import type { ExecutionContext, Principal } from '../core/types.js';
+
+/** How a tool is made safe to run again when an earlier attempt's outcome is unknown. */
+export type RetrySafety<I> =
+  /** No side effects: always safe to re-run. */
+  | { readonly kind: 'read-only' }
+  /** The downstream deduplicates on the idempotency key we forward (`ToolInvocation.idempotencyKey`). */
+  | { readonly kind: 'forwards-key' }
+  /** The downstream has no key, but its state can be queried by a natural key. */
+  | { readonly kind: 'status-check'; readonly check: StatusCheck<I> }
+  /** Nothing makes it safe: an unknown outcome is UNRESOLVED and goes to reconciliation. */
+  | { readonly kind: 'none' };
+
+/** Asks the downstream whether the effect of this call exists. Must itself be read-only. */
+export type StatusCheck<I> = (args: I, inv: ToolInvocation) => Promise<StatusCheckAnswer>;
+
+export type StatusCheckAnswer =
+  | { readonly state: 'applied'; readonly result: unknown }
+  | { readonly state: 'not-applied' }
+  | { readonly state: 'unknown' };
+
+export interface RetryPolicy {
+  /** Total attempts including the first (1 = no retry). */
+  readonly maxAttempts: number;
+  readonly baseDelayMs: number;
+  readonly maxDelayMs: number;
+}
+
+export interface RateLimitSpec {
+  readonly capacity: number;
+  readonly refillPerSecond: number;
+  /** Which buckets a call spends from; each is a separate budget. */
+  readonly per: readonly ('principal' | 'tool' | 'tenant')[];
+}
+
+/** Rough cost of one call, used by the cost model (token equivalents the result adds to context). */
+export interface CostEstimate {
+  readonly tokensIn: number;
+  readonly tokensOut: number;
+}
+
+/** What a tool implementation receives besides its validated arguments. */
+export interface ToolInvocation {
+  readonly ctx: ExecutionContext;
+  readonly idempotencyKey: string;
+  /** 1-based attempt number within this execution. */
+  readonly attempt: number;
+  /** Aborted when the per-call timeout or the batch deadline passes. Implementations must honour it. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * The static description of one tool version. Everything the guard pipeline needs to decide about a
+ * call is here; nothing is read from the call's arguments except the validated input.
+ */
+export interface ToolDefinition<I = unknown, O = unknown> {
+  readonly name: string;
+  /** Semantic version string; name+version is unique in a registry. */
+  readonly version: string;
+  /** Written for the model: when to use it, its nearest confusable neighbour, its constraints. */
+  readonly description: string;
+  readonly input: z.ZodType<I>;
+  /** Output shape; keys not declared are stripped (allow-list redaction). */
+  readonly output: z.ZodType<O>;
+  readonly scopes: readonly string[];
+  /**
+   * Resource-level rule run after the scope check, e.g. "the principal owns this order". Receives the
+   * verified principal and validated input. Must be free of side effects.
+   */
+  readonly authorize?: (principal: Principal, args: I, ctx: ExecutionContext) => boolean | Promise<boolean>;
+  readonly rateLimit?: RateLimitSpec;
+  readonly cost?: CostEstimate;
+  /** Changes state in a way that cannot be undone by a later call (delete, pay, send). */
+  readonly destructive: boolean;
+  /** False for read-only tools; true means the tool has side effects. */
+  readonly stateChanging: boolean;
+  readonly owner: string;
+  readonly deprecated?: { readonly reason: string; readonly useInstead?: string };
+  /**
+   * The resource this call touches, used as the Kafka partition key so conflicting calls serialize.
+   * Prefix it with the tenant. Absent: the task id is used.
+   */
+  readonly conflictKey?: (args: I, ctx: ExecutionContext) => string;
+  readonly timeoutMs: number;
+  readonly retry: RetryPolicy;
+  readonly retrySafety: RetrySafety<I>;
+  /** Breaker and outbound-limiter group shared by every tool calling the same downstream. */
+  readonly downstream?: string;
+  /** Argument fields the audit record may keep verbatim; all others are recorded as redacted. */
+  readonly auditFields: readonly string[];
+  /** Serialized-output budget in bytes; larger outputs are truncated to the declared fields, and say so. */
+  readonly maxResultBytes?: number;
+  readonly execute: (args: I, inv: ToolInvocation) => Promise<O>;
+}
