@@ -1,0 +1,59 @@
+import type { Outcome } from '../core/outcome.js';
+import type { ErrorCode } from '../core/errors.js';
+
+/** The stages of the guard pipeline, in order. The executing order is the array in guards/stages.ts. */
+export type StageName =
+  | 'resolve'
+  | 'validate-input'
+  | 'authorize'
+  | 'rate-limit'
+  | 'business-rules'
+  | 'idempotency'
+  | 'execute'
+  | 'validate-output';
+
+/** One stage's decision about one call. Refusals are recorded exactly like passes. */
+export interface StageDecision {
+  readonly stage: StageName;
+  readonly decision: 'pass' | 'refuse' | 'short-circuit';
+  /** Model-safe reason for a refusal or short-circuit (e.g. "duplicate of an earlier call"). */
+  readonly reason?: string;
+  readonly code?: ErrorCode;
+  readonly durationMs: number;
+}
+
+/** One execution attempt of the tool itself (stage 6 may make several). */
+export interface AttemptRecord {
+  readonly attempt: number;
+  readonly startedAtMs: number;
+  readonly durationMs: number;
+  /** 'ok', or the classified error code of this attempt. */
+  readonly result: 'ok' | ErrorCode;
+}
+
+/**
+ * Everything the audit log keeps about one attempt to run one call: who, what (arguments reduced to
+ * the tool's audit allow-list; other fields appear as "[redacted]"), every stage decision and the
+ * outcome. Never contains secrets, tokens or fields outside the allow-lists.
+ */
+export interface AuditRecord {
+  readonly callId: string;
+  readonly tool: string;
+  readonly toolVersion?: string;
+  readonly principalId: string;
+  readonly tenant: string;
+  readonly taskId: string;
+  readonly step: number;
+  readonly index: number;
+  readonly traceId: string;
+  readonly idempotencyKey?: string;
+  readonly resourceKey?: string;
+  readonly arguments: Record<string, unknown>;
+  readonly result?: unknown;
+  readonly outcome: Outcome;
+  readonly errorCode?: ErrorCode;
+  readonly decisions: readonly StageDecision[];
+  readonly attempts: readonly AttemptRecord[];
+  readonly startedAtMs: number;
+  readonly finishedAtMs: number;
+}
