@@ -13,7 +13,8 @@ import type { PipelineDeps } from './deps.js';
  *   original result, a call settled by a status check, an UNRESOLVED call).
  */
 export type StageResult =
-  | { readonly kind: 'continue' }
+  /** `reason` (optional, model-safe) is recorded on the stage's pass decision, e.g. "read-only". */
+  | { readonly kind: 'continue'; readonly reason?: string }
   | { readonly kind: 'refuse'; readonly error: ToolgateError }
   | {
       readonly kind: 'finish';
