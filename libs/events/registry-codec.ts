@@ -1,0 +1,112 @@
+import avro from 'avsc';
+import { SchemaRegistry, SchemaType, COMPATIBILITY } from '@kafkajs/confluent-schema-registry';
+import { ToolgateError } from '../core/errors.js';
+import type { EventCodec } from '../ports/event-codec.js';
+import { EVENT_KINDS, type EventKind, type EventKinds } from './contracts.js';
+import { DEFAULT_MAX_EVENT_BYTES } from './local-codec.js';
+import { loadSchemas, type AvroSchemaJson } from './schema-files.js';
+import { valueSubject, type TopicNames } from './topics.js';
+import { malformed, unframe } from './wire-format.js';
+
+export interface RegistryCodecOptions {
+  /** Confluent-compatible base URL, e.g. http://127.0.0.1:18081/apis/ccompat/v7 */
+  readonly url: string;
+  readonly topics: TopicNames;
+  readonly maxBytes?: number;
+  readonly schemas?: Readonly<Record<EventKind, AvroSchemaJson>>;
+}
+
+/**
+ * The production codec: schemas registered in a Confluent-compatible registry (subject
+ * `<topic>-value`, BACKWARD compatibility), events framed with registry ids. Decoding resolves the
+ * writer's schema (fetched by id, cached) into this build's reader schema, so older producers stay
+ * readable. A schema id the registry does not know is a malformed event; a registry that cannot be
+ * reached is DEPENDENCY_UNAVAILABLE (retry later) — never confused with poison.
+ */
+export class RegistryEventCodec implements EventCodec {
+  private readonly registry: SchemaRegistry;
+  private readonly readers: Record<EventKind, avro.Type>;
+  private readonly writerIds = new Map<EventKind, number>();
+  private readonly resolvers = new Map<string, avro.Resolver | null>();
+  private readonly maxBytes: number;
+
+  private constructor(private readonly options: RegistryCodecOptions) {
+    this.registry = new SchemaRegistry({ host: options.url, clientId: 'toolgate' });
+    const schemas = options.schemas ?? loadSchemas();
+    this.readers = Object.fromEntries(
+      EVENT_KINDS.map((k) => [k, avro.Type.forSchema(schemas[k] as avro.Schema)]),
+    ) as Record<EventKind, avro.Type>;
+    this.maxBytes = options.maxBytes ?? DEFAULT_MAX_EVENT_BYTES;
+  }
+
+  /**
+   * Registers this build's four schemas (idempotent: an identical schema keeps its id) and returns a
+   * ready codec. Fails when the registry refuses a schema as incompatible with the subject's history.
+   */
+  static async create(options: RegistryCodecOptions): Promise<RegistryEventCodec> {
+    const codec = new RegistryEventCodec(options);
+    const schemas = options.schemas ?? loadSchemas();
+    for (const kind of EVENT_KINDS) {
+      const { id } = await codec.registry.register(
+        { type: SchemaType.AVRO, schema: JSON.stringify(schemas[kind]) },
+        { subject: valueSubject(options.topics[kind]), compatibility: COMPATIBILITY.BACKWARD },
+      );
+      codec.writerIds.set(kind, id);
+    }
+    return codec;
+  }
+
+  /** The registry id this codec writes `kind` events with. */
+  schemaId(kind: EventKind): number {
+    return this.writerIds.get(kind)!;
+  }
+
+  async encode<K extends EventKind>(kind: K, value: EventKinds[K]): Promise<Buffer> {
+    return this.registry.encode(this.writerIds.get(kind)!, value);
+  }
+
+  async decode<K extends EventKind>(kind: K, bytes: Buffer): Promise<EventKinds[K]> {
+    const { schemaId, body } = unframe(bytes, this.maxBytes);
+    const resolver = await this.resolverFor(kind, schemaId);
+    try {
+      const reader = this.readers[kind];
+      return (
+        resolver === null ? reader.fromBuffer(body) : reader.fromBuffer(body, resolver)
+      ) as EventKinds[K];
+    } catch (err) {
+      throw malformed(`undecodable ${kind} payload (schema id ${schemaId})`, err);
+    }
+  }
+
+  private async resolverFor(kind: EventKind, schemaId: number): Promise<avro.Resolver | null> {
+    const cacheKey = `${kind}:${schemaId}`;
+    if (this.resolvers.has(cacheKey)) return this.resolvers.get(cacheKey)!;
+    let writer: avro.Type;
+    try {
+      writer = (await this.registry.getSchema(schemaId)) as unknown as avro.Type;
+    } catch (err) {
+      if (isNotFound(err)) throw malformed(`unknown schema id ${schemaId}`, err);
+      throw new ToolgateError('DEPENDENCY_UNAVAILABLE', 'schema registry unavailable', { cause: err });
+    }
+    const reader = this.readers[kind];
+    if (writer.name !== reader.name) {
+      throw malformed(
+        `schema id ${schemaId} is ${writer.name ?? 'unnamed'}, expected ${reader.name ?? kind}`,
+      );
+    }
+    let resolver: avro.Resolver | null;
+    try {
+      resolver = writer.equals(reader) ? null : reader.createResolver(writer);
+    } catch (err) {
+      throw malformed(`schema id ${schemaId} cannot be read as ${kind}`, err);
+    }
+    this.resolvers.set(cacheKey, resolver);
+    return resolver;
+  }
+}
+
+function isNotFound(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const e = err as { status?: unknown; originalError?: { status?: unknown } };
+  return e.status === 404 || e.originalError?.status === 404;
+}
