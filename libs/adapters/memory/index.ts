@@ -1,0 +1,5 @@
+/** In-process adapters: the embedded default for the demo, a single executor and tests. */
+export { MemoryIdempotencyStore } from './memory-idempotency-store.js';
+export { MemoryRateLimiter } from './memory-rate-limiter.js';
+export { DEFAULT_ABANDONED_RETENTION_MS, type IdempotencyStoreOptions } from './idempotency-options.js';
+export { takeTokens, fullRefillMs, type BucketState } from './token-bucket.js';

@@ -1,0 +1,5 @@
+/** Postgres adapters and the schema migration runner. Run `migrate(pool)` before using the stores. */
+export { migrate, type MigrateOptions, type MigrateResult } from './migrate.js';
+export { readMigrationFiles, defaultMigrationsDirectory, type MigrationFile } from './migration-files.js';
+export { PostgresIdempotencyStore } from './postgres-idempotency-store.js';
+export { PostgresRateLimiter } from './postgres-rate-limiter.js';

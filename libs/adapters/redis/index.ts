@@ -1,0 +1,4 @@
+/** Redis adapters: state shared by every executor using the same Redis, atomic through Lua scripts. */
+export { RedisIdempotencyStore, type RedisIdempotencyStoreOptions } from './redis-idempotency-store.js';
+export { RedisRateLimiter, type RedisRateLimiterOptions } from './redis-rate-limiter.js';
+export { LuaScript, luaScript } from './lua-script.js';

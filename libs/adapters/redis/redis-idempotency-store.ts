@@ -1,0 +1,107 @@
+import type { Cluster, Redis } from 'ioredis';
+import type { ClaimResult, IdempotencyStore, StoredResult } from '../../ports/idempotency-store.js';
+import { checkDurationMs, checkKey } from '../memory/argument-checks.js';
+import {
+  DEFAULT_ABANDONED_RETENTION_MS,
+  type IdempotencyStoreOptions,
+} from '../memory/idempotency-options.js';
+import { luaScript } from './lua-script.js';
+
+export interface RedisIdempotencyStoreOptions extends IdempotencyStoreOptions {
+  /** Prepended to every key this store writes (e.g. `toolgate:`); records live at `<prefix>idem:<key>`. */
+  readonly keyPrefix: string;
+}
+
+/**
+ * Idempotency records in Redis, one hash per key, shared by every executor using this Redis.
+ *
+ * claim, complete and release are each one Lua script (lua/idempotency-*.lua), so each is atomic.
+ * Time is the Redis server's TIME, read inside the claim script, not an executor's clock: leases
+ * written by different executors are compared on one clock, and `leaseExpiresAtMs` values are Redis
+ * server time. Completed records expire through the key's TTL (`ttlMs`); an abandoned in-flight
+ * marker expires `abandonedRetentionMs` after its lease.
+ *
+ * Results round-trip through JSON. Throws when Redis is unreachable (callers fail closed). Works with
+ * a Cluster too: every script touches exactly one key.
+ */
+export class RedisIdempotencyStore implements IdempotencyStore {
+  private readonly claimScript = luaScript('idempotency-claim.lua');
+  private readonly completeScript = luaScript('idempotency-complete.lua');
+  private readonly releaseScript = luaScript('idempotency-release.lua');
+  private readonly keyPrefix: string;
+  private readonly abandonedRetentionMs: number;
+
+  constructor(
+    private readonly redis: Redis | Cluster,
+    options: RedisIdempotencyStoreOptions,
+  ) {
+    this.keyPrefix = options.keyPrefix;
+    this.abandonedRetentionMs = checkDurationMs(
+      'abandonedRetentionMs',
+      options.abandonedRetentionMs ?? DEFAULT_ABANDONED_RETENTION_MS,
+    );
+  }
+
+  async claim(key: string, fingerprint: string, owner: string, leaseMs: number): Promise<ClaimResult> {
+    checkKey('key', key);
+    checkKey('fingerprint', fingerprint);
+    checkKey('owner', owner);
+    const lease = checkDurationMs('leaseMs', leaseMs);
+    const reply = await this.claimScript.run(
+      this.redis,
+      [this.recordKey(key)],
+      [fingerprint, owner, lease, this.abandonedRetentionMs],
+    );
+    return parseClaimReply(reply);
+  }
+
+  async complete(key: string, owner: string, stored: StoredResult, ttlMs: number): Promise<boolean> {
+    checkKey('key', key);
+    checkKey('owner', owner);
+    const ttl = checkDurationMs('ttlMs', ttlMs);
+    const reply = await this.completeScript.run(
+      this.redis,
+      [this.recordKey(key)],
+      [owner, JSON.stringify(stored), ttl],
+    );
+    return reply === 1;
+  }
+
+  async release(key: string, owner: string): Promise<boolean> {
+    checkKey('key', key);
+    checkKey('owner', owner);
+    const reply = await this.releaseScript.run(this.redis, [this.recordKey(key)], [owner]);
+    return reply === 1;
+  }
+
+  /** The Redis key of one record; exposed for operational tooling and tests that inspect TTLs. */
+  recordKey(key: string): string {
+    return `${this.keyPrefix}idem:${key}`;
+  }
+}
+
+function parseClaimReply(reply: unknown): ClaimResult {
+  if (Array.isArray(reply)) {
+    const [kind, a, b] = reply as unknown[];
+    switch (kind) {
+      case 'claimed':
+        if (typeof a === 'number') return { kind, leaseExpiresAtMs: a };
+        break;
+      case 'taken-over':
+        if (typeof a === 'string' && typeof b === 'number') {
+          return { kind, previousOwner: a, leaseExpiresAtMs: b };
+        }
+        break;
+      case 'in-flight':
+        if (typeof a === 'string' && typeof b === 'number') return { kind, owner: a, leaseExpiresAtMs: b };
+        break;
+      case 'completed':
+        if (typeof a === 'string') return { kind, stored: JSON.parse(a) as StoredResult };
+        break;
+      case 'conflict':
+        if (typeof a === 'string') return { kind, storedFingerprint: a };
+        break;
+    }
+  }
+  throw new Error(`unexpected reply from idempotency-claim.lua: ${JSON.stringify(reply)}`);
+}

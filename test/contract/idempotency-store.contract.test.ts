@@ -1,0 +1,255 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ClaimResult, IdempotencyStore, StoredResult } from '../../libs/ports/idempotency-store.js';
+import type { IdempotencyStoreOptions } from '../../libs/adapters/memory/index.js';
+import { uniqueName } from '../helpers/names.js';
+import { idempotencyStoreAdapters, type AdapterCase, type Harness } from './store-harnesses.js';
+
+/** Leases and TTLs short enough to wait out for real against Redis and Postgres. */
+const SHORT_MS = 200;
+const PAST_SHORT_MS = 400;
+const LONG_LEASE_MS = 30_000;
+const DAY_MS = 86_400_000;
+/** Slack for comparing the store's clock (Redis TIME, Postgres now()) with this process's. */
+const CLOCK_SLACK_MS = 250;
+
+const result = (value: unknown): StoredResult => ({
+  outcome: 'SUCCESS',
+  result: value,
+  completedAtMs: 1_700_000_123_456,
+});
+
+function expectKind<K extends ClaimResult['kind']>(
+  claim: ClaimResult,
+  kind: K,
+): Extract<ClaimResult, { kind: K }> {
+  expect(claim.kind).toBe(kind);
+  return claim as Extract<ClaimResult, { kind: K }>;
+}
+
+function idempotencyStoreContract(adapter: AdapterCase<IdempotencyStore, IdempotencyStoreOptions>): void {
+  let h: Harness<IdempotencyStore>;
+  let store: IdempotencyStore;
+  const key = (): string => uniqueName('key');
+
+  beforeAll(async () => {
+    h = await adapter.create({});
+    store = h.subject;
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it('answers claimed to the first claim of a fresh key, with a lease of leaseMs from now', async () => {
+    const before = h.now();
+    const claim = expectKind(await store.claim(key(), 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
+    const after = h.now();
+    expect(claim.leaseExpiresAtMs).toBeGreaterThanOrEqual(before + LONG_LEASE_MS - CLOCK_SLACK_MS);
+    expect(claim.leaseExpiresAtMs).toBeLessThanOrEqual(after + LONG_LEASE_MS + CLOCK_SLACK_MS);
+  });
+
+  it('answers in-flight, naming the owner and its lease, while a live claim holds the key', async () => {
+    const k = key();
+    const first = expectKind(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
+    const second = expectKind(await h.peer.claim(k, 'fp', 'owner-b', LONG_LEASE_MS), 'in-flight');
+    expect(second).toEqual({ kind: 'in-flight', owner: 'owner-a', leaseExpiresAtMs: first.leaseExpiresAtMs });
+    // The holder itself is told the same: a claim is not re-entrant.
+    expect((await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS)).kind).toBe('in-flight');
+  });
+
+  it('answers completed with the stored result after complete, to any claimant', async () => {
+    const k = key();
+    const stored = result({
+      refundId: 'R-1',
+      amount: 49.99,
+      items: [1, 'two', null],
+      nested: { ok: true, text: 'héllo ✓' },
+    });
+    expectKind(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
+    expect(await store.complete(k, 'owner-a', stored, DAY_MS)).toBe(true);
+    expect(await h.peer.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual({ kind: 'completed', stored });
+    expect(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS)).toEqual({ kind: 'completed', stored });
+  });
+
+  it('answers conflict for the same key with another fingerprint, in flight and after completion', async () => {
+    const k = key();
+    expectKind(await store.claim(k, 'fp-1', 'owner-a', LONG_LEASE_MS), 'claimed');
+    expect(await h.peer.claim(k, 'fp-2', 'owner-b', LONG_LEASE_MS)).toEqual({
+      kind: 'conflict',
+      storedFingerprint: 'fp-1',
+    });
+    expect(await store.complete(k, 'owner-a', result(1), DAY_MS)).toBe(true);
+    expect(await h.peer.claim(k, 'fp-2', 'owner-b', LONG_LEASE_MS)).toEqual({
+      kind: 'conflict',
+      storedFingerprint: 'fp-1',
+    });
+    // The conflicting claims changed nothing.
+    expect(await store.claim(k, 'fp-1', 'owner-c', LONG_LEASE_MS)).toEqual({
+      kind: 'completed',
+      stored: result(1),
+    });
+  });
+
+  it('ignores complete and release by a non-owner: false, and the owner still holds the key', async () => {
+    const k = key();
+    const first = expectKind(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
+    expect(await h.peer.complete(k, 'intruder', result('forged'), DAY_MS)).toBe(false);
+    expect(await h.peer.release(k, 'intruder')).toBe(false);
+    expect(await h.peer.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual({
+      kind: 'in-flight',
+      owner: 'owner-a',
+      leaseExpiresAtMs: first.leaseExpiresAtMs,
+    });
+    expect(await store.complete(k, 'owner-a', result('real'), DAY_MS)).toBe(true);
+    expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual({
+      kind: 'completed',
+      stored: result('real'),
+    });
+  });
+
+  it('returns false from complete and release of a key nobody claimed, and creates nothing', async () => {
+    const k = key();
+    expect(await store.complete(k, 'owner-a', result(1), DAY_MS)).toBe(false);
+    expect(await store.release(k, 'owner-a')).toBe(false);
+    expectKind(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS), 'claimed');
+  });
+
+  it('lets a later claim start afresh after the owner releases, and only once', async () => {
+    const k = key();
+    expectKind(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
+    expect(await store.release(k, 'owner-a')).toBe(true);
+    expect(await store.release(k, 'owner-a')).toBe(false);
+    expect(await store.complete(k, 'owner-a', result(1), DAY_MS)).toBe(false);
+    // Released means the effect did not happen: a fresh claim, not a take-over, even with other arguments.
+    expectKind(await h.peer.claim(k, 'fp-other', 'owner-b', LONG_LEASE_MS), 'claimed');
+  });
+
+  it('refuses release of a completed key: the result stays', async () => {
+    const k = key();
+    expectKind(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
+    expect(await store.complete(k, 'owner-a', result(7), DAY_MS)).toBe(true);
+    expect(await store.release(k, 'owner-a')).toBe(false);
+    expect(await store.complete(k, 'owner-a', result(8), DAY_MS)).toBe(false);
+    expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual({
+      kind: 'completed',
+      stored: result(7),
+    });
+  });
+
+  it('answers taken-over (never claimed) once a lease runs out, and the old owner loses the key', async () => {
+    const k = key();
+    expectKind(await store.claim(k, 'fp', 'owner-a', SHORT_MS), 'claimed');
+    await h.pass(PAST_SHORT_MS);
+    const before = h.now();
+    const takeover = expectKind(await h.peer.claim(k, 'fp', 'owner-b', LONG_LEASE_MS), 'taken-over');
+    expect(takeover.previousOwner).toBe('owner-a');
+    expect(takeover.leaseExpiresAtMs).toBeGreaterThanOrEqual(before + LONG_LEASE_MS - CLOCK_SLACK_MS);
+    // The new owner's lease is live: others are told it is in flight there.
+    expect(await store.claim(k, 'fp', 'owner-c', LONG_LEASE_MS)).toEqual({
+      kind: 'in-flight',
+      owner: 'owner-b',
+      leaseExpiresAtMs: takeover.leaseExpiresAtMs,
+    });
+    expect(await store.complete(k, 'owner-a', result('late'), DAY_MS)).toBe(false);
+    expect(await store.release(k, 'owner-a')).toBe(false);
+    expect(await h.peer.complete(k, 'owner-b', result('b'), DAY_MS)).toBe(true);
+    expect(await store.claim(k, 'fp', 'owner-c', LONG_LEASE_MS)).toEqual({
+      kind: 'completed',
+      stored: result('b'),
+    });
+  });
+
+  it('still answers conflict, not taken-over, for another fingerprint on a lapsed lease', async () => {
+    const k = key();
+    expectKind(await store.claim(k, 'fp-1', 'owner-a', SHORT_MS), 'claimed');
+    await h.pass(PAST_SHORT_MS);
+    expect(await store.claim(k, 'fp-2', 'owner-b', LONG_LEASE_MS)).toEqual({
+      kind: 'conflict',
+      storedFingerprint: 'fp-1',
+    });
+    expect((await store.claim(k, 'fp-1', 'owner-b', LONG_LEASE_MS)).kind).toBe('taken-over');
+  });
+
+  it('lets an owner whose lease ran out still complete while nobody has taken over', async () => {
+    const k = key();
+    expectKind(await store.claim(k, 'fp', 'owner-a', SHORT_MS), 'claimed');
+    await h.pass(PAST_SHORT_MS);
+    expect(await store.complete(k, 'owner-a', result('slow but done'), DAY_MS)).toBe(true);
+    expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual({
+      kind: 'completed',
+      stored: result('slow but done'),
+    });
+  });
+
+  it('forgets a completed record after its TTL: the next claim is a fresh claim', async () => {
+    const k = key();
+    expectKind(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
+    expect(await store.complete(k, 'owner-a', result(1), SHORT_MS)).toBe(true);
+    expect((await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).kind).toBe('completed');
+    await h.pass(PAST_SHORT_MS);
+    expectKind(await store.claim(k, 'fp-new', 'owner-b', LONG_LEASE_MS), 'claimed');
+  });
+
+  it('gives exactly one of 50 concurrent claims of a fresh key the claim; the rest see it in flight', async () => {
+    const k = key();
+    const claims = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        (i % 2 === 0 ? store : h.peer).claim(k, 'fp', `owner-${i}`, LONG_LEASE_MS),
+      ),
+    );
+    const winners = claims.flatMap((c, i) => (c.kind === 'claimed' ? [`owner-${i}`] : []));
+    expect(winners).toHaveLength(1);
+    const others = claims.filter((c) => c.kind !== 'claimed');
+    expect(others).toHaveLength(49);
+    for (const c of others) expect(c).toMatchObject({ kind: 'in-flight', owner: winners[0] });
+  });
+
+  it('gives exactly one of 50 concurrent claims of a lapsed lease the take-over', async () => {
+    const k = key();
+    expectKind(await store.claim(k, 'fp', 'crashed', SHORT_MS), 'claimed');
+    await h.pass(PAST_SHORT_MS);
+    const claims = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        (i % 2 === 0 ? store : h.peer).claim(k, 'fp', `owner-${i}`, LONG_LEASE_MS),
+      ),
+    );
+    const kinds = claims.map((c) => c.kind).sort();
+    expect(kinds.filter((kind) => kind === 'taken-over')).toHaveLength(1);
+    expect(kinds.filter((kind) => kind === 'in-flight')).toHaveLength(49);
+    const winner = claims.findIndex((c) => c.kind === 'taken-over');
+    expect(claims[winner]).toMatchObject({ previousOwner: 'crashed' });
+    for (const c of claims) if (c.kind === 'in-flight') expect(c.owner).toBe(`owner-${winner}`);
+  });
+
+  it('refuses nonsensical arguments with a RangeError and stores nothing', async () => {
+    const k = key();
+    await expect(store.claim(k, 'fp', 'owner-a', 0)).rejects.toThrow(RangeError);
+    await expect(store.claim(k, 'fp', 'owner-a', Number.NaN)).rejects.toThrow(RangeError);
+    await expect(store.claim('', 'fp', 'owner-a', LONG_LEASE_MS)).rejects.toThrow(RangeError);
+    await expect(store.claim(k, 'fp', '', LONG_LEASE_MS)).rejects.toThrow(RangeError);
+    expectKind(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
+    await expect(store.complete(k, 'owner-a', result(1), -5)).rejects.toThrow(RangeError);
+    expect((await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).kind).toBe('in-flight');
+  });
+
+  describe('with a short abandoned-marker retention', () => {
+    let short: Harness<IdempotencyStore>;
+    beforeAll(async () => {
+      short = await adapter.create({ abandonedRetentionMs: SHORT_MS });
+    });
+    afterAll(async () => {
+      await short.close();
+    });
+
+    it('forgets an abandoned in-flight marker after lease + retention: the next claim is fresh', async () => {
+      const k = key();
+      expectKind(await short.subject.claim(k, 'fp', 'crashed', SHORT_MS), 'claimed');
+      await short.pass(SHORT_MS + PAST_SHORT_MS);
+      expectKind(await short.subject.claim(k, 'fp-new', 'owner-b', LONG_LEASE_MS), 'claimed');
+      expect(await short.subject.complete(k, 'crashed', result(1), DAY_MS)).toBe(false);
+    });
+  });
+}
+
+describe.each(idempotencyStoreAdapters)('IdempotencyStore contract: $name adapter', (adapter) => {
+  idempotencyStoreContract(adapter);
+});
