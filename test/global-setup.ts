@@ -2,18 +2,95 @@ import type { TestProject } from 'vitest/node';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { DATABASE_URL, REDIS_URL } from './helpers/env.js';
+import type { LocalServersConfig } from '../deploy/local/config.js';
+import { loadLocalConfig } from '../deploy/local/config.js';
+import { startKafka, stopKafka } from '../deploy/local/kafka-server.js';
+import { kafkaAnswers } from '../deploy/local/kafka-probe.js';
+import { stderrLog } from '../deploy/local/log.js';
+import { startRegistry, stopRegistry } from '../deploy/local/registry-server.js';
+import { registryAnswers } from '../deploy/local/registry-probe.js';
+import { waitFor } from '../deploy/local/wait-for.js';
+
+type Stop = () => Promise<unknown>;
 
 /**
  * Runs once before the integration project. Every server must be reachable or the run fails with a
  * message that says how to start it: tests never skip because a server is missing.
+ *
+ * Kafka and the schema registry: KAFKA_BROKERS / SCHEMA_REGISTRY_URL point at running servers;
+ * when unset, the local launchers (deploy/local) start them, or reuse ours if already up. What this
+ * setup started it stops in teardown, unless TOOLGATE_KEEP_SERVERS=1 (faster reruns).
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   await checkPostgres();
   await checkRedis();
-  // Kafka and the schema registry: wired by the local launchers (deploy/local).
-  project.provide('kafkaBrokers', (process.env.KAFKA_BROKERS ?? '').split(',').filter(Boolean));
-  project.provide('schemaRegistryUrl', process.env.SCHEMA_REGISTRY_URL ?? '');
-  return async () => {};
+  const cfg = loadLocalConfig(process.env);
+  const keep = process.env.TOOLGATE_KEEP_SERVERS === '1';
+  const stops: Stop[] = [];
+  const teardown = async (): Promise<void> => {
+    if (keep) return;
+    for (const stop of stops.splice(0).reverse()) await stop();
+  };
+  try {
+    project.provide('kafkaBrokers', await kafka(cfg, stops));
+    project.provide('schemaRegistryUrl', await schemaRegistry(cfg, stops));
+  } catch (err) {
+    await teardown();
+    throw err;
+  }
+  return teardown;
+}
+
+async function kafka(cfg: LocalServersConfig, stops: Stop[]): Promise<string[]> {
+  const given = (process.env.KAFKA_BROKERS ?? '').split(',').filter(Boolean);
+  if (given.length > 0) {
+    await waitFor(() => kafkaAnswers(given), {
+      what: `Kafka at ${given.join(',')}`,
+      timeoutMs: 15_000,
+    }).catch((err: unknown) => {
+      throw new Error(
+        `${String(err)}. Start that broker, or unset KAFKA_BROKERS so the tests start a local one ` +
+          `('npm run kafka:up' starts it by hand).`,
+      );
+    });
+    return given;
+  }
+  try {
+    const up = await startKafka(cfg, stderrLog);
+    if (up.started) stops.push(() => stopKafka(cfg, stderrLog));
+    return up.brokers;
+  } catch (err) {
+    throw new Error(
+      `Could not start the local Kafka broker: ${String(err)}\n` +
+        `Start it by hand with 'npm run kafka:up' (needs Maven and Java 17+), or set KAFKA_BROKERS.`,
+    );
+  }
+}
+
+async function schemaRegistry(cfg: LocalServersConfig, stops: Stop[]): Promise<string> {
+  const given = process.env.SCHEMA_REGISTRY_URL;
+  if (given) {
+    await waitFor(() => registryAnswers(given), {
+      what: `schema registry at ${given}`,
+      timeoutMs: 15_000,
+    }).catch((err: unknown) => {
+      throw new Error(
+        `${String(err)}. Start that registry (a Confluent-compatible base URL), or unset ` +
+          `SCHEMA_REGISTRY_URL so the tests start a local one ('npm run registry:up' starts it by hand).`,
+      );
+    });
+    return given;
+  }
+  try {
+    const up = await startRegistry(cfg, stderrLog);
+    if (up.started) stops.push(() => stopRegistry(cfg, stderrLog));
+    return up.url;
+  } catch (err) {
+    throw new Error(
+      `Could not start the local schema registry: ${String(err)}\n` +
+        `Start it by hand with 'npm run registry:up' (needs Maven and Java 21+), or set SCHEMA_REGISTRY_URL.`,
+    );
+  }
 }
 
 async function checkPostgres(): Promise<void> {

@@ -1,0 +1,118 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+
+/** Broker port of the local Kafka launcher and of docker-compose.yml (env KAFKA_PORT). */
+export const DEFAULT_KAFKA_PORT = 19092;
+/** KRaft controller port of the local Kafka launcher and of docker-compose.yml (env KAFKA_CONTROLLER_PORT). */
+export const DEFAULT_KAFKA_CONTROLLER_PORT = 19093;
+/** HTTP port of the local schema registry and of docker-compose.yml (env SCHEMA_REGISTRY_PORT). */
+export const DEFAULT_SCHEMA_REGISTRY_PORT = 18081;
+/** Ports of the servers this machine already runs; docker-compose.yml publishes the same ones. */
+export const DEFAULT_POSTGRES_PORT = 5432;
+export const DEFAULT_REDIS_PORT = 6379;
+
+/** Apache Kafka release the launcher resolves from Maven Central (Scala 2.13 build). */
+export const KAFKA_VERSION = '4.1.1';
+/** Log4j 2 release matching the one Kafka 4.1's POMs declare; only the SLF4J binding is added. */
+export const LOG4J_VERSION = '2.24.3';
+/** Apicurio Registry release whose `all` archive (a Quarkus fast-jar) the launcher unpacks. */
+export const APICURIO_VERSION = '3.3.3';
+/** Path of the Confluent-compatible API under the registry's root. */
+export const CCOMPAT_PATH = '/apis/ccompat/v7';
+
+const port = z.coerce.number().int().min(1).max(65535);
+
+const EnvSchema = z.object({
+  KAFKA_PORT: port.default(DEFAULT_KAFKA_PORT),
+  KAFKA_CONTROLLER_PORT: port.default(DEFAULT_KAFKA_CONTROLLER_PORT),
+  SCHEMA_REGISTRY_PORT: port.default(DEFAULT_SCHEMA_REGISTRY_PORT),
+  /** Where fetched distributions and run directories live; outside the repo so clones share them. */
+  TOOLGATE_CACHE_DIR: z.string().min(1).optional(),
+  /** A JDK to try first; the launchers still check its version and fall back to /usr/lib/jvm. */
+  JAVA_HOME: z.string().min(1).optional(),
+  /** The Maven command (a path or a name on PATH). */
+  MVN: z.string().min(1).default('mvn'),
+  TOOLGATE_KAFKA_HEAP: z
+    .string()
+    .regex(/^\d+[mg]$/)
+    .default('512m'),
+  TOOLGATE_REGISTRY_HEAP: z
+    .string()
+    .regex(/^\d+[mg]$/)
+    .default('512m'),
+  /** How long a launcher waits for its server to answer after spawning it. */
+  TOOLGATE_START_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
+});
+
+/** Settings of the local Kafka broker. */
+export interface KafkaSettings {
+  readonly version: string;
+  readonly log4jVersion: string;
+  readonly host: string;
+  readonly port: number;
+  readonly controllerPort: number;
+  readonly heap: string;
+  /** Lowest Java feature release that runs this Kafka. */
+  readonly minJava: number;
+}
+
+/** Settings of the local schema registry. */
+export interface RegistrySettings {
+  readonly version: string;
+  readonly host: string;
+  readonly port: number;
+  readonly heap: string;
+  /** Apicurio 3.3 is compiled for Java 21 (class file 65). */
+  readonly minJava: number;
+}
+
+/** Everything the local launchers need, parsed once from the environment. */
+export interface LocalServersConfig {
+  readonly cacheDir: string;
+  readonly javaHome: string | undefined;
+  readonly mavenCommand: string;
+  readonly startTimeoutMs: number;
+  readonly kafka: KafkaSettings;
+  readonly registry: RegistrySettings;
+}
+
+/**
+ * Parses the launcher settings from `env` (defaults: ports 19092/19093/18081, cache
+ * ~/.cache/toolgate). Throws a zod error naming the bad variable; call it once per process.
+ */
+export function loadLocalConfig(env: NodeJS.ProcessEnv = process.env): LocalServersConfig {
+  const e = EnvSchema.parse(env);
+  return {
+    cacheDir: e.TOOLGATE_CACHE_DIR ?? join(homedir(), '.cache', 'toolgate'),
+    javaHome: e.JAVA_HOME,
+    mavenCommand: e.MVN,
+    startTimeoutMs: e.TOOLGATE_START_TIMEOUT_MS,
+    kafka: {
+      version: KAFKA_VERSION,
+      log4jVersion: LOG4J_VERSION,
+      host: '127.0.0.1',
+      port: e.KAFKA_PORT,
+      controllerPort: e.KAFKA_CONTROLLER_PORT,
+      heap: e.TOOLGATE_KAFKA_HEAP,
+      minJava: 17,
+    },
+    registry: {
+      version: APICURIO_VERSION,
+      host: '127.0.0.1',
+      port: e.SCHEMA_REGISTRY_PORT,
+      heap: e.TOOLGATE_REGISTRY_HEAP,
+      minJava: 21,
+    },
+  };
+}
+
+/** The Kafka bootstrap address a client should use for these settings. */
+export function kafkaBootstrap(k: KafkaSettings): string {
+  return `${k.host}:${k.port}`;
+}
+
+/** The Confluent-compatible base URL (what @kafkajs/confluent-schema-registry takes as `host`). */
+export function registryCcompatUrl(r: RegistrySettings): string {
+  return `http://${r.host}:${r.port}${CCOMPAT_PATH}`;
+}

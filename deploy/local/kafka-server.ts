@@ -1,0 +1,100 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { LocalServersConfig } from './config.js';
+import { kafkaBootstrap } from './config.js';
+import { findJava } from './java-runtime.js';
+import { ensureKafkaLibs } from './kafka-install.js';
+import { renderLog4j2Properties, renderServerProperties } from './kafka-files.js';
+import { kafkaAnswers } from './kafka-probe.js';
+import { warmUpKafka } from './kafka-warmup.js';
+import type { LauncherLog } from './log.js';
+import type { ManagedServer, UpResult } from './managed-server.js';
+import { bringDown, bringUp } from './managed-server.js';
+
+const run = promisify(execFile);
+
+/**
+ * The local Kafka broker as a {@link ManagedServer}: one KRaft node (broker+controller) on
+ * 127.0.0.1, run directory `<cacheDir>/run/kafka-<port>`. Each fresh start formats empty storage
+ * with a new cluster id, so a run never sees topics from an earlier one.
+ */
+export function kafkaServer(cfg: LocalServersConfig): ManagedServer {
+  const k = cfg.kafka;
+  const runDir = join(cfg.cacheDir, 'run', `kafka-${k.port}`);
+  const address = kafkaBootstrap(k);
+  return {
+    name: 'kafka',
+    marker: `-Dtoolgate.server=kafka-${k.port}`,
+    runDir,
+    pidFile: join(runDir, 'kafka.pid'),
+    logFile: join(runDir, 'stdout.log'),
+    address,
+    host: k.host,
+    ports: [k.port, k.controllerPort],
+    answers: () => kafkaAnswers([address]),
+    warmUp: () => warmUpKafka([address]),
+    async prepare(log) {
+      const libs = await ensureKafkaLibs(cfg.cacheDir, cfg.mavenCommand, k, log);
+      const java = findJava(k.minJava, cfg.javaHome);
+      const dataDir = join(runDir, 'data');
+      rmSync(dataDir, { recursive: true, force: true });
+      mkdirSync(dataDir, { recursive: true });
+      const props = join(runDir, 'server.properties');
+      const log4j = join(runDir, 'log4j2.properties');
+      writeFileSync(props, renderServerProperties(k, dataDir));
+      writeFileSync(log4j, renderLog4j2Properties(join(runDir, 'server.log')));
+      rmSync(join(runDir, 'stdout.log'), { force: true });
+      const classpath = `${libs}/*`;
+      // A Kafka Uuid is 16 random bytes in URL-safe base64 without padding.
+      const clusterId = randomBytes(16).toString('base64url');
+      await run(
+        java.bin,
+        ['-cp', classpath, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', props],
+        {
+          cwd: runDir,
+        },
+      );
+      log(`kafka ${k.version}: storage formatted in ${dataDir} (cluster ${clusterId}, java ${java.major})`);
+      return {
+        command: java.bin,
+        args: [
+          `-Xmx${k.heap}`,
+          '-Xms128m',
+          '-XX:+UseG1GC',
+          '-XX:MaxGCPauseMillis=20',
+          '-XX:+ExitOnOutOfMemoryError',
+          '-Djava.awt.headless=true',
+          `-Dlog4j2.configurationFile=${log4j}`,
+          `-Dkafka.logs.dir=${runDir}`,
+          `-Dtoolgate.server=kafka-${k.port}`,
+          '-cp',
+          classpath,
+          'kafka.Kafka',
+          props,
+        ],
+        cwd: runDir,
+        logFile: join(runDir, 'stdout.log'),
+      };
+    },
+  };
+}
+
+/**
+ * Starts the local broker unless ours already answers; resolves with the bootstrap address.
+ * First use fetches the jars with Maven (minutes on an empty ~/.m2; seconds after).
+ */
+export async function startKafka(
+  cfg: LocalServersConfig,
+  log: LauncherLog,
+): Promise<UpResult & { readonly brokers: string[] }> {
+  const result = await bringUp(kafkaServer(cfg), cfg.startTimeoutMs, log);
+  return { ...result, brokers: [kafkaBootstrap(cfg.kafka)] };
+}
+
+/** Stops every local broker process of ours on the configured port; resolves with how many. */
+export function stopKafka(cfg: LocalServersConfig, log: LauncherLog): Promise<number> {
+  return bringDown(kafkaServer(cfg), log);
+}
