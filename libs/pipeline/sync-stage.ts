@@ -1,0 +1,17 @@
+import type { CallState } from './call-state.js';
+import type { PipelineDeps } from './deps.js';
+import type { GuardStage, StageResult } from './stage.js';
+
+/**
+ * Wraps a stage whose decision needs no awaiting as a {@link GuardStage}. Whatever the body throws
+ * becomes a rejected promise rather than a synchronous throw, so callers only ever handle rejection.
+ */
+export function syncStage(body: (state: CallState, deps: PipelineDeps) => StageResult): GuardStage {
+  return (state, deps) => {
+    try {
+      return Promise.resolve(body(state, deps));
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+  };
+}
