@@ -1,0 +1,10 @@
+export { normalizeOpenAICalls } from './openai-normalize.js';
+export { normalizeAnthropicCalls } from './anthropic-normalize.js';
+export { toOpenAIToolMessages } from './openai-results.js';
+export { toAnthropicToolResultMessage } from './anthropic-results.js';
+export type { AnthropicToolResultMessage } from './anthropic-results.js';
+export { assertSameCallIds } from './result-ids.js';
+export { modelReadableResult, UNRESOLVED_MESSAGE } from './result-text.js';
+export type { ModelReadableResult } from './result-text.js';
+export { callIds, refusedCallResult, toResultError } from './normalized-call.js';
+export type { NormalizedCall, NormalizedOk, NormalizationFailure } from './normalized-call.js';
