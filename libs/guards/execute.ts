@@ -1,0 +1,197 @@
+import { ToolgateError } from '../core/errors.js';
+import { backoffDelayMs, isRetryableKind, isRetrySafe, maxAttempts } from '../execution/retry-policy.js';
+import type { RandomSource } from '../execution/retry-policy.js';
+import type { CallState } from '../pipeline/call-state.js';
+import type { PipelineDeps } from '../pipeline/deps.js';
+import type { GuardStage, StageResult } from '../pipeline/stage.js';
+import type { ToolDefinition } from '../registry/tool-definition.js';
+import { completeClaim, releaseClaim } from './claim-record.js';
+import { invocation, mayHaveApplied, runGuarded } from './run-attempt.js';
+import type { AttemptOutcome } from './run-attempt.js';
+import { checkStatus } from './safe-path.js';
+import { acceptOutput } from './validate-output.js';
+
+export interface ExecuteStageOptions {
+  /** Jitter source for retry backoff. Default `Math.random`. */
+  readonly random?: RandomSource;
+}
+
+/**
+ * Builds stage 6: run the tool, at most as often as is safe.
+ *
+ * Per attempt: an outbound token for the tool's downstream, the downstream's breaker, and one abort
+ * signal for the tool timeout, the call deadline and the caller (see `runGuarded`). Every invocation
+ * is counted in `state.toolInvocations` and recorded in `state.attempts`, always with the same
+ * idempotency key.
+ *
+ * Retries happen only for TIMEOUT and SERVER_ERROR, only while attempts and time remain, and only
+ * when repeating cannot duplicate the effect: read-only and forwards-key tools retry; status-check
+ * tools retry after a check says the effect is absent; `none` never retries.
+ *
+ * Endings, and what happens to the idempotency claim:
+ * - success: `state.rawOutput` is set, continue (validate-output completes the claim);
+ * - the effect definitely did not happen: refuse with the last error, claim released;
+ * - the effect may have happened (timeout, lost connection, unclassifiable throw on a state-changing
+ *   tool): a status-check tool is checked once more — applied settles as SUCCESS, absent refuses and
+ *   releases — otherwise finish UNRESOLVED ("outcome unknown; will be reconciled"), claim completed
+ *   as UNRESOLVED so duplicates never re-run it. Never reported as EXECUTION_ERROR.
+ * - taken over from a dead owner: read-only/forwards-key run (the downstream dedupes on the key);
+ *   status-check checks first (applied → SUCCESS with that result, absent → run, unknown →
+ *   UNRESOLVED); none → UNRESOLVED without running.
+ */
+export function createExecuteStage(options: ExecuteStageOptions = {}): GuardStage {
+  const random = options.random ?? Math.random;
+  return async (state, deps) => {
+    const tool = state.tool;
+    const key = state.idempotencyKey;
+    if (tool === undefined || key === undefined) {
+      return {
+        kind: 'refuse',
+        error: new ToolgateError('INTERNAL', 'The tool was to run before it was resolved and claimed.'),
+      };
+    }
+    const safety = tool.retrySafety.kind;
+    // The effect may already exist: set by an attempt of ours, or by a previous owner we took over from.
+    let maybeApplied = state.takenOver === true && tool.stateChanging;
+
+    if (maybeApplied) {
+      if (safety === 'none') {
+        return unresolved(
+          state,
+          deps,
+          'a previous executor stopped mid-call and the tool has no safe way to retry',
+        );
+      }
+      if (safety === 'status-check') {
+        const answer = await checkStatus(state, deps, tool, key, 1);
+        if (answer.state === 'applied') return settledByCheck(state, deps, answer.result);
+        if (answer.state === 'unknown') {
+          return unresolved(
+            state,
+            deps,
+            'a previous executor stopped mid-call and the status check could not tell',
+          );
+        }
+        maybeApplied = false;
+      }
+    }
+
+    const attempts = maxAttempts(tool.retry);
+    let last: Extract<AttemptOutcome, { ok: false }> | undefined;
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      if (attempt > 1) {
+        const delay = backoffDelayMs(tool.retry, attempt - 1, random);
+        if (!(await pause(state, deps, delay))) break;
+        if (maybeApplied && safety === 'status-check') {
+          const answer = await checkStatus(state, deps, tool, key, attempt);
+          if (answer.state === 'applied') return settledByCheck(state, deps, answer.result);
+          if (answer.state === 'unknown') {
+            return unresolved(
+              state,
+              deps,
+              'an attempt may have applied the effect and the status check could not tell',
+            );
+          }
+          maybeApplied = false;
+        }
+      }
+      const outcome = await runOnce(state, deps, tool, key, attempt);
+      if (outcome.ok) {
+        state.rawOutput = outcome.value;
+        return { kind: 'continue' };
+      }
+      last = outcome;
+      if (mayHaveApplied(tool, outcome)) maybeApplied = true;
+      if (!isRetryableKind(outcome.error.code) || !isRetrySafe(tool.retrySafety)) break;
+    }
+    // The loop runs at least once, so `last` is set whenever we get here.
+    const error = last!.error;
+
+    if (!maybeApplied) {
+      await releaseClaim(state, deps);
+      return { kind: 'refuse', error };
+    }
+    if (safety === 'status-check') {
+      const answer = await checkStatus(state, deps, tool, key, state.attempts.length + 1);
+      if (answer.state === 'applied') return settledByCheck(state, deps, answer.result);
+      if (answer.state === 'not-applied') {
+        await releaseClaim(state, deps);
+        return { kind: 'refuse', error };
+      }
+    }
+    return unresolved(state, deps, `outcome unknown after ${error.code}; will be reconciled`);
+  };
+}
+
+/** Stage 6 with the default jitter source. */
+export const executeStage: GuardStage = createExecuteStage();
+
+/** One invocation of the tool, recorded as an attempt. */
+async function runOnce(
+  state: CallState,
+  deps: PipelineDeps,
+  tool: ToolDefinition,
+  key: string,
+  attempt: number,
+): Promise<AttemptOutcome> {
+  let startedAtMs = deps.clock.now();
+  const outcome = await runGuarded(
+    state,
+    deps,
+    tool,
+    (signal) => tool.execute(state.args, invocation(state, key, attempt, signal)),
+    () => {
+      state.toolInvocations += 1;
+      startedAtMs = deps.clock.now();
+    },
+  );
+  if (outcome.ok || outcome.invoked) {
+    const durationMs = Math.max(0, deps.clock.now() - startedAtMs);
+    const result = outcome.ok ? 'ok' : outcome.error.code;
+    state.attempts.push({ attempt, startedAtMs, durationMs, result });
+    try {
+      deps.observer?.onAttempt?.(tool.name, attempt, result, durationMs);
+    } catch {
+      // Observers must never change a decision.
+    }
+  }
+  return outcome;
+}
+
+/**
+ * Waits out the backoff before a retry. False when the caller gave up or the wait would run past the
+ * deadline: then there is no time for another attempt.
+ */
+async function pause(state: CallState, deps: PipelineDeps, delayMs: number): Promise<boolean> {
+  if (state.signal.aborted) return false;
+  const deadline = state.ctx.deadlineMs;
+  if (deadline !== undefined && deps.clock.now() + delayMs >= deadline) return false;
+  try {
+    await deps.clock.sleep(delayMs, state.signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The effect exists (a status check said so): answer SUCCESS with its result, validated like any output. */
+async function settledByCheck(state: CallState, deps: PipelineDeps, result: unknown): Promise<StageResult> {
+  const accepted = await acceptOutput(state, deps, result);
+  if (!accepted.ok) return { kind: 'refuse', error: accepted.error };
+  return {
+    kind: 'finish',
+    outcome: 'SUCCESS',
+    payload: accepted.output,
+    reason: 'the effect was already applied (confirmed by a status check); not run again',
+  };
+}
+
+async function unresolved(state: CallState, deps: PipelineDeps, reason: string): Promise<StageResult> {
+  const error = new ToolgateError(
+    'UNRESOLVED',
+    'The outcome of this action is unknown; it will be reconciled. Do not repeat it; tell the user it is being checked.',
+    { retryable: false },
+  );
+  await completeClaim(state, deps, 'UNRESOLVED', { code: error.code, message: error.message });
+  return { kind: 'finish', outcome: 'UNRESOLVED', error, reason };
+}

@@ -1,0 +1,223 @@
+import { classify } from '../core/classify.js';
+import { ERROR_CODES, ToolgateError } from '../core/errors.js';
+import type { ErrorCode } from '../core/errors.js';
+import { argumentsFingerprint, idempotencyKey } from '../core/idempotency-key.js';
+import { attemptScope } from '../execution/attempt-scope.js';
+import { maxAttempts, worstCaseBackoffMs } from '../execution/retry-policy.js';
+import type { CallState } from '../pipeline/call-state.js';
+import type { PipelineDeps, PipelineSettings } from '../pipeline/deps.js';
+import type { GuardStage, StageResult } from '../pipeline/stage.js';
+import type { ClaimResult, StoredResult } from '../ports/idempotency-store.js';
+import type { ToolDefinition } from '../registry/tool-definition.js';
+import { isReadOnlyTool } from './claim-record.js';
+
+/**
+ * Stage 5: at most one execution per logical call (DESIGN §3 invariant 2).
+ *
+ * - The key is the one the call arrived with, which must equal the key recomputed from the verified
+ *   context and the raw arguments (a publisher cannot pick a key that collides with another call's:
+ *   a mismatch is refused MALFORMED_EVENT); absent, it is computed here.
+ * - Read-only tools pass without a claim (reason "read-only").
+ * - Otherwise the key is claimed atomically with a lease covering the tool's worst-case run time:
+ *   `claimed` continues; `completed` finishes with the stored answer (DUPLICATE, or UNRESOLVED again
+ *   — never re-run); `in-flight` waits for the other owner (polling with backoff, bounded by the
+ *   lease, the call's signal and deadline) and then answers the same way; `taken-over` continues
+ *   with `state.takenOver` set, so the execute stage takes the tool's safe path; `conflict` is refused
+ *   IDEMPOTENCY_CONFLICT.
+ * - An unreachable store is refused DEPENDENCY_UNAVAILABLE: a state-changing call never runs without
+ *   a claim.
+ * The claim is settled (completed or released) by the execute and validate-output stages.
+ */
+export const idempotencyStage: GuardStage = async (state, deps) => {
+  const tool = state.tool;
+  if (tool === undefined) {
+    return refuse('INTERNAL', 'The idempotency check ran before the tool was resolved.');
+  }
+  let key: string;
+  let fingerprint: string;
+  try {
+    const expected = idempotencyKey(state.ctx, state.call.name, state.call.arguments);
+    if (state.providedKey !== undefined && state.providedKey !== expected) {
+      return refuse(
+        'MALFORMED_EVENT',
+        'The idempotency key does not belong to this call (task, step, position, tool and arguments).',
+      );
+    }
+    key = state.providedKey ?? expected;
+    fingerprint = argumentsFingerprint(state.call.arguments);
+  } catch (err) {
+    return { kind: 'refuse', error: classify(err) };
+  }
+  state.idempotencyKey = key;
+  state.resourceKey = resourceKey(tool, state);
+  if (isReadOnlyTool(tool)) return { kind: 'continue', reason: 'read-only' };
+
+  const leaseMs = claimLeaseMs(tool, deps.settings);
+  const claim = () => deps.idempotency.claim(key, fingerprint, deps.owner, leaseMs);
+  let answer: ClaimResult;
+  try {
+    answer = await claim();
+  } catch (err) {
+    return storeDown(err);
+  }
+  if (answer.kind === 'in-flight') {
+    const waited = await waitForOwner(state, deps, answer, claim);
+    if (waited.kind === 'stopped') {
+      return {
+        kind: 'finish',
+        outcome: 'UNRESOLVED',
+        error: new ToolgateError(
+          'UNRESOLVED',
+          'An identical call is still running; its outcome is not known yet. Do not repeat it.',
+        ),
+        reason: 'an identical call is still running elsewhere; stopped waiting for it',
+      };
+    }
+    if (waited.kind === 'store-down') return storeDown(waited.error);
+    answer = waited.answer;
+  }
+  switch (answer.kind) {
+    case 'claimed':
+      return { kind: 'continue' };
+    case 'taken-over':
+      state.takenOver = true;
+      return {
+        kind: 'continue',
+        reason: "a previous executor stopped mid-call; taking the tool's safe path",
+      };
+    case 'completed':
+      return replay(answer.stored);
+    case 'conflict':
+      return refuse(
+        'IDEMPOTENCY_CONFLICT',
+        'The same idempotency key was already used with different arguments.',
+      );
+  }
+};
+
+/**
+ * The lease a claim takes: every attempt at its full timeout (twice for status-check tools, whose
+ * checks run before retries), the longest backoff between them, and a margin. A lease shorter than
+ * the real run time would let a duplicate take over a call that is still running.
+ */
+export function claimLeaseMs(tool: ToolDefinition, settings: PipelineSettings): number {
+  const attempts = maxAttempts(tool.retry);
+  const perAttempt = tool.retrySafety.kind === 'status-check' ? 2 * tool.timeoutMs : tool.timeoutMs;
+  return Math.ceil(perAttempt * attempts + worstCaseBackoffMs(tool.retry) + settings.leaseMarginMs);
+}
+
+/** The first wait while another owner runs the call, and the longest; doubles in between. */
+const POLL_FIRST_MS = 10;
+const POLL_MAX_MS = 250;
+
+type Waited =
+  | { readonly kind: 'answer'; readonly answer: Exclude<ClaimResult, { kind: 'in-flight' }> }
+  | { readonly kind: 'stopped' }
+  | { readonly kind: 'store-down'; readonly error: unknown };
+
+/**
+ * Polls the store until the other owner completes or releases the key, or its lease runs out (the
+ * store then answers `taken-over` and this call owns the key). Each sleep ends no later than just
+ * after the current lease, so a dead owner is noticed promptly.
+ */
+async function waitForOwner(
+  state: CallState,
+  deps: PipelineDeps,
+  first: Extract<ClaimResult, { kind: 'in-flight' }>,
+  claim: () => Promise<ClaimResult>,
+): Promise<Waited> {
+  const scope = attemptScope(state.signal, Infinity, state.ctx.deadlineMs, deps.clock);
+  try {
+    let current = first;
+    let delay = POLL_FIRST_MS;
+    for (;;) {
+      const untilLease = current.leaseExpiresAtMs - deps.clock.now() + 1;
+      try {
+        await deps.clock.sleep(Math.max(1, Math.min(delay, untilLease)), scope.signal);
+      } catch {
+        return { kind: 'stopped' };
+      }
+      delay = Math.min(POLL_MAX_MS, delay * 2);
+      let next: ClaimResult;
+      try {
+        next = await claim();
+      } catch (error) {
+        return { kind: 'store-down', error };
+      }
+      if (next.kind !== 'in-flight') return { kind: 'answer', answer: next };
+      current = next;
+    }
+  } finally {
+    scope.dispose();
+  }
+}
+
+/** Answers a duplicate from the stored record, without running the tool. */
+function replay(stored: StoredResult): StageResult {
+  if (stored.outcome === 'SUCCESS' || stored.outcome === 'DUPLICATE') {
+    return {
+      kind: 'finish',
+      outcome: 'DUPLICATE',
+      payload: stored.result,
+      reason: 'duplicate of an earlier call; returning its result',
+    };
+  }
+  if (stored.outcome === 'UNRESOLVED') {
+    return {
+      kind: 'finish',
+      outcome: 'UNRESOLVED',
+      error: new ToolgateError(
+        'UNRESOLVED',
+        'An earlier identical call has an unknown outcome and is being reconciled. Do not repeat it.',
+      ),
+      reason: 'duplicate of an earlier call whose outcome is unknown; not run again',
+    };
+  }
+  // The effect happened but its answer was refused (e.g. BAD_OUTPUT): repeat that refusal.
+  const error = storedError(stored.result);
+  return {
+    kind: 'finish',
+    outcome: error.outcome,
+    error,
+    reason: 'duplicate of an earlier call whose result was refused; not run again',
+  };
+}
+
+function storedError(result: unknown): ToolgateError {
+  const code = (result as { code?: unknown } | null)?.code;
+  const message = (result as { message?: unknown } | null)?.message;
+  const known = typeof code === 'string' && (ERROR_CODES as readonly string[]).includes(code);
+  return new ToolgateError(
+    known ? (code as ErrorCode) : 'INTERNAL',
+    typeof message === 'string'
+      ? message
+      : 'An earlier identical call failed after it ran; it is not run again.',
+    { retryable: false },
+  );
+}
+
+/** The resource this call touches (partition and serialization key); the task when undeclared. */
+function resourceKey(tool: ToolDefinition, state: CallState): string {
+  const fallback = `${state.ctx.tenant}:task:${state.ctx.taskId}`;
+  if (tool.conflictKey === undefined || state.args === undefined) return fallback;
+  try {
+    return tool.conflictKey(state.args, state.ctx);
+  } catch {
+    return fallback;
+  }
+}
+
+function storeDown(err: unknown): StageResult {
+  return {
+    kind: 'refuse',
+    error: new ToolgateError(
+      'DEPENDENCY_UNAVAILABLE',
+      'The idempotency store is unavailable, so this action was not run. Try again shortly.',
+      { retryable: true, cause: err },
+    ),
+  };
+}
+
+function refuse(code: ErrorCode, message: string): StageResult {
+  return { kind: 'refuse', error: new ToolgateError(code, message) };
+}
