@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { resolveAsset } from '../memory/asset-path.js';
 
 /** One versioned, forward-only migration: `NNN_name.sql`, applied once, in version order. */
 export interface MigrationFile {
@@ -16,19 +16,11 @@ export interface MigrationFile {
 const MIGRATION_NAME = /^(\d{3,9})_([a-z0-9_]+)\.sql$/;
 
 /**
- * The migrations/ folder beside this module. Under tsx it is libs/adapters/postgres/migrations; in
- * compiled output (dist/libs/...) tsc does not copy .sql files, so when no copy sits beside the
- * compiled module the folder is read from the source tree the build came from (the path without
- * `dist/`).
+ * The migrations/ folder beside this module: libs/adapters/postgres/migrations under tsx, and the
+ * same source folder for compiled output that did not copy it (see resolveAsset).
  */
 export function defaultMigrationsDirectory(): string {
-  const beside = fileURLToPath(new URL('./migrations/', import.meta.url));
-  if (existsSync(beside)) return beside;
-  const fromSource = beside.replace(/([\\/])dist([\\/])libs([\\/])/, '$1libs$3');
-  if (fromSource !== beside && existsSync(fromSource)) return fromSource;
-  throw new Error(
-    `migrations folder not found at ${beside}${fromSource !== beside ? ` or ${fromSource}` : ''}`,
-  );
+  return resolveAsset('./migrations/', import.meta.url);
 }
 
 /**

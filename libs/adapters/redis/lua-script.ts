@@ -1,26 +1,11 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import type { Redis, Cluster } from 'ioredis';
+import { resolveAsset } from '../memory/asset-path.js';
 
 /**
- * Finds a file shipped beside this module's source. Under tsx (and vitest) the module runs from
- * libs/adapters/redis/, so `lua/<name>` sits next to it. Compiled output lives in dist/libs/...; tsc
- * does not copy .lua files, so when the copy next to the compiled module is missing we read the file
- * from the source tree the build came from (the same path without the leading `dist/`).
- */
-function resolveLuaFile(name: string): string {
-  const beside = fileURLToPath(new URL(`./lua/${name}`, import.meta.url));
-  if (existsSync(beside)) return beside;
-  const fromSource = beside.replace(/([\\/])dist([\\/])libs([\\/])/, '$1libs$3');
-  if (fromSource !== beside && existsSync(fromSource)) return fromSource;
-  throw new Error(
-    `Lua script ${name} not found at ${beside}${fromSource !== beside ? ` or ${fromSource}` : ''}`,
-  );
-}
-
-/**
- * One Lua script, run by SHA1 (EVALSHA) and re-sent with EVAL when the server answers NOSCRIPT
+ * One Lua script from lua/ beside this module (found from tsx and from compiled output, see
+ * resolveAsset), run by SHA1 (EVALSHA) and re-sent with EVAL when the server answers NOSCRIPT
  * (restart, failover, SCRIPT FLUSH). Unlike ioredis `defineCommand` it does not add methods to the
  * caller's client, so several stores can share one connection. A script runs atomically in Redis.
  */
@@ -29,7 +14,7 @@ export class LuaScript {
   readonly sha1: string;
 
   constructor(readonly name: string) {
-    this.source = readFileSync(resolveLuaFile(name), 'utf8');
+    this.source = readFileSync(resolveAsset(`./lua/${name}`, import.meta.url), 'utf8');
     this.sha1 = createHash('sha1').update(this.source).digest('hex');
   }
 
