@@ -1,0 +1,155 @@
+import { createLocalJWKSet, errors, jwtVerify } from 'jose';
+import type { CryptoKey, JSONWebKeySet, JWK, JWTPayload, JWTVerifyGetKey, KeyObject } from 'jose';
+import { ToolgateError } from '../core/errors.js';
+import type { Principal } from '../core/types.js';
+import {
+  PRINCIPAL_ALGORITHMS,
+  PRINCIPAL_TOKEN_TYPE,
+  principalClaimsSchema,
+  principalOf,
+} from './principal-claims.js';
+
+/** A public key accepted for verification. */
+export type PrincipalVerificationKey = CryptoKey | KeyObject | JWK;
+
+export interface PrincipalVerifierOptions {
+  /**
+   * Trusted public keys: a JWKS (`{ keys: [...] }`, each JWK with its `kid`) or a record from kid to
+   * key. Private keys are refused at construction: a verifier has no business holding one.
+   */
+  readonly keys: JSONWebKeySet | Readonly<Record<string, PrincipalVerificationKey>>;
+  readonly issuer: string;
+  readonly audience: string;
+  /** Accepted clock skew for exp/iat, in seconds. Default 5. */
+  readonly clockToleranceSec?: number;
+  /** Refuse tokens older than this (by `iat`), whatever their `exp`. Default: no extra limit. */
+  readonly maxTokenAgeSec?: number;
+  /** Clock in epoch ms; defaults to `Date.now`. */
+  readonly now?: () => number;
+}
+
+export interface PrincipalVerifier {
+  /**
+   * The principal carried by `token`, or a ToolgateError INVALID_PRINCIPAL (not retryable, message
+   * safe to show: it never echoes the token) when the token is unsigned (`alg: none`), signed with a
+   * symmetric or unexpected algorithm, tampered with, signed by an unknown key or kid, of another
+   * `typ`, from another issuer, for another audience, expired, too old, issued in the future, or carrying malformed
+   * principal claims. Never resolves for a token it did not fully check.
+   */
+  verify(token: string): Promise<Principal>;
+}
+
+/** Longer than any honest assertion; refused before parsing. */
+const MAX_TOKEN_LENGTH = 16_384;
+
+/**
+ * Builds the executor-side check of signed principal assertions (see `signPrincipal`).
+ *
+ * The verified principal is the ONLY source of authorization facts (DESIGN §3 invariant 1): scopes,
+ * roles, tenant and on-behalf-of come from here and nowhere else — never from tool arguments, event
+ * fields outside the token, or anything a model produced. A call whose token fails is refused before
+ * any guard that could have side effects.
+ */
+export function createPrincipalVerifier(opts: PrincipalVerifierOptions): PrincipalVerifier {
+  const getKey = keyResolver(opts.keys);
+  const now = opts.now ?? Date.now;
+  return {
+    async verify(token: string): Promise<Principal> {
+      if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) {
+        throw invalid('is missing or malformed');
+      }
+      const nowMs = now();
+      const toleranceSec = opts.clockToleranceSec ?? 5;
+      let payload: JWTPayload;
+      try {
+        ({ payload } = await jwtVerify(token, getKey, {
+          algorithms: [...PRINCIPAL_ALGORITHMS],
+          issuer: opts.issuer,
+          audience: opts.audience,
+          typ: PRINCIPAL_TOKEN_TYPE,
+          clockTolerance: toleranceSec,
+          requiredClaims: ['iss', 'aud', 'exp', 'iat', 'sub'],
+          currentDate: new Date(nowMs),
+          ...(opts.maxTokenAgeSec === undefined ? {} : { maxTokenAge: opts.maxTokenAgeSec }),
+        }));
+      } catch (err) {
+        throw invalid(reasonFor(err), err);
+      }
+      // jose checks iat only against maxTokenAge; a token minted ahead of time is refused here.
+      if (payload.iat === undefined || payload.iat > nowMs / 1000 + toleranceSec) {
+        throw invalid('has an invalid issue time');
+      }
+      const claims = principalClaimsSchema.safeParse(payload);
+      if (!claims.success) throw invalid('carries malformed principal claims', claims.error);
+      return principalOf(claims.data);
+    },
+  };
+}
+
+class UnknownKey extends Error {
+  override readonly name = 'UnknownKey';
+}
+
+function keyResolver(keys: PrincipalVerifierOptions['keys']): JWTVerifyGetKey {
+  if (isJwks(keys)) {
+    for (const jwk of keys.keys) assertPublic(jwk, jwk.kid ?? '(no kid)');
+    return createLocalJWKSet(keys);
+  }
+  const byKid = new Map(Object.entries(keys));
+  if (byKid.size === 0) throw new TypeError('createPrincipalVerifier needs at least one key');
+  for (const [kid, key] of byKid) assertPublic(key, kid);
+  return (header) => {
+    if (header.kid === undefined) {
+      // Without a kid the choice is only unambiguous when exactly one key is trusted.
+      if (byKid.size === 1) return [...byKid.values()][0]!;
+      throw new UnknownKey('no kid and several keys');
+    }
+    const key = byKid.get(header.kid);
+    if (key === undefined) throw new UnknownKey('unknown kid');
+    return key;
+  };
+}
+
+function isJwks(keys: PrincipalVerifierOptions['keys']): keys is JSONWebKeySet {
+  return Array.isArray((keys as { keys?: unknown }).keys);
+}
+
+function assertPublic(key: PrincipalVerificationKey, kid: string): void {
+  const k = key as { type?: unknown; d?: unknown; k?: unknown };
+  if (k.type === 'private' || k.type === 'secret' || k.d !== undefined || k.k !== undefined) {
+    throw new TypeError(`createPrincipalVerifier: key "${kid}" is not a public key`);
+  }
+}
+
+function reasonFor(err: unknown): string {
+  if (err instanceof UnknownKey || err instanceof errors.JWKSNoMatchingKey)
+    return 'is signed with an unknown key';
+  if (err instanceof errors.JWKSMultipleMatchingKeys) return 'does not say which key signed it';
+  // jose reports maxTokenAge as an expiry of the `iat` claim.
+  if (err instanceof errors.JWTExpired) return err.claim === 'iat' ? 'is too old' : 'has expired';
+  if (err instanceof errors.JWSSignatureVerificationFailed) return 'has an invalid signature';
+  if (err instanceof errors.JOSEAlgNotAllowed || err instanceof errors.JOSENotSupported) {
+    return 'is not signed with an accepted algorithm';
+  }
+  if (err instanceof errors.JWTClaimValidationFailed) {
+    switch (err.claim) {
+      case 'iss':
+        return 'comes from an untrusted issuer';
+      case 'aud':
+        return 'is meant for another audience';
+      case 'typ':
+        return 'is not a principal assertion';
+      case 'nbf':
+        return 'is not valid yet';
+      case 'iat':
+        return err.reason === 'check_failed' ? 'is too old' : 'has an invalid issue time';
+      default:
+        return `has an invalid "${err.claim}" claim`;
+    }
+  }
+  return 'is missing or malformed';
+}
+
+function invalid(reason: string, cause?: unknown): ToolgateError {
+  return new ToolgateError('INVALID_PRINCIPAL', `The principal assertion ${reason}.`, { cause });
+}
