@@ -1,7 +1,10 @@
 import { z } from 'zod';
 import type { Principal } from '../core/types.js';
 
-/** The JWS `typ` header of a principal assertion, so no other JWT signed by the same key is accepted as one. */
+/**
+ * The JWS `typ` header of a principal assertion, so that no other JWT signed by the same key (an id
+ * token, say) is accepted as one.
+ */
 export const PRINCIPAL_TOKEN_TYPE = 'tg-principal+jwt';
 
 /** The JWS algorithms a principal assertion may use: asymmetric only, never `none` or an HMAC. */

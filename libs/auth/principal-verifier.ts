@@ -33,8 +33,8 @@ export interface PrincipalVerifier {
    * The principal carried by `token`, or a ToolgateError INVALID_PRINCIPAL (not retryable, message
    * safe to show: it never echoes the token) when the token is unsigned (`alg: none`), signed with a
    * symmetric or unexpected algorithm, tampered with, signed by an unknown key or kid, of another
-   * `typ`, from another issuer, for another audience, expired, too old, issued in the future, or carrying malformed
-   * principal claims. Never resolves for a token it did not fully check.
+   * `typ`, from another issuer, for another audience, expired, too old, issued in the future, or
+   * carrying malformed principal claims. Never resolves for a token it did not fully check.
    */
   verify(token: string): Promise<Principal>;
 }

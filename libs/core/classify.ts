@@ -62,7 +62,8 @@ interface Verdict {
 
 const MESSAGES: Partial<Record<ErrorCode, string>> = {
   TIMEOUT:
-    'The downstream service did not answer in time. The request may or may not have been applied; its outcome is unknown.',
+    'The downstream service did not answer in time. ' +
+    'The request may or may not have been applied; its outcome is unknown.',
   CALLER_ERROR: 'The downstream service rejected the request as invalid.',
   RATE_LIMITED: 'The downstream service is rate limiting requests.',
   SERVER_ERROR: 'The downstream service failed. Changing the arguments will not help.',

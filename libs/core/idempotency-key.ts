@@ -5,7 +5,10 @@ import type { ExecutionContext } from './types.js';
 /** The part of the context that identifies one logical call. */
 export type CallCoordinates = Pick<ExecutionContext, 'tenant' | 'taskId' | 'step' | 'index'>;
 
-/** Version prefix of {@link idempotencyKey}. A new derivation gets a new prefix so old and new never collide. */
+/**
+ * Version prefix of {@link idempotencyKey}. A changed derivation gets a new prefix, so keys made the old
+ * way and the new way never collide.
+ */
 export const IDEMPOTENCY_KEY_VERSION = 'tg1';
 
 /**

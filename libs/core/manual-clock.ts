@@ -41,7 +41,7 @@ export class ManualClock implements Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       if (signal?.aborted) {
-        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the Clock port promises the signal's own reason
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- port: reject with the reason
         reject(signal.reason);
         return;
       }
@@ -51,7 +51,7 @@ export class ManualClock implements Clock {
       }
       const onAbort = (): void => {
         this.remove(sleeper);
-        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the Clock port promises the signal's own reason
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- port: reject with the reason
         reject(signal?.reason);
       };
       const sleeper: Sleeper = {

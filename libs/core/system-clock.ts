@@ -11,13 +11,13 @@ export const systemClock: Clock = {
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       if (signal?.aborted) {
-        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the Clock port promises the signal's own reason
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- port: reject with the reason
         reject(signal.reason);
         return;
       }
       const onAbort = (): void => {
         clearTimeout(timer);
-        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the Clock port promises the signal's own reason
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- port: reject with the reason
         reject(signal?.reason);
       };
       const timer = setTimeout(
