@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { ExecutionContext, NormalizedToolCall, ToolCallResult } from '../core/types.js';
 import type { Clock } from '../ports/clock.js';
 import { Semaphore } from './semaphore.js';
@@ -71,6 +72,8 @@ export async function runBatch(
   if (calls.length === 0) return [];
 
   const stop = new AbortController();
+  // Every queued and running call listens on this one signal; a wide batch is not a leak.
+  setMaxListeners(0, stop.signal);
   const onParentAbort = (): void => stop.abort(opts.signal?.reason);
   if (opts.signal?.aborted) stop.abort(opts.signal.reason);
   else opts.signal?.addEventListener('abort', onParentAbort, { once: true });
