@@ -4,8 +4,7 @@ import type { Redis, Cluster } from 'ioredis';
 import { resolveAsset } from '../memory/asset-path.js';
 
 /**
- * One Lua script from lua/ beside this module (found from tsx and from compiled output, see
- * resolveAsset), run by SHA1 (EVALSHA) and re-sent with EVAL when the server answers NOSCRIPT
+ * One Lua script, run by SHA1 (EVALSHA) and re-sent with EVAL when the server answers NOSCRIPT
  * (restart, failover, SCRIPT FLUSH). Unlike ioredis `defineCommand` it does not add methods to the
  * caller's client, so several stores can share one connection. A script runs atomically in Redis.
  */
@@ -13,9 +12,13 @@ export class LuaScript {
   readonly source: string;
   readonly sha1: string;
 
-  constructor(readonly name: string) {
-    this.source = readFileSync(resolveAsset(`./lua/${name}`, import.meta.url), 'utf8');
-    this.sha1 = createHash('sha1').update(this.source).digest('hex');
+  /** `name` labels the script for diagnostics; `source` is its Lua text. */
+  constructor(
+    readonly name: string,
+    source: string,
+  ) {
+    this.source = source;
+    this.sha1 = createHash('sha1').update(source).digest('hex');
   }
 
   /** Runs the script once. Throws what Redis throws (unreachable, script error), apart from NOSCRIPT. */
@@ -36,11 +39,14 @@ export class LuaScript {
 
 const loaded = new Map<string, LuaScript>();
 
-/** The script `lua/<name>`, read from disk once per process. Throws when the file cannot be found. */
+/**
+ * The script `lua/<name>` beside this module, read from disk once per process (found from tsx and from
+ * compiled output, see resolveAsset). Throws when the file cannot be found.
+ */
 export function luaScript(name: string): LuaScript {
   let script = loaded.get(name);
   if (script === undefined) {
-    script = new LuaScript(name);
+    script = new LuaScript(name, readFileSync(resolveAsset(`./lua/${name}`, import.meta.url), 'utf8'));
     loaded.set(name, script);
   }
   return script;

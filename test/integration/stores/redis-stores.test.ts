@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  LuaScript,
+  RedisIdempotencyStore,
+  RedisRateLimiter,
+  luaScript,
+} from '../../../libs/adapters/redis/index.js';
+import { createTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { uniqueName } from '../../helpers/names.js';
+
+const RETENTION_MS = 60_000;
+/** Slack between this process's reading of Redis TIME and the script's. */
+const SLACK_MS = 250;
+
+async function redisNowMs(redis: Redis): Promise<number> {
+  const [seconds, micros] = await redis.time();
+  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+}
+
+describe('Redis stores: what the contract suite cannot see', () => {
+  let t: TestRedis;
+  let store: RedisIdempotencyStore;
+  let limiter: RedisRateLimiter;
+
+  beforeAll(() => {
+    t = createTestRedis('redis_stores');
+    store = new RedisIdempotencyStore(t.redis, { keyPrefix: t.prefix, abandonedRetentionMs: RETENTION_MS });
+    limiter = new RedisRateLimiter(t.redis, { keyPrefix: t.prefix });
+  });
+  afterAll(async () => {
+    const keys = await t.redis.keys(`${t.prefix}*`);
+    if (keys.length > 0) await t.redis.del(...keys);
+    await t.close();
+  });
+
+  it('takes lease times from the Redis server clock', async () => {
+    const before = await redisNowMs(t.redis);
+    const claim = await store.claim(uniqueName('k'), 'fp', 'a', 10_000);
+    const after = await redisNowMs(t.redis);
+    expect(claim.kind).toBe('claimed');
+    if (claim.kind !== 'claimed') return;
+    expect(claim.leaseExpiresAtMs).toBeGreaterThanOrEqual(before + 10_000);
+    expect(claim.leaseExpiresAtMs).toBeLessThanOrEqual(after + 10_000);
+  });
+
+  it('writes only under its key prefix, and every key it writes expires', async () => {
+    const k = uniqueName('k');
+    const b = uniqueName('b');
+    await store.claim(k, 'fp', 'a', 10_000);
+    await limiter.take(b, { capacity: 5, refillPerSecond: 1 });
+    expect((await t.redis.keys(`*${k}*`)).concat(await t.redis.keys(`*${b}*`)).sort()).toEqual(
+      [store.recordKey(k), limiter.bucketRedisKey(b)].sort(),
+    );
+    expect(store.recordKey(k).startsWith(t.prefix)).toBe(true);
+    expect(limiter.bucketRedisKey(b).startsWith(t.prefix)).toBe(true);
+
+    // In flight: lease + abandoned retention.
+    const inFlightTtl = await t.redis.pttl(store.recordKey(k));
+    expect(inFlightTtl).toBeGreaterThan(10_000 + RETENTION_MS - SLACK_MS);
+    expect(inFlightTtl).toBeLessThanOrEqual(10_000 + RETENTION_MS);
+    // Completed: exactly the caller's TTL from now on.
+    await store.complete(k, 'a', { outcome: 'SUCCESS', result: 1, completedAtMs: 0 }, 5_000);
+    const completedTtl = await t.redis.pttl(store.recordKey(k));
+    expect(completedTtl).toBeGreaterThan(5_000 - SLACK_MS);
+    expect(completedTtl).toBeLessThanOrEqual(5_000);
+    // A bucket with 4 of 5 tokens at 1/s is full again in 1 s; its key outlives that by 1 s of slack.
+    const bucketTtl = await t.redis.pttl(limiter.bucketRedisKey(b));
+    expect(bucketTtl).toBeGreaterThan(2_000 - SLACK_MS);
+    expect(bucketTtl).toBeLessThanOrEqual(2_000);
+  });
+
+  it('deletes the record on release', async () => {
+    const k = uniqueName('k');
+    await store.claim(k, 'fp', 'a', 10_000);
+    expect(await store.release(k, 'a')).toBe(true);
+    expect(await t.redis.exists(store.recordKey(k))).toBe(0);
+  });
+
+  it('runs a script Redis has never seen (NOSCRIPT) by sending it, and caches it for next time', async () => {
+    // A unique comment gives a SHA1 no Redis has cached, as after a restart or SCRIPT FLUSH.
+    const script = new LuaScript('probe', `-- ${randomUUID()}\nreturn redis.call('INCR', KEYS[1])`);
+    expect(await t.redis.script('EXISTS', script.sha1)).toEqual([0]);
+    const key = `${t.prefix}probe`;
+    expect(await script.run(t.redis, [key], [])).toBe(1);
+    expect(await t.redis.script('EXISTS', script.sha1)).toEqual([1]);
+    expect(await script.run(t.redis, [key], [])).toBe(2);
+  });
+
+  it('passes script errors through instead of retrying them', async () => {
+    const script = new LuaScript('broken', `return redis.call('NO_SUCH_COMMAND')`);
+    await expect(script.run(t.redis, [`${t.prefix}x`], [])).rejects.toThrow(
+      /Unknown Redis command|unknown command/i,
+    );
+  });
+
+  it('ships each script under the SHA1 it is run by', async () => {
+    const claim = luaScript('idempotency-claim.lua');
+    expect(await t.redis.script('LOAD', claim.source)).toBe(claim.sha1);
+  });
+});
+
+describe('Redis stores when Redis is unreachable', () => {
+  let dead: Redis;
+  beforeAll(() => {
+    // Port 1 on loopback: nothing listens there; no retries, no offline queue, so calls fail fast.
+    dead = new Redis({
+      host: '127.0.0.1',
+      port: 1,
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
+  });
+  afterAll(() => {
+    dead.disconnect();
+  });
+
+  it('throws from claim, complete, release and take (callers fail closed)', async () => {
+    const store = new RedisIdempotencyStore(dead, { keyPrefix: 'unreachable:' });
+    const limiter = new RedisRateLimiter(dead, { keyPrefix: 'unreachable:' });
+    await expect(store.claim('k', 'fp', 'a', 1000)).rejects.toThrow();
+    await expect(
+      store.complete('k', 'a', { outcome: 'SUCCESS', result: 1, completedAtMs: 0 }, 1000),
+    ).rejects.toThrow();
+    await expect(store.release('k', 'a')).rejects.toThrow();
+    await expect(limiter.take('b', { capacity: 1, refillPerSecond: 1 })).rejects.toThrow();
+  });
+});
