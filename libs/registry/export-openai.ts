@@ -1,5 +1,6 @@
 import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
 import { assertUniqueNames } from './assert-unique-names.js';
+import { deepFreeze } from './deep-freeze.js';
 import { inputJsonSchema } from './input-json-schema.js';
 import type { ExportableTool, JsonSchema } from './input-json-schema.js';
 import { toStrictJsonSchema } from './strict-schema.js';
@@ -19,7 +20,7 @@ function strictSchemaFor(tool: ExportableTool): JsonSchema {
   const plain = inputJsonSchema(tool);
   let strict = strictCache.get(plain);
   if (strict === undefined) {
-    strict = toStrictJsonSchema(plain, tool.name);
+    strict = deepFreeze(toStrictJsonSchema(plain, tool.name));
     strictCache.set(plain, strict);
   }
   return strict;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { deepFreeze } from './deep-freeze.js';
 import { ToolDefinitionError } from './definition-error.js';
 import type { ToolDefinition } from './tool-definition.js';
 import { inputObjectOf } from './zod-introspect.js';
@@ -10,14 +11,6 @@ export type JsonSchema = { readonly [keyword: string]: unknown };
 export type ExportableTool = Pick<ToolDefinition, 'name' | 'description' | 'input'>;
 
 const cache = new WeakMap<object, JsonSchema>();
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
-}
 
 /**
  * Removes what zod adds that tells a model nothing and only spends tokens: the ±(2^53−1) bounds of
