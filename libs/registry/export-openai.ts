@@ -5,6 +5,7 @@ import { inputJsonSchema } from './input-json-schema.js';
 import type { ExportableTool, JsonSchema } from './input-json-schema.js';
 import { toStrictJsonSchema } from './strict-schema.js';
 
+/** How {@link toOpenAITools} renders schemas. */
 export interface OpenAIExportOptions {
   /**
    * Sets `strict: true` and rewrites each schema into the strict subset (see toStrictJsonSchema):

@@ -1,3 +1,4 @@
+/** The tool registry: definitions, versions, per-tenant scoping and provider exports. */
 export type * from './tool-definition.js';
 export { defineTool, DEFAULT_RETRY, DEFAULT_TIMEOUT_MS } from './define-tool.js';
 export type { ToolDefinitionInput } from './define-tool.js';

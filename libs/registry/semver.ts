@@ -5,6 +5,7 @@
  */
 const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$/;
 
+/** A parsed version: `[major, minor, patch]`, each a safe non-negative integer. */
 export type SemverTriple = readonly [major: number, minor: number, patch: number];
 
 /** Parses `MAJOR.MINOR.PATCH`; undefined for anything else (including numbers past 2^53). */

@@ -11,6 +11,7 @@ export type ResolveResult =
   | { readonly ok: true; readonly tool: ToolDefinition }
   | { readonly ok: false; readonly error: ToolgateError };
 
+/** Per-registration settings of {@link ToolRegistry.register}. */
 export interface RegisterOptions {
   /**
    * Tenants allowed to see and call this version. Absent: every tenant. A restricted version is
@@ -20,6 +21,7 @@ export interface RegisterOptions {
   readonly tenants?: readonly string[];
 }
 
+/** Extra settings of {@link ToolRegistry.overrideForTenant}. */
 export interface TenantOverrideOptions {
   /** Breaker/limiter group of the tenant's implementation, when it calls a different downstream. */
   readonly downstream?: string;
