@@ -1,0 +1,28 @@
+import type { Stage } from '../pipeline/stage.js';
+import { authorizeStage } from './authorize.js';
+import { businessRulesStage } from './business-rules.js';
+import { executeStage } from './execute.js';
+import { idempotencyStage } from './idempotency.js';
+import { rateLimitStage } from './rate-limit.js';
+import { resolveStage } from './resolve.js';
+import { validateInputStage } from './validate-input.js';
+import { validateOutputStage } from './validate-output.js';
+
+/**
+ * The guard pipeline, in order: the one place the order is written (DESIGN §2).
+ *
+ * Stages 0–4 have no side effects, so a call refused there never reaches the tool. Rate limiting
+ * comes after authorization so an unauthorized caller cannot spend anyone's budget, and business
+ * rules come after rate limiting so a flood of out-of-policy calls is still throttled. The
+ * idempotency claim comes last before execution because it is the first stage that writes state.
+ */
+export const STAGES: readonly Stage[] = Object.freeze([
+  { name: 'resolve', run: resolveStage },
+  { name: 'validate-input', run: validateInputStage },
+  { name: 'authorize', run: authorizeStage },
+  { name: 'rate-limit', run: rateLimitStage },
+  { name: 'business-rules', run: businessRulesStage },
+  { name: 'idempotency', run: idempotencyStage },
+  { name: 'execute', run: executeStage },
+  { name: 'validate-output', run: validateOutputStage },
+] as const satisfies readonly Stage[]);

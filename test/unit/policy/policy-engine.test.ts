@@ -1,0 +1,244 @@
+import { describe, expect, it } from 'vitest';
+import {
+  createPolicyEngine,
+  parsePolicyRules,
+  PolicyRulesError,
+  readPath,
+} from '../../../libs/policy/index.js';
+import type { PolicyRule } from '../../../libs/policy/index.js';
+import type { ToolDefinition } from '../../../libs/registry/tool-definition.js';
+import { context, principal } from '../pipeline/fixtures.js';
+
+const tool = (name: string) => ({ name }) as ToolDefinition;
+const refund = tool('issue_refund');
+const support = context();
+const manager = context({ principal: principal({ roles: ['manager'] }) });
+
+const RULES: PolicyRule[] = [
+  {
+    id: 'support-refund-limit',
+    tool: 'issue_refund',
+    when: { roles: ['support'] },
+    field: 'amount',
+    check: { max: 50 },
+    reason: 'Refunds above ${limit} need a manager. Split it or route it to a manager.',
+    alternative: 'Split the refund into parts of at most $50, or route it to a manager.',
+  },
+  {
+    id: 'global-refund-cap',
+    tool: 'issue_refund',
+    field: 'amount',
+    check: { max: 1000 },
+    reason: 'No refund may exceed ${limit}; {value} was asked.',
+  },
+  {
+    id: 'currency',
+    tool: 'issue_refund',
+    field: 'currency',
+    check: { oneOf: ['USD', 'EUR'] },
+    reason: 'Currency {value} is not supported; use one of {limit}.',
+  },
+];
+
+describe('createPolicyEngine', () => {
+  const engine = createPolicyEngine(RULES, 'v7');
+
+  it('allows calls within every applicable rule', () => {
+    expect(engine.version).toBe('v7');
+    expect(engine.evaluate(refund, { amount: 49.99, currency: 'USD' }, support)).toEqual({ allowed: true });
+  });
+
+  it('support may refund at most $50, with an actionable reason and an alternative', () => {
+    expect(engine.evaluate(refund, { amount: 75 }, support)).toEqual({
+      allowed: false,
+      ruleId: 'support-refund-limit',
+      reason: 'Refunds above $50 need a manager. Split it or route it to a manager.',
+      alternative: 'Split the refund into parts of at most $50, or route it to a manager.',
+    });
+  });
+
+  it('role-scoped rules apply only to principals holding one of the roles', () => {
+    expect(engine.evaluate(refund, { amount: 75 }, manager)).toEqual({ allowed: true });
+    const both = context({ principal: principal({ roles: ['manager', 'support'] }) });
+    expect(engine.evaluate(refund, { amount: 75 }, both)).toMatchObject({
+      allowed: false,
+      ruleId: 'support-refund-limit',
+    });
+  });
+
+  it('the first violated rule in array order wins', () => {
+    // 5000 violates both the support limit and the global cap; the support rule comes first.
+    expect(engine.evaluate(refund, { amount: 5000, currency: 'GBP' }, support)).toMatchObject({
+      ruleId: 'support-refund-limit',
+    });
+    expect(engine.evaluate(refund, { amount: 5000, currency: 'GBP' }, manager)).toEqual({
+      allowed: false,
+      ruleId: 'global-refund-cap',
+      reason: 'No refund may exceed $1000; 5000 was asked.',
+    });
+    const reordered = createPolicyEngine([RULES[2]!, RULES[1]!, RULES[0]!], 'v8');
+    expect(reordered.evaluate(refund, { amount: 5000, currency: 'GBP' }, support)).toMatchObject({
+      ruleId: 'currency',
+      reason: 'Currency GBP is not supported; use one of USD, EUR.',
+    });
+  });
+
+  it('rules of other tools do not apply; "*" applies to every tool', () => {
+    const other = tool('create_purchase_order');
+    expect(engine.evaluate(other, { amount: 5000 }, support)).toEqual({ allowed: true });
+    const everywhere = createPolicyEngine(
+      [
+        {
+          id: 'no-test-skus',
+          tool: '*',
+          field: 'sku',
+          check: { noneOf: ['TEST-1'] },
+          reason: 'SKU {value} is blocked.',
+        },
+      ],
+      'v1',
+    );
+    expect(everywhere.evaluate(other, { sku: 'TEST-1' }, support)).toMatchObject({
+      allowed: false,
+      reason: 'SKU TEST-1 is blocked.',
+    });
+    expect(everywhere.evaluate(other, { sku: 'REAL-1' }, support)).toEqual({ allowed: true });
+  });
+
+  it('a rule for several roles applies when the principal has any one of them', () => {
+    const e = createPolicyEngine(
+      [
+        {
+          id: 'junior-cap',
+          tool: 'issue_refund',
+          when: { roles: ['support', 'intern'] },
+          field: 'amount',
+          check: { max: 20 },
+          reason: 'cap',
+        },
+      ],
+      'v1',
+    );
+    const intern = context({ principal: principal({ roles: ['intern'] }) });
+    expect(e.evaluate(refund, { amount: 30 }, intern)).toMatchObject({
+      allowed: false,
+      ruleId: 'junior-cap',
+    });
+    expect(e.evaluate(refund, { amount: 30 }, manager)).toEqual({ allowed: true });
+    const noRoles = context({ principal: principal({ roles: [] }) });
+    expect(e.evaluate(refund, { amount: 30 }, noRoles)).toEqual({ allowed: true });
+  });
+
+  it('tenant-scoped rules apply only in those tenants', () => {
+    const e = createPolicyEngine(
+      [
+        {
+          id: 't2-cap',
+          tool: 'issue_refund',
+          when: { tenants: ['t2'] },
+          field: 'amount',
+          check: { max: 10 },
+          reason: 'cap',
+        },
+      ],
+      'v1',
+    );
+    expect(e.evaluate(refund, { amount: 20 }, support)).toEqual({ allowed: true });
+    const inT2 = context({ tenant: 't2', principal: principal({ tenant: 't2' }) });
+    expect(e.evaluate(refund, { amount: 20 }, inT2)).toMatchObject({ allowed: false });
+  });
+
+  it('reads roles from the verified principal, never from the arguments', () => {
+    expect(
+      engine.evaluate(refund, { amount: 75, role: 'manager', roles: ['manager'] }, support),
+    ).toMatchObject({
+      allowed: false,
+    });
+  });
+
+  it('checks min, maxItems and nested paths; absent fields are not checked', () => {
+    const e = createPolicyEngine(
+      [
+        { id: 'min', tool: 'po', field: 'total', check: { min: 1 }, reason: 'total {value} below {limit}' },
+        {
+          id: 'items',
+          tool: 'po',
+          field: 'line_items',
+          check: { maxItems: 2 },
+          reason: '{value} items, max {limit}',
+        },
+        {
+          id: 'qty',
+          tool: 'po',
+          field: 'line_items.0.quantity',
+          check: { max: 500 },
+          reason: 'qty {value} > {limit}',
+        },
+      ],
+      'v1',
+    );
+    const po = tool('po');
+    expect(e.evaluate(po, {}, support)).toEqual({ allowed: true });
+    expect(e.evaluate(po, { total: 0.5 }, support)).toMatchObject({ reason: 'total 0.5 below 1' });
+    expect(e.evaluate(po, { line_items: [{}, {}, {}] }, support)).toMatchObject({ reason: '3 items, max 2' });
+    expect(e.evaluate(po, { line_items: [{ quantity: 3000 }] }, support)).toMatchObject({
+      reason: 'qty 3000 > 500',
+    });
+  });
+
+  it('fails closed on values a check cannot compare', () => {
+    expect(engine.evaluate(refund, { amount: '20' }, manager)).toMatchObject({ ruleId: 'global-refund-cap' });
+    expect(engine.evaluate(refund, { amount: Number.NaN }, manager)).toMatchObject({
+      ruleId: 'global-refund-cap',
+    });
+    expect(engine.evaluate(refund, { amount: 5, currency: { code: 'USD' } }, manager)).toMatchObject({
+      ruleId: 'currency',
+    });
+  });
+
+  it('does not expand placeholders found inside the model value', () => {
+    expect(engine.evaluate(refund, { amount: 5, currency: '{limit}' }, manager)).toMatchObject({
+      reason: 'Currency {limit} is not supported; use one of USD, EUR.',
+    });
+  });
+
+  it('is immune to later changes of the rule array it was built from', () => {
+    const rules = structuredClone(RULES);
+    const e = createPolicyEngine(rules, 'v1');
+    (rules[0]!.check as { max: number }).max = 10_000;
+    rules.length = 0;
+    expect(e.evaluate(refund, { amount: 75 }, support)).toMatchObject({ allowed: false });
+  });
+});
+
+describe('parsePolicyRules', () => {
+  it('loads rules from JSON', () => {
+    const json = JSON.stringify(RULES);
+    expect(parsePolicyRules(JSON.parse(json))).toEqual(RULES);
+  });
+
+  it.each([
+    ['an unknown key', [{ ...RULES[1], typo: 1 }]],
+    ['two check kinds', [{ ...RULES[1], check: { max: 1, min: 0 } }]],
+    ['an unknown check', [{ ...RULES[1], check: { between: [1, 2] } }]],
+    ['an empty path segment', [{ ...RULES[1], field: 'a..b' }]],
+    ['a missing reason', [{ ...RULES[1], reason: undefined }]],
+    ['duplicate ids', [RULES[1], RULES[1]]],
+    ['not an array', { rules: RULES }],
+  ])('refuses %s', (_label, data) => {
+    expect(() => parsePolicyRules(data)).toThrow(PolicyRulesError);
+  });
+
+  it('refuses an empty version', () => {
+    expect(() => createPolicyEngine(RULES, '')).toThrow(PolicyRulesError);
+  });
+});
+
+describe('readPath', () => {
+  it('follows own properties only', () => {
+    expect(readPath({ a: { b: [10, 20] } }, 'a.b.1')).toBe(20);
+    expect(readPath({ a: 1 }, 'constructor')).toBeUndefined();
+    expect(readPath({ a: 1 }, 'a.toString')).toBeUndefined();
+    expect(readPath(null, 'a')).toBeUndefined();
+  });
+});
