@@ -11,7 +11,9 @@ export interface ToolResolver {
   resolve(
     name: string,
     opts: { readonly version?: string; readonly tenant: string },
-  ): { readonly ok: true; readonly tool: ToolDefinition } | { readonly ok: false; readonly error: ToolgateError };
+  ):
+    | { readonly ok: true; readonly tool: ToolDefinition }
+    | { readonly ok: false; readonly error: ToolgateError };
 }
 
 export type PolicyDecision =
