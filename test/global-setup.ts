@@ -4,10 +4,10 @@ import { Redis } from 'ioredis';
 import { DATABASE_URL, REDIS_URL } from './helpers/env.js';
 import type { LocalServersConfig } from '../deploy/local/config.js';
 import { loadLocalConfig } from '../deploy/local/config.js';
-import { startKafka, stopKafka } from '../deploy/local/kafka-server.js';
+import { acquireKafka, releaseKafka } from '../deploy/local/kafka-server.js';
 import { kafkaAnswers } from '../deploy/local/kafka-probe.js';
 import { stderrLog } from '../deploy/local/log.js';
-import { startRegistry, stopRegistry } from '../deploy/local/registry-server.js';
+import { acquireRegistry, releaseRegistry } from '../deploy/local/registry-server.js';
 import { registryAnswers } from '../deploy/local/registry-probe.js';
 import { waitFor } from '../deploy/local/wait-for.js';
 
@@ -18,8 +18,9 @@ type Stop = () => Promise<unknown>;
  * message that says how to start it: tests never skip because a server is missing.
  *
  * Kafka and the schema registry: KAFKA_BROKERS / SCHEMA_REGISTRY_URL point at running servers;
- * when unset, the local launchers (deploy/local) start them, or reuse ours if already up. What this
- * setup started it stops in teardown, unless TOOLGATE_KEEP_SERVERS=1 (faster reruns).
+ * when unset, the local launchers (deploy/local) start them, or reuse ours if already up, and this
+ * run takes a lease. Teardown stops a server only when a test run started it (not `npm run
+ * kafka:up`), no other run still holds a lease, and TOOLGATE_KEEP_SERVERS is not 1.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   await checkPostgres();
@@ -28,12 +29,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const keep = process.env.TOOLGATE_KEEP_SERVERS === '1';
   const stops: Stop[] = [];
   const teardown = async (): Promise<void> => {
-    if (keep) return;
     for (const stop of stops.splice(0).reverse()) await stop();
   };
   try {
-    project.provide('kafkaBrokers', await kafka(cfg, stops));
-    project.provide('schemaRegistryUrl', await schemaRegistry(cfg, stops));
+    project.provide('kafkaBrokers', await kafka(cfg, keep, stops));
+    project.provide('schemaRegistryUrl', await schemaRegistry(cfg, keep, stops));
   } catch (err) {
     await teardown();
     throw err;
@@ -41,7 +41,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return teardown;
 }
 
-async function kafka(cfg: LocalServersConfig, stops: Stop[]): Promise<string[]> {
+async function kafka(cfg: LocalServersConfig, keep: boolean, stops: Stop[]): Promise<string[]> {
   const given = (process.env.KAFKA_BROKERS ?? '').split(',').filter(Boolean);
   if (given.length > 0) {
     await waitFor(() => kafkaAnswers(given), {
@@ -56,8 +56,8 @@ async function kafka(cfg: LocalServersConfig, stops: Stop[]): Promise<string[]> 
     return given;
   }
   try {
-    const up = await startKafka(cfg, stderrLog);
-    if (up.started) stops.push(() => stopKafka(cfg, stderrLog));
+    const up = await acquireKafka(cfg, stderrLog);
+    stops.push(() => releaseKafka(cfg, keep, stderrLog));
     return up.brokers;
   } catch (err) {
     throw new Error(
@@ -67,7 +67,7 @@ async function kafka(cfg: LocalServersConfig, stops: Stop[]): Promise<string[]> 
   }
 }
 
-async function schemaRegistry(cfg: LocalServersConfig, stops: Stop[]): Promise<string> {
+async function schemaRegistry(cfg: LocalServersConfig, keep: boolean, stops: Stop[]): Promise<string> {
   const given = process.env.SCHEMA_REGISTRY_URL;
   if (given) {
     await waitFor(() => registryAnswers(given), {
@@ -82,8 +82,8 @@ async function schemaRegistry(cfg: LocalServersConfig, stops: Stop[]): Promise<s
     return given;
   }
   try {
-    const up = await startRegistry(cfg, stderrLog);
-    if (up.started) stops.push(() => stopRegistry(cfg, stderrLog));
+    const up = await acquireRegistry(cfg, stderrLog);
+    stops.push(() => releaseRegistry(cfg, keep, stderrLog));
     return up.url;
   } catch (err) {
     throw new Error(

@@ -12,7 +12,7 @@ import { kafkaAnswers } from './kafka-probe.js';
 import { warmUpKafka } from './kafka-warmup.js';
 import type { LauncherLog } from './log.js';
 import type { ManagedServer, UpResult } from './managed-server.js';
-import { bringDown, bringUp } from './managed-server.js';
+import { acquireServer, releaseServer } from './shared-server.js';
 
 const run = promisify(execFile);
 
@@ -34,6 +34,7 @@ export function kafkaServer(cfg: LocalServersConfig): ManagedServer {
     address,
     host: k.host,
     ports: [k.port, k.controllerPort],
+    portVariables: ['KAFKA_PORT', 'KAFKA_CONTROLLER_PORT'],
     answers: () => kafkaAnswers([address]),
     warmUp: () => warmUpKafka([address]),
     async prepare(log) {
@@ -83,18 +84,21 @@ export function kafkaServer(cfg: LocalServersConfig): ManagedServer {
 }
 
 /**
- * Starts the local broker unless ours already answers; resolves with the bootstrap address.
- * First use fetches the jars with Maven (minutes on an empty ~/.m2; seconds after).
+ * For test runs: ensures the local broker runs (starting it, or reusing one that answers) and takes
+ * a lease on it; resolves with the bootstrap address. First use fetches the jars with Maven.
  */
-export async function startKafka(
+export async function acquireKafka(
   cfg: LocalServersConfig,
   log: LauncherLog,
 ): Promise<UpResult & { readonly brokers: string[] }> {
-  const result = await bringUp(kafkaServer(cfg), cfg.startTimeoutMs, log);
+  const result = await acquireServer(kafkaServer(cfg), cfg.startTimeoutMs, log);
   return { ...result, brokers: [kafkaBootstrap(cfg.kafka)] };
 }
 
-/** Stops every local broker process of ours on the configured port; resolves with how many. */
-export function stopKafka(cfg: LocalServersConfig, log: LauncherLog): Promise<number> {
-  return bringDown(kafkaServer(cfg), log);
+/**
+ * Drops this process's lease; stops the broker when it was the last one, a test run started the
+ * broker, and `keep` is false. Resolves with whether it stopped it.
+ */
+export function releaseKafka(cfg: LocalServersConfig, keep: boolean, log: LauncherLog): Promise<boolean> {
+  return releaseServer(kafkaServer(cfg), keep, log);
 }

@@ -1,11 +1,13 @@
 import type { LauncherLog } from './log.js';
 import type { ManagedServer } from './managed-server.js';
-import { bringDown, bringUp } from './managed-server.js';
 import { isOurs, readPidFile } from './process-control.js';
+import { downByHand, upByHand } from './shared-server.js';
 
 /**
  * Runs `up | down | status` for `server` and resolves with the process exit code. `up` prints where
- * the server listens and how long the start took; `status` exits 1 when it is not answering.
+ * the server listens and how long the start took, and marks the instance as started by hand (test
+ * runs then never stop it); `down` stops it even while test runs hold leases; `status` exits 1 when
+ * it is not answering.
  */
 export async function runLauncherCli(
   argv: readonly string[],
@@ -18,7 +20,7 @@ export async function runLauncherCli(
     switch (command) {
       case 'up': {
         const started = Date.now();
-        const r = await bringUp(server, timeoutMs, log);
+        const r = await upByHand(server, timeoutMs, log);
         if (r.started) {
           log(
             `${server.name} up on ${server.address} in ${((Date.now() - started) / 1000).toFixed(1)} s ` +
@@ -29,7 +31,7 @@ export async function runLauncherCli(
         return 0;
       }
       case 'down':
-        await bringDown(server, log);
+        await downByHand(server, log);
         return 0;
       case 'status': {
         const pid = readPidFile(server.pidFile);

@@ -28,6 +28,8 @@ export interface ManagedServer {
   readonly host: string;
   /** Ports that must be free before a launch. */
   readonly ports: readonly number[];
+  /** The environment variables that move those ports, for the error message. */
+  readonly portVariables: readonly string[];
   /** True when the server answers a real request (not merely accepts a connection). */
   answers(): Promise<boolean>;
   /** Fetches what is missing, writes configuration, and returns the command to run. */
@@ -69,7 +71,7 @@ export async function bringUp(server: ManagedServer, timeoutMs: number, log: Lau
     if (await isPortOpen(server.host, port)) {
       throw new Error(
         `${server.name}: port ${server.host}:${port} is taken by a process that is not ours; ` +
-          `stop it or choose other ports (see deploy/local/config.ts)`,
+          `stop it or choose other ports with ${server.portVariables.join(' / ')}`,
       );
     }
   }

@@ -5,7 +5,7 @@ import { registryCcompatUrl } from './config.js';
 import { findJava } from './java-runtime.js';
 import type { LauncherLog } from './log.js';
 import type { ManagedServer, UpResult } from './managed-server.js';
-import { bringDown, bringUp } from './managed-server.js';
+import { acquireServer, releaseServer } from './shared-server.js';
 import { ensureApicurio } from './registry-install.js';
 import { registryAnswers } from './registry-probe.js';
 
@@ -29,6 +29,7 @@ export function registryServer(cfg: LocalServersConfig): ManagedServer {
     address: ccompat,
     host: r.host,
     ports: [r.port],
+    portVariables: ['SCHEMA_REGISTRY_PORT'],
     answers: () => registryAnswers(ccompat),
     async prepare(log) {
       const home = await ensureApicurio(cfg.cacheDir, cfg.mavenCommand, r, log);
@@ -68,18 +69,22 @@ export function registryServer(cfg: LocalServersConfig): ManagedServer {
 }
 
 /**
- * Starts the local registry unless ours already answers; resolves with the Confluent-compatible
- * base URL. First use fetches and unpacks the ~160 MB archive with Maven.
+ * For test runs: ensures the local registry runs (starting it, or reusing one that answers) and
+ * takes a lease on it; resolves with the Confluent-compatible base URL. First use fetches and
+ * unpacks the ~160 MB archive with Maven.
  */
-export async function startRegistry(
+export async function acquireRegistry(
   cfg: LocalServersConfig,
   log: LauncherLog,
 ): Promise<UpResult & { readonly url: string }> {
-  const result = await bringUp(registryServer(cfg), cfg.startTimeoutMs, log);
+  const result = await acquireServer(registryServer(cfg), cfg.startTimeoutMs, log);
   return { ...result, url: registryCcompatUrl(cfg.registry) };
 }
 
-/** Stops every local registry process of ours on the configured port; resolves with how many. */
-export function stopRegistry(cfg: LocalServersConfig, log: LauncherLog): Promise<number> {
-  return bringDown(registryServer(cfg), log);
+/**
+ * Drops this process's lease; stops the registry when it was the last one, a test run started it,
+ * and `keep` is false. Resolves with whether it stopped it.
+ */
+export function releaseRegistry(cfg: LocalServersConfig, keep: boolean, log: LauncherLog): Promise<boolean> {
+  return releaseServer(registryServer(cfg), keep, log);
 }
