@@ -31,7 +31,9 @@ type MemoryRecord =
  *
  * Ownership: the owner keeps the key until it completes or releases it, or until another claimant
  * takes it over after the lease ran out; an owner whose lease ran out may still complete or release
- * as long as nobody took over.
+ * as long as nobody took over. A claim is not re-entrant: the holder claiming again is told
+ * `in-flight` with itself as owner. The Redis and Postgres stores follow the same rules (one contract
+ * suite runs all three).
  */
 export class MemoryIdempotencyStore implements IdempotencyStore {
   private readonly records = new Map<string, MemoryRecord>();

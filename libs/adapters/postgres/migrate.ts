@@ -1,11 +1,13 @@
 import type pg from 'pg';
 import { defaultMigrationsDirectory, readMigrationFiles, type MigrationFile } from './migration-files.js';
 
+/** Where {@link migrate} reads its files from. */
 export interface MigrateOptions {
   /** Folder of `NNN_name.sql` files. Default: the migrations/ folder shipped beside this module. */
   readonly directory?: string;
 }
 
+/** What one {@link migrate} call did. */
 export interface MigrateResult {
   /** File names applied by this call, in order (empty when the schema was already current). */
   readonly applied: readonly string[];

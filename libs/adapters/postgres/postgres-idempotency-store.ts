@@ -84,7 +84,9 @@ interface ClaimRow {
  * and release are single conditional UPDATE/DELETE statements. Time is the database's now(), so
  * leases taken by different executors are compared on one clock and `leaseExpiresAtMs` is database
  * time. A completed row is dead once its TTL passes and is treated as absent on every read;
- * {@link purgeExpired} deletes dead rows. Results round-trip through JSON (jsonb). Throws when the
+ * {@link purgeExpired} deletes dead rows. Ownership rules are those of MemoryIdempotencyStore. Needs
+ * READ COMMITTED (the default): the claim statement relies on ON CONFLICT seeing rows committed after
+ * its snapshot. Results round-trip through JSON (jsonb). Throws when the
  * database is unreachable (callers fail closed).
  */
 export class PostgresIdempotencyStore implements IdempotencyStore {

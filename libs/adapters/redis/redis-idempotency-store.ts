@@ -7,6 +7,7 @@ import {
 } from '../memory/idempotency-options.js';
 import { luaScript } from './lua-script.js';
 
+/** How a {@link RedisIdempotencyStore} names its keys and how long it keeps abandoned markers. */
 export interface RedisIdempotencyStoreOptions extends IdempotencyStoreOptions {
   /** Prepended to every key this store writes (e.g. `toolgate:`); records live at `<prefix>idem:<key>`. */
   readonly keyPrefix: string;
@@ -21,6 +22,7 @@ export interface RedisIdempotencyStoreOptions extends IdempotencyStoreOptions {
  * server time. Completed records expire through the key's TTL (`ttlMs`); an abandoned in-flight
  * marker expires `abandonedRetentionMs` after its lease.
  *
+ * Ownership rules are those of MemoryIdempotencyStore (the contract suite holds all adapters to them).
  * Results round-trip through JSON. Throws when Redis is unreachable (callers fail closed). Works with
  * a Cluster too: every script touches exactly one key.
  */

@@ -3,6 +3,7 @@ import type { BucketLimit, RateLimiter, TakeResult } from '../../ports/rate-limi
 import { checkKey, checkTake } from '../memory/argument-checks.js';
 import { luaScript } from './lua-script.js';
 
+/** How a {@link RedisRateLimiter} names its keys. */
 export interface RedisRateLimiterOptions {
   /** Prepended to every key this limiter writes (e.g. `toolgate:`); buckets live at `<prefix>rl:<bucket>`. */
   readonly keyPrefix: string;
