@@ -12,3 +12,6 @@ export * from './core/system-clock.js';
 export * from './core/manual-clock.js';
 export * from './providers/index.js';
 export * from './auth/index.js';
+export * from './pipeline/index.js';
+export * from './guards/index.js';
+export * from './policy/index.js';
