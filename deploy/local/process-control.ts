@@ -65,6 +65,20 @@ export function isAlive(pid: number): boolean {
   }
 }
 
+/**
+ * When `pid` started, in clock ticks since boot (/proc/<pid>/stat field 22), or undefined when it is
+ * gone. With the pid it identifies a process across pid reuse.
+ */
+export function processStartTime(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the parenthesised command name; starttime is field 22 overall, 20th here.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
 /** The argument vector of `pid` (Linux /proc), or undefined when it is gone. */
 export function commandLine(pid: number): string[] | undefined {
   try {

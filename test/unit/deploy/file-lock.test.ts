@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { withFileLock } from '../../../deploy/local/file-lock.js';
+import { processStartTime } from '../../../deploy/local/process-control.js';
 
 const lockPath = () => join(mkdtempSync(join(tmpdir(), 'tg-lock-')), 'x.lock');
 
@@ -37,9 +38,17 @@ describe('withFileLock', () => {
     expect(existsSync(path)).toBe(false);
   });
 
+  it('takes over a lock whose pid now belongs to a process that started later', async () => {
+    const path = lockPath();
+    // Our parent is alive, but not since tick 1: the recorded owner is a dead predecessor.
+    writeFileSync(path, `${process.ppid} 1\n`);
+    await withFileLock(path, 2_000, () => Promise.resolve());
+    expect(existsSync(path)).toBe(false);
+  });
+
   it('gives up on a lock a live process holds', async () => {
     const path = lockPath();
-    writeFileSync(path, `${process.ppid}\n`);
+    writeFileSync(path, `${process.ppid} ${processStartTime(process.ppid)}\n`);
     await expect(withFileLock(path, 300, () => Promise.resolve())).rejects.toThrow(/held by pid/);
   });
 });
