@@ -1,0 +1,2 @@
+export * from './kafka-event-bus.js';
+export type { KafkaLogLevel } from './kafka-log-creator.js';

@@ -1,0 +1,19 @@
+/**
+ * Broker answers meaning "your view of the group is out of date": the group is rebalancing, or this
+ * member was removed (session expired) or belongs to an old generation. After any of them the
+ * member's partitions may already belong to someone else, so running batches must turn stale.
+ */
+const MEMBERSHIP_ERRORS = new Set([
+  'REBALANCE_IN_PROGRESS',
+  'ILLEGAL_GENERATION',
+  'UNKNOWN_MEMBER_ID',
+  'FENCED_INSTANCE_ID',
+]);
+
+export function isMembershipError(error: unknown): boolean {
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    MEMBERSHIP_ERRORS.has(String((error as { type?: unknown }).type))
+  );
+}

@@ -1,0 +1,163 @@
+import { Kafka, Partitioners, type Admin, type KafkaConfig, type Producer } from 'kafkajs';
+import type {
+  BatchHandler,
+  EventBus,
+  OutgoingMessage,
+  SubscribeOptions,
+  Subscription,
+  TopicSpec,
+} from '../../ports/event-bus.js';
+import { silentBusLogger, type BusLogger } from '../logger.js';
+import { validateSubscribeOptions } from '../validate.js';
+import { kafkaLogCreator, toKafkaLogLevel, type KafkaLogLevel } from './kafka-log-creator.js';
+import { KafkaPublisher } from './kafka-publisher.js';
+import { KafkaSubscription, type KafkaConsumerSettings } from './kafka-subscription.js';
+import { KafkaTopicAdmin } from './kafka-topic-admin.js';
+
+export interface KafkaEventBusOptions {
+  readonly brokers: readonly string[];
+  readonly clientId: string;
+  readonly logger?: BusLogger;
+  /** What kafkajs itself logs (default 'warn'). */
+  readonly logLevel?: KafkaLogLevel;
+  /** TLS / SASL and other connection settings, passed to kafkajs as they are. */
+  readonly connection?: Pick<KafkaConfig, 'ssl' | 'sasl' | 'connectionTimeout' | 'requestTimeout'>;
+  /** Broker-side liveness window (default 30000; the broker enforces its min/max). */
+  readonly sessionTimeoutMs?: number;
+  /**
+   * How long the group waits for members to finish running messages and rejoin during a
+   * rebalance (default 60000). Must exceed the longest a single message can run, or a partition
+   * can be handed over while its old owner is still working.
+   */
+  readonly rebalanceTimeoutMs?: number;
+  /** Default 3000; keep it well under a third of the session timeout. */
+  readonly heartbeatIntervalMs?: number;
+  /**
+   * Longest fetch wait when a partition is idle (default 1000; kafkajs' own is 5000). An idle
+   * member notices a rebalance, and a stop completes, within about this long.
+   */
+  readonly maxWaitTimeMs?: number;
+  /** Default 1 MiB. */
+  readonly maxBytesPerPartition?: number;
+  /** See BatchControl.markDone (default 1000). */
+  readonly commitIntervalMs?: number;
+  /** Pause before a batch that made no progress is delivered again (default 100). */
+  readonly redeliveryDelayMs?: number;
+}
+
+/**
+ * The Kafka transport: one kafkajs client, one idempotent producer, one admin, and one kafkajs
+ * consumer per subscription.
+ *
+ * Producer: `idempotent: true` with acks=-1 (all in-sync replicas) and `maxInFlightRequests: 1`.
+ * Kafka allows up to 5 in flight with idempotence, but only because the Java client rewrites
+ * sequence numbers after a failure; kafkajs does not, and already serializes an idempotent
+ * producer's requests per broker (its EOS broker lock), so 1 costs nothing and leaves no doubt
+ * about ordering. The partitioner is kafkajs' Java-compatible murmur2 (`partitionForKey`).
+ */
+export class KafkaEventBus implements EventBus {
+  private readonly kafka: Kafka;
+  private readonly producer: Producer;
+  private readonly admin: Admin;
+  private readonly topicAdmin: KafkaTopicAdmin;
+  private readonly publisher: KafkaPublisher;
+  private readonly settings: KafkaConsumerSettings;
+  private readonly logger: BusLogger;
+  private readonly subscriptions = new Set<KafkaSubscription>();
+  private connecting: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(options: KafkaEventBusOptions) {
+    this.logger = options.logger ?? silentBusLogger;
+    this.kafka = new Kafka({
+      ...options.connection,
+      clientId: options.clientId,
+      brokers: [...options.brokers],
+      logLevel: toKafkaLogLevel(options.logLevel ?? 'warn'),
+      logCreator: kafkaLogCreator(this.logger),
+    });
+    this.producer = this.kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
+    this.admin = this.kafka.admin();
+    this.topicAdmin = new KafkaTopicAdmin(this.admin);
+    this.publisher = new KafkaPublisher(
+      this.producer,
+      () => this.connect(),
+      (topic) => this.topicAdmin.exists(topic),
+    );
+    this.settings = {
+      sessionTimeoutMs: options.sessionTimeoutMs ?? 30_000,
+      rebalanceTimeoutMs: options.rebalanceTimeoutMs ?? 60_000,
+      heartbeatIntervalMs: options.heartbeatIntervalMs ?? 3_000,
+      maxWaitTimeMs: options.maxWaitTimeMs ?? 1_000,
+      maxBytesPerPartition: options.maxBytesPerPartition ?? 1_048_576,
+      commitIntervalMs: options.commitIntervalMs ?? 1_000,
+      redeliveryDelayMs: options.redeliveryDelayMs ?? 100,
+    };
+  }
+
+  /** Connects the producer and the admin client; called lazily by the other methods. */
+  connect(): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('the kafka event bus is closed'));
+    this.connecting ??= Promise.all([this.producer.connect(), this.admin.connect()]).then(
+      () => undefined,
+      (error: unknown) => {
+        this.connecting = undefined;
+        throw error;
+      },
+    );
+    return this.connecting;
+  }
+
+  publish(topic: string, messages: readonly OutgoingMessage[]): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('the kafka event bus is closed'));
+    return this.publisher.publish(topic, messages);
+  }
+
+  async ensureTopics(specs: readonly TopicSpec[]): Promise<void> {
+    await this.connect();
+    await this.topicAdmin.ensureTopics(specs);
+  }
+
+  async subscribe(options: SubscribeOptions, handler: BatchHandler): Promise<Subscription> {
+    validateSubscribeOptions(options);
+    await this.connect();
+    for (const topic of options.topics) {
+      if (!(await this.topicAdmin.exists(topic))) {
+        throw new Error(`unknown topic ${JSON.stringify(topic)}: create it with ensureTopics`);
+      }
+    }
+    const subscription = new KafkaSubscription(
+      this.kafka,
+      this.admin,
+      options,
+      handler,
+      this.settings,
+      this.logger,
+      (gone) => this.subscriptions.delete(gone),
+    );
+    this.subscriptions.add(subscription);
+    try {
+      await subscription.start();
+    } catch (error) {
+      await subscription.stop();
+      throw error;
+    }
+    return subscription;
+  }
+
+  /** Stops every remaining subscription, then disconnects the producer and the admin client. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all([...this.subscriptions].map((s) => s.stop()));
+    if (this.connecting) {
+      await this.connecting.catch(() => undefined);
+      await Promise.allSettled([this.producer.disconnect(), this.admin.disconnect()]);
+    }
+  }
+}

@@ -1,0 +1,44 @@
+import type { Admin } from 'kafkajs';
+import type { TopicAdmin, TopicSpec } from '../../ports/event-bus.js';
+import { validateTopicSpecs } from '../validate.js';
+
+/**
+ * TopicAdmin over a kafkajs admin client (connected by the owner). Creation waits for partition
+ * leaders, so a producer can publish as soon as `ensureTopics` resolves.
+ */
+export class KafkaTopicAdmin implements TopicAdmin {
+  constructor(private readonly admin: Admin) {}
+
+  async ensureTopics(specs: readonly TopicSpec[]): Promise<void> {
+    validateTopicSpecs(specs);
+    const unique = [...new Map(specs.map((s) => [s.topic, s])).values()];
+    if (unique.length === 0) return;
+    const existing = new Set(await this.admin.listTopics());
+    const missing = unique.filter((s) => !existing.has(s.topic));
+    if (missing.length > 0) {
+      // kafkajs resolves false (instead of throwing) when every topic already exists, so two
+      // services starting at once both succeed.
+      await this.admin.createTopics({
+        waitForLeaders: true,
+        topics: missing.map((s) => ({
+          topic: s.topic,
+          numPartitions: s.partitions,
+          replicationFactor: s.replicationFactor ?? -1,
+        })),
+      });
+    }
+    const { topics } = await this.admin.fetchTopicMetadata({ topics: unique.map((s) => s.topic) });
+    for (const spec of unique) {
+      const found = topics.find((t) => t.name === spec.topic);
+      const count = found?.partitions.length ?? 0;
+      if (count !== spec.partitions) {
+        throw new Error(`topic ${spec.topic} exists with ${count} partitions, not ${spec.partitions}`);
+      }
+    }
+  }
+
+  /** Whether the topic exists on the cluster (one metadata round trip). */
+  async exists(topic: string): Promise<boolean> {
+    return (await this.admin.listTopics()).includes(topic);
+  }
+}

@@ -1,0 +1,69 @@
+import type { OutgoingMessage, SubscribeOptions, TopicSpec } from '../ports/event-bus.js';
+
+/**
+ * Argument checks shared by both adapters, so a caller bug fails the same way on either
+ * transport (a TypeError/RangeError naming the bad field) instead of surfacing as a broker error.
+ */
+
+const TOPIC_NAME = /^[a-zA-Z0-9._-]{1,249}$/;
+
+export function validateTopicName(topic: string): void {
+  if (typeof topic !== 'string' || !TOPIC_NAME.test(topic) || topic === '.' || topic === '..') {
+    throw new TypeError(`invalid topic name ${JSON.stringify(topic)}: use 1-249 of [a-zA-Z0-9._-]`);
+  }
+}
+
+export function validateTopicSpecs(specs: readonly TopicSpec[]): void {
+  if (!isArray(specs)) throw new TypeError('topic specs must be an array');
+  const seen = new Map<string, number>();
+  for (const spec of specs) {
+    validateTopicName(spec.topic);
+    if (!Number.isInteger(spec.partitions) || spec.partitions < 1) {
+      throw new RangeError(`topic ${spec.topic}: partitions must be a positive integer`);
+    }
+    if (
+      spec.replicationFactor !== undefined &&
+      (!Number.isInteger(spec.replicationFactor) || spec.replicationFactor < 1)
+    ) {
+      throw new RangeError(`topic ${spec.topic}: replicationFactor must be a positive integer`);
+    }
+    const earlier = seen.get(spec.topic);
+    if (earlier !== undefined && earlier !== spec.partitions) {
+      throw new RangeError(`topic ${spec.topic} is listed twice with different partition counts`);
+    }
+    seen.set(spec.topic, spec.partitions);
+  }
+}
+
+export function validateOutgoing(messages: readonly OutgoingMessage[]): void {
+  if (!isArray(messages)) throw new TypeError('messages must be an array');
+  messages.forEach((message, i) => {
+    if (typeof message.key !== 'string') throw new TypeError(`messages[${i}].key must be a string`);
+    if (!Buffer.isBuffer(message.value)) throw new TypeError(`messages[${i}].value must be a Buffer`);
+    if (message.headers !== undefined) {
+      for (const [name, value] of Object.entries(message.headers)) {
+        if (typeof value !== 'string') throw new TypeError(`messages[${i}].headers.${name} must be a string`);
+      }
+    }
+  });
+}
+
+export function validateSubscribeOptions(options: SubscribeOptions): void {
+  if (typeof options.groupId !== 'string' || options.groupId.length === 0) {
+    throw new TypeError('groupId must be a non-empty string');
+  }
+  if (!isArray(options.topics) || options.topics.length === 0) {
+    throw new TypeError('topics must be a non-empty array');
+  }
+  options.topics.forEach(validateTopicName);
+  if (typeof options.fromBeginning !== 'boolean') throw new TypeError('fromBeginning must be a boolean');
+  const concurrency = options.partitionsConcurrently;
+  if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1)) {
+    throw new RangeError('partitionsConcurrently must be a positive integer');
+  }
+}
+
+// Array.isArray narrows a readonly array to any[]; checking an unknown keeps the declared type.
+function isArray(value: unknown): boolean {
+  return Array.isArray(value);
+}

@@ -1,0 +1,163 @@
+/**
+ * The event bus: keyed, partitioned, ordered logs with consumer groups (Kafka's model). Two adapters
+ * implement it with the same observable semantics: Kafka (production) and an in-process memory bus
+ * (embedded mode, agent developers' tests). Code above the bus imports only these types.
+ *
+ * Delivery is at-least-once: a message is delivered again until its group commits past it, so every
+ * handler must be idempotent (the executor's idempotency claim makes one effect out of many
+ * deliveries).
+ */
+
+/** A message to publish. `key` picks the partition: equal keys land on one partition, in order. */
+export interface OutgoingMessage {
+  readonly key: string;
+  readonly value: Buffer;
+  /** Small string metadata (content type, schema id, trace id). Never secrets. */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** A delivered message. `offset` is a decimal int64 string, increasing within its partition. */
+export interface BusMessage {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: string;
+  readonly key: string;
+  readonly value: Buffer;
+  /** When a header key repeats on the wire, the last value wins. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Append time at the broker (memory bus: its clock), epoch milliseconds. */
+  readonly timestampMs: number;
+}
+
+export interface TopicPartition {
+  readonly topic: string;
+  readonly partition: number;
+}
+
+/**
+ * Publishes keyed messages.
+ *
+ * Partitioning: a key always maps to the same partition of a topic (Kafka's murmur2 default
+ * partitioner, reproduced by `partitionForKey` in libs/bus), so every adapter places a key on the
+ * same partition number.
+ *
+ * Ordering: messages of one `publish` call keep their array order per key, and so do messages of
+ * calls made one after another (each awaited before the next). Concurrent calls carrying the same
+ * key have no defined order between them.
+ */
+export interface EventPublisher {
+  /**
+   * Resolves once every message is durably acknowledged (Kafka: idempotent producer, acks=all, so a
+   * retried send never duplicates or reorders). Rejects when the topic does not exist. While the
+   * broker is unreachable it keeps retrying; a caller that needs a deadline must race it, knowing the
+   * messages may still be written afterwards.
+   */
+  publish(topic: string, messages: readonly OutgoingMessage[]): Promise<void>;
+}
+
+/** A run of consecutive messages of one partition, in offset order. */
+export interface MessageBatch {
+  readonly topic: string;
+  readonly partition: number;
+  readonly messages: readonly BusMessage[];
+}
+
+/**
+ * What a batch handler uses to report progress. Only one batch per partition is in flight in a
+ * group at any time, so a partition's messages are never handled by two members at once.
+ */
+export interface BatchControl {
+  /**
+   * Marks one message of this batch as finished (successfully or not). Calls may come in any order;
+   * the committed position only moves over the contiguous finished prefix, i.e. to the lowest
+   * unfinished offset (all finished: past the last message). Commits are sent at most every
+   * `commitIntervalMs` while the batch runs and always once more when the handler returns, before
+   * the partition's next batch is delivered or the partition is handed to another member.
+   * Throws RangeError for an offset that is not in this batch. After the handler has returned it
+   * has no effect.
+   */
+  markDone(offset: string): void;
+  /**
+   * Tells the group this member is alive. The adapters already heartbeat while a batch runs; call
+   * it from long loops anyway. Never rejects; when the group turns out to be rebalancing, the batch
+   * becomes stale.
+   */
+  heartbeat(): Promise<void>;
+  /**
+   * True once the partition is being revoked (a rebalance) or the subscription is stopping: start
+   * no new message; let the ones running finish, mark them, and return. Messages not marked done
+   * are delivered again, to this member or to the partition's next owner.
+   */
+  isStale(): boolean;
+  /** Aborted exactly when `isStale()` turns true, for code that waits. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Handles one batch. Return once every message has been marked done, or as soon as possible after
+ * the batch turned stale. Messages of the batch that are not covered by the finished prefix when it
+ * returns are delivered again (after `redeliveryDelayMs` when the batch made no progress at all).
+ * A handler that rejects is logged and treated as having returned; handlers should not throw.
+ */
+export type BatchHandler = (batch: MessageBatch, control: BatchControl) => Promise<void>;
+
+export interface SubscribeOptions {
+  /** Members with the same group id share the partitions; each group receives every message. */
+  readonly groupId: string;
+  readonly topics: readonly string[];
+  /**
+   * Where a partition starts when the group has never committed on it: the earliest retained
+   * message (true) or the end of the log as of the moment the partition is first assigned to the
+   * group (false). That start position is committed at once, so later members continue from it and
+   * nothing published after `subscribe` resolved is skipped. Ignored once the group has committed.
+   */
+  readonly fromBeginning: boolean;
+  /** How many of this member's partitions are handled at the same time (default 1). */
+  readonly partitionsConcurrently?: number;
+}
+
+/** One member of a consumer group. */
+export interface Subscription {
+  /**
+   * Leaves the group gracefully: marks running batches stale, waits for their handlers to return,
+   * commits the finished prefixes, then leaves so the partitions are reassigned. Idempotent.
+   */
+  stop(): Promise<void>;
+  /** The partitions this member owns in the current generation ([] while stopped). */
+  assignment(): readonly TopicPartition[];
+}
+
+export interface EventSubscriber {
+  /**
+   * Joins `groupId` as a new member. Resolves once the member has its first assignment and its
+   * start positions are fixed: every message published afterwards reaches the group. Topics must
+   * exist. Rebalances are eager: when a member joins or leaves, every member's batches turn stale,
+   * all members finish their running messages and commit, and only then are partitions reassigned —
+   * so a partition (and every key on it) is never handled by two members at once, provided running
+   * messages finish within the adapter's rebalance timeout.
+   */
+  subscribe(options: SubscribeOptions, handler: BatchHandler): Promise<Subscription>;
+}
+
+export interface TopicSpec {
+  readonly topic: string;
+  readonly partitions: number;
+  /** Kafka only; default: the broker's default replication factor. */
+  readonly replicationFactor?: number;
+}
+
+/** The topic administration services need at start-up. */
+export interface TopicAdmin {
+  /**
+   * Creates the topics that do not exist yet. Idempotent and safe to race. Throws when an existing
+   * topic has a different partition count: the key → partition mapping (and so per-key order)
+   * depends on it, and changing it is a deliberate operation, not a start-up side effect.
+   */
+  ensureTopics(specs: readonly TopicSpec[]): Promise<void>;
+}
+
+/** Everything one transport offers, as wired in a service's main.ts. */
+export interface EventBus extends EventPublisher, EventSubscriber, TopicAdmin {
+  /** Releases connections. Stop subscriptions first; publishing after close rejects. */
+  close(): Promise<void>;
+}
