@@ -1,5 +1,5 @@
-import type { ToolgateError } from '../core/errors.js';
-import type { ResultError } from '../core/types.js';
+import type { ToolgateError } from './errors.js';
+import type { ResultError } from './types.js';
 
 /**
  * The model-readable error a result carries for `error`. Optional fields appear only when set.

@@ -7,7 +7,7 @@ import type { AuditRecord, StageDecision } from './audit-record.js';
 import { buildAuditRecord, redactArguments } from './build-audit-record.js';
 import type { CallState } from './call-state.js';
 import type { PipelineDeps } from './deps.js';
-import { toResultError } from './result-error.js';
+import { toResultError } from '../core/result-error.js';
 import type { Stage, StageResult } from './stage.js';
 
 /** Per-run options. */

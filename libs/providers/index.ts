@@ -6,5 +6,5 @@ export type { AnthropicToolResultMessage } from './anthropic-results.js';
 export { assertSameCallIds } from './result-ids.js';
 export { modelReadableResult, UNRESOLVED_MESSAGE } from './result-text.js';
 export type { ModelReadableResult } from './result-text.js';
-export { callIds, refusedCallResult, toResultError } from './normalized-call.js';
+export { callIds, refusedCallResult } from './normalized-call.js';
 export type { NormalizedCall, NormalizedOk, NormalizationFailure } from './normalized-call.js';

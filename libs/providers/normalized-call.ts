@@ -1,5 +1,6 @@
+import { toResultError } from '../core/result-error.js';
 import { ToolgateError } from '../core/errors.js';
-import type { NormalizedToolCall, ResultError, ToolCallResult } from '../core/types.js';
+import type { NormalizedToolCall, ToolCallResult } from '../core/types.js';
 
 /** A call the provider returned in a usable shape. */
 export interface NormalizedOk {
@@ -41,17 +42,6 @@ export function refusedCallResult(failure: NormalizationFailure): ToolCallResult
     outcome: failure.error.outcome,
     error: toResultError(failure.error),
     toolInvocations: 0,
-  };
-}
-
-/** The model-readable part of a ToolgateError; `cause` is dropped (it is for logs, never the model). */
-export function toResultError(error: ToolgateError): ResultError {
-  return {
-    code: error.code,
-    message: error.message,
-    retryable: error.retryable,
-    ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
-    ...(error.suggestedFix === undefined ? {} : { suggestedFix: error.suggestedFix }),
   };
 }
 
