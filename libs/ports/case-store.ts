@@ -156,6 +156,8 @@ export interface CaseStore {
    * Moves a case if it is still as `expected` and the move is allowed (case-model.ts). Optimistic:
    * of concurrent transitions from the same version exactly one succeeds; the others get
    * `state-changed` and write nothing. Every success appends to `history` and bumps `version`.
+   * Expecting only a state does not make a recheck (open → open) exclusive, since the state is the
+   * same afterwards: pass `{ state, version }` there so two checkers cannot both record a check.
    */
   transition(caseId: string, change: CaseChange, expected: ExpectedCase): Promise<TransitionResult>;
 }

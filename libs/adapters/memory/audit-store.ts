@@ -1,7 +1,16 @@
 import { indexedColumns } from '../../audit/columns.js';
+import { deepFreeze } from '../../audit/deep-freeze.js';
 import { prepareEnvelope } from '../../audit/envelope.js';
 import { groupByChain, linkRecords } from '../../audit/hash-chain.js';
-import { compareStored, matchesQuery, matchesWhoDid, queryLimit, splitWhoDid, whoDidEntry } from '../../audit/query.js';
+import {
+  compareStored,
+  matchesQuery,
+  matchesWhoDid,
+  queryLimit,
+  splitWhoDid,
+  timeBound,
+  whoDidEntry,
+} from '../../audit/query.js';
 import { verifyChains, type VerifiableRecord } from '../../audit/verify.js';
 import type {
   AuditEnvelope,
@@ -14,6 +23,7 @@ import type {
   WhoDidOptions,
   WhoDidTarget,
 } from '../../ports/audit-store.js';
+import { settle } from './settle.js';
 
 /**
  * The audit store in process memory, with the PostgreSQL adapter's semantics: per-tenant hash chains,
@@ -27,7 +37,7 @@ export class MemoryAuditStore implements AuditStore {
   private readonly byRecordId = new Set<string>();
 
   append(records: readonly AuditEnvelope[]): Promise<{ appended: number; duplicates: number }> {
-    try {
+    return settle(() => {
       const prepared = records.map((r, i) => prepareEnvelope(r, i));
       const { groups, repeated } = groupByChain(prepared);
       let appended = 0;
@@ -45,25 +55,21 @@ export class MemoryAuditStore implements AuditStore {
         this.chains.set(chain, stored);
         appended += linked.length;
       }
-      return Promise.resolve({ appended, duplicates });
-    } catch (err) {
-      return Promise.reject(err as Error);
-    }
+      return { appended, duplicates };
+    });
   }
 
   query(filter: AuditQuery): Promise<StoredAuditRecord[]> {
-    try {
+    return settle(() => {
       const limit = queryLimit(filter.limit);
+      checkWindow(filter.fromMs, filter.toMs);
       const sign = filter.order === 'desc' ? -1 : 1;
-      const rows = [...this.chains.values()]
+      return [...this.chains.values()]
         .flat()
         .filter((r) => matchesQuery(r, filter))
         .sort((a, b) => sign * compareStored(a, b))
         .slice(0, limit);
-      return Promise.resolve(rows);
-    } catch (err) {
-      return Promise.reject(err as Error);
-    }
+    });
   }
 
   verify(opts: VerifyOptions = {}): Promise<VerifyReport> {
@@ -71,38 +77,34 @@ export class MemoryAuditStore implements AuditStore {
       chains: [...this.chains.keys()],
       ...(opts.chain === undefined ? {} : { only: opts.chain }),
       ...(opts.anchors === undefined ? {} : { anchors: opts.anchors }),
-      readPage: (chain, afterSeq, limit) => {
-        const rows = (this.chains.get(chain) ?? []).filter((r) => r.seq > afterSeq).slice(0, limit);
-        return Promise.resolve(rows.map(withColumns));
-      },
+      // seq n sits at index n - 1 of its chain's array.
+      readPage: (chain, afterSeq, limit) =>
+        settle(() => (this.chains.get(chain) ?? []).slice(afterSeq, afterSeq + limit).map(withColumns)),
     });
   }
 
   whoDid(target: WhoDidTarget, opts: WhoDidOptions = {}): Promise<WhoDidAnswer> {
-    try {
+    return settle(() => {
       const limit = queryLimit(opts.limit);
+      checkWindow(opts.fromMs, opts.toMs);
       const entries = [...this.chains.values()]
         .flat()
         .filter((r) => matchesWhoDid(r, target, opts))
         .sort(compareStored)
         .slice(0, limit)
         .map(whoDidEntry);
-      return Promise.resolve(splitWhoDid(entries));
-    } catch (err) {
-      return Promise.reject(err as Error);
-    }
+      return splitWhoDid(entries);
+    });
   }
+}
+
+/** Refuses a non-finite bound even when there is nothing to compare it with, as SQL would. */
+function checkWindow(fromMs: number | undefined, toMs: number | undefined): void {
+  timeBound('fromMs', fromMs);
+  timeBound('toMs', toMs);
 }
 
 /** Memory keeps no separate columns: they are always what the body says. */
 function withColumns(record: StoredAuditRecord): VerifiableRecord {
   return { ...record, columns: indexedColumns(record.record) };
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
 }

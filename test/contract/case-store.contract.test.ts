@@ -1,0 +1,377 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryCaseStore } from '../../libs/adapters/memory/case-store.js';
+import { PostgresCaseStore } from '../../libs/adapters/postgres/case-store.js';
+import { migrate } from '../../libs/adapters/postgres/migrate.js';
+import { ManualClock } from '../../libs/core/manual-clock.js';
+import { ToolgateError } from '../../libs/core/errors.js';
+import type { CaseChange, CaseStore, ReconciliationCase } from '../../libs/ports/case-store.js';
+import { DATABASE_URL } from '../helpers/env.js';
+import { uniqueName } from '../helpers/names.js';
+import { createTestSchema } from '../helpers/postgres.js';
+import { deadLetter } from '../unit/audit/fixtures.js';
+
+/** The store under test, a second client of the same backing store, and the clock both read. */
+interface CaseHarness {
+  readonly store: CaseStore;
+  readonly peer: CaseStore;
+  readonly clock: ManualClock;
+  close(): Promise<void>;
+}
+
+const START_MS = 1_700_000_000_000;
+
+const adapters: { name: string; create(): Promise<CaseHarness> }[] = [
+  {
+    name: 'memory',
+    create() {
+      const clock = new ManualClock(START_MS);
+      const store = new MemoryCaseStore(clock);
+      return Promise.resolve({ store, peer: store, clock, close: () => Promise.resolve() });
+    },
+  },
+  {
+    name: 'postgres',
+    async create() {
+      const clock = new ManualClock(START_MS);
+      const test = await createTestSchema('cases');
+      await migrate(test.pool);
+      const second = new pg.Pool({
+        connectionString: DATABASE_URL,
+        max: 5,
+        options: `-c search_path="${test.schema}"`,
+      });
+      return {
+        store: new PostgresCaseStore(test.pool, clock),
+        peer: new PostgresCaseStore(second, clock),
+        clock,
+        async close() {
+          await second.end();
+          await test.drop();
+        },
+      };
+    },
+  },
+];
+
+const OP = 'operator:alice' as const;
+const unknownCheck = (atMs: number) => ({ atMs, answer: { state: 'unknown' as const } });
+
+describe.each(adapters)('CaseStore contract: $name', (adapter) => {
+  let h: CaseHarness;
+  beforeAll(async () => {
+    h = await adapter.create();
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it('opens a case from a dead letter, due for a check now, with its full context', async () => {
+    const dl = deadLetter();
+    const opened = await h.store.openFromDeadLetter(dl);
+    expect(opened.created).toBe(true);
+    const c = opened.case;
+    expect(c).toMatchObject({
+      deadLetterId: dl.deadLetterId,
+      callId: dl.callId,
+      tenant: 't1',
+      tool: 'refund_payment',
+      idempotencyKey: dl.idempotencyKey,
+      resourceKey: dl.resourceKey,
+      principalId: dl.principalId,
+      traceId: dl.traceId,
+      reason: 'UNRESOLVED',
+      state: 'open',
+      nextCheckAtMs: h.clock.now(),
+      createdAtMs: h.clock.now(),
+      updatedAtMs: h.clock.now(),
+      version: 1,
+      statusChecks: [],
+      history: [],
+      resolution: null,
+      lastKnownState: { status: 'submitted' },
+      attemptHistory: [{ attempt: 1, startedAtMs: 1_000, durationMs: 30_000, result: 'TIMEOUT' }],
+    });
+    expect(c.context).toMatchObject({
+      request: { tool: 'refund_payment', arguments: { order_id: 'O-5512' } },
+      errorCode: 'TIMEOUT',
+      originalPartition: 3,
+      originalOffset: '42',
+    });
+    expect(await h.store.get(c.caseId)).toEqual(c);
+    expect(await h.store.get({ callId: dl.callId! })).toEqual(c);
+    expect(await h.store.get({ deadLetterId: dl.deadLetterId })).toEqual(c);
+    expect(await h.store.get('no-such-case')).toBeUndefined();
+    expect(await h.store.get({ callId: 'no-such-call' })).toBeUndefined();
+  });
+
+  it('is idempotent by call id: redelivery, or another dead letter for the same call, opens nothing new', async () => {
+    const dl = deadLetter();
+    const first = await h.store.openFromDeadLetter(dl);
+    await h.clock.advance(1_000);
+    const again = await h.peer.openFromDeadLetter(dl);
+    expect(again).toEqual({ created: false, case: first.case });
+    const second = deadLetter({ callId: dl.callId, reason: 'EXHAUSTED' });
+    expect(await h.store.openFromDeadLetter(second)).toEqual({ created: false, case: first.case });
+    // Even after resolution a late redelivery does not reopen anything.
+    await h.store.transition(
+      first.case.caseId,
+      { to: 'resolved_failed', by: OP, note: 'no refund exists' },
+      'open',
+    );
+    const late = await h.store.openFromDeadLetter(dl);
+    expect(late.created).toBe(false);
+    expect(late.case.state).toBe('resolved_failed');
+  });
+
+  it('poison without a call id is deduplicated by dead-letter id', async () => {
+    const poison = deadLetter({
+      callId: null,
+      reason: 'POISON',
+      tenant: null,
+      tool: null,
+      rawPayloadBase64: 'AAEC',
+    });
+    const a = await h.store.openFromDeadLetter(poison);
+    const b = await h.store.openFromDeadLetter(poison);
+    const other = await h.store.openFromDeadLetter({ ...poison, deadLetterId: uniqueName('dl') });
+    expect(a.created).toBe(true);
+    expect(b).toEqual({ created: false, case: a.case });
+    expect(other.created).toBe(true);
+    expect(a.case).toMatchObject({ callId: null, tenant: null, reason: 'POISON' });
+    expect(a.case.context).toMatchObject({ rawPayloadBase64: 'AAEC' });
+  });
+
+  it('refuses a malformed dead letter without storing anything', async () => {
+    const dl = deadLetter({ callId: null });
+    await expect(h.store.openFromDeadLetter(dl)).rejects.toMatchObject({ code: 'MALFORMED_EVENT' });
+    expect(await h.store.get({ deadLetterId: dl.deadLetterId })).toBeUndefined();
+  });
+
+  it('exactly one of concurrent openers creates the case', async () => {
+    const dl = deadLetter();
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? h.store : h.peer).openFromDeadLetter(dl)),
+    );
+    expect(results.filter((r) => r.created)).toHaveLength(1);
+    expect(new Set(results.map((r) => r.case.caseId)).size).toBe(1);
+  });
+
+  it('walks open → recheck → needs_manual → resolved_succeeded, recording everything', async () => {
+    const { case: c } = await h.store.openFromDeadLetter(deadLetter());
+    const t0 = h.clock.now();
+    await h.clock.advance(60_000);
+    const recheck = await h.store.transition(
+      c.caseId,
+      {
+        to: 'open',
+        by: 'status-check',
+        note: '',
+        statusCheck: unknownCheck(t0 + 59_000),
+        nextCheckAtMs: t0 + 120_000,
+      },
+      'open',
+    );
+    expect(recheck).toMatchObject({
+      ok: true,
+      case: { state: 'open', version: 2, nextCheckAtMs: t0 + 120_000, updatedAtMs: t0 + 60_000 },
+    });
+    await h.clock.advance(60_000);
+    const escalated = await h.store.transition(
+      c.caseId,
+      {
+        to: 'needs_manual',
+        by: 'status-check',
+        note: 'status checks exhausted',
+        statusCheck: unknownCheck(t0 + 120_000),
+      },
+      { state: 'open', version: 2 },
+    );
+    expect(escalated).toMatchObject({
+      ok: true,
+      case: { state: 'needs_manual', nextCheckAtMs: null, version: 3 },
+    });
+    const resolved = await h.peer.transition(
+      c.caseId,
+      { to: 'resolved_succeeded', by: OP, note: 'refund R-77 found in the PSP dashboard' },
+      'needs_manual',
+    );
+    if (!resolved.ok) throw new Error(`expected success, got ${resolved.reason}`);
+    expect(resolved.case).toMatchObject({
+      state: 'resolved_succeeded',
+      version: 4,
+      resolution: { by: OP, note: 'refund R-77 found in the PSP dashboard', atMs: t0 + 120_000 },
+    });
+    expect(resolved.case.statusChecks).toEqual([unknownCheck(t0 + 59_000), unknownCheck(t0 + 120_000)]);
+    expect(resolved.case.history.map((x) => [x.from, x.to, x.by])).toEqual([
+      ['open', 'open', 'status-check'],
+      ['open', 'needs_manual', 'status-check'],
+      ['needs_manual', 'resolved_succeeded', OP],
+    ]);
+    expect(await h.store.get(c.caseId)).toEqual(resolved.case);
+  });
+
+  it('redrive: a person re-opens a failed case; the old resolution stays in the history', async () => {
+    const { case: c } = await h.store.openFromDeadLetter(deadLetter());
+    await h.store.transition(
+      c.caseId,
+      {
+        to: 'resolved_failed',
+        by: 'status-check',
+        note: '',
+        statusCheck: { atMs: 1, answer: { state: 'not-applied' } },
+      },
+      'open',
+    );
+    const redriven = await h.store.transition(
+      c.caseId,
+      { to: 'open', by: OP, note: 'PSP was lagging' },
+      'resolved_failed',
+    );
+    expect(redriven).toMatchObject({
+      ok: true,
+      case: { state: 'open', resolution: null, nextCheckAtMs: h.clock.now() },
+    });
+    if (redriven.ok) expect(redriven.case.history.map((x) => x.to)).toEqual(['resolved_failed', 'open']);
+  });
+
+  it('refuses moves the model forbids, writing nothing', async () => {
+    const { case: c } = await h.store.openFromDeadLetter(deadLetter());
+    const refused: [CaseChange, RegExp][] = [
+      [{ to: 'resolved_succeeded', by: 'status-check', note: '' }, /applied/],
+      [{ to: 'open', by: 'status-check', note: '' }, /nextCheckAtMs/],
+      [{ to: 'needs_manual', by: OP, note: '' }, /note/],
+    ];
+    for (const [change, why] of refused) {
+      const r = await h.store.transition(c.caseId, change, 'open');
+      expect(r).toMatchObject({ ok: false, reason: 'not-allowed', case: { version: 1 } });
+      if (!r.ok && r.reason === 'not-allowed') expect(r.detail).toMatch(why);
+    }
+    await h.store.transition(
+      c.caseId,
+      { to: 'resolved_succeeded', by: OP, note: 'confirmed by phone' },
+      'open',
+    );
+    const final = await h.store.transition(
+      c.caseId,
+      { to: 'open', by: OP, note: 'reopen' },
+      'resolved_succeeded',
+    );
+    expect(final).toMatchObject({ ok: false, reason: 'not-allowed' });
+    expect(await h.store.get(c.caseId)).toMatchObject({ state: 'resolved_succeeded', version: 2 });
+  });
+
+  it('refuses when the case is not as expected, and reports unknown cases', async () => {
+    const { case: c } = await h.store.openFromDeadLetter(deadLetter());
+    const change: CaseChange = { to: 'needs_manual', by: OP, note: 'n' };
+    expect(await h.store.transition(c.caseId, change, 'needs_manual')).toMatchObject({
+      ok: false,
+      reason: 'state-changed',
+      case: { state: 'open', version: 1 },
+    });
+    expect(await h.store.transition(c.caseId, change, { state: 'open', version: 7 })).toMatchObject({
+      ok: false,
+      reason: 'state-changed',
+    });
+    expect(await h.store.transition('no-such-case', change, 'open')).toEqual({
+      ok: false,
+      reason: 'not-found',
+    });
+    expect(await h.store.get(c.caseId)).toEqual(c);
+  });
+
+  it('of concurrent transitions from the same state exactly one wins', async () => {
+    const { case: c } = await h.store.openFromDeadLetter(deadLetter());
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        (i % 2 === 0 ? h.store : h.peer).transition(
+          c.caseId,
+          i % 2 === 0
+            ? { to: 'needs_manual', by: 'status-check', note: `checker ${i} gave up` }
+            : { to: 'resolved_failed', by: `operator:op${i}`, note: `operator ${i} decided` },
+          'open',
+        ),
+      ),
+    );
+    const winners = results.filter((r) => r.ok);
+    expect(winners).toHaveLength(1);
+    expect(results.filter((r) => !r.ok).every((r) => !r.ok && r.reason === 'state-changed')).toBe(true);
+    const stored = await h.store.get(c.caseId);
+    expect(stored).toEqual((winners[0] as { case: ReconciliationCase }).case);
+    expect(stored!.history).toHaveLength(1);
+  });
+
+  it('of concurrent rechecks of the same version exactly one is recorded', async () => {
+    const { case: c } = await h.store.openFromDeadLetter(deadLetter());
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        (i % 2 === 0 ? h.store : h.peer).transition(
+          c.caseId,
+          {
+            to: 'open',
+            by: 'status-check',
+            note: '',
+            statusCheck: unknownCheck(i),
+            nextCheckAtMs: h.clock.now() + 1_000,
+          },
+          { state: 'open', version: 1 },
+        ),
+      ),
+    );
+    expect(results.filter((r) => r.ok)).toHaveLength(1);
+    const stored = await h.store.get(c.caseId);
+    expect(stored).toMatchObject({ version: 2 });
+    expect(stored!.statusChecks).toHaveLength(1);
+  });
+
+  it('lists by state, tenant and tool, oldest first, and due open cases soonest first', async () => {
+    const tenant = uniqueName('tenant');
+    const base = h.clock.now();
+    const open = async (tool: string): Promise<ReconciliationCase> => {
+      const opened = await h.store.openFromDeadLetter(deadLetter({ tenant, tool }));
+      await h.clock.advance(10);
+      return opened.case;
+    };
+    const a = await open('refund_payment');
+    const b = await open('refund_payment');
+    const c = await open('send_email');
+    const d = await open('refund_payment');
+    // a: checked later; b: escalated (never due); c and d stay due at their creation time.
+    await h.store.transition(
+      a.caseId,
+      { to: 'open', by: 'status-check', note: '', nextCheckAtMs: base + 1_000 },
+      'open',
+    );
+    await h.store.transition(
+      b.caseId,
+      { to: 'needs_manual', by: 'status-check', note: 'no status check' },
+      'open',
+    );
+    const ids = (cases: ReconciliationCase[]): string[] => cases.map((x) => x.caseId);
+    expect(ids(await h.store.list({ tenant }))).toEqual([a.caseId, b.caseId, c.caseId, d.caseId]);
+    expect(ids(await h.store.list({ tenant, state: 'open' }))).toEqual([a.caseId, c.caseId, d.caseId]);
+    expect(ids(await h.store.list({ tenant, state: 'needs_manual' }))).toEqual([b.caseId]);
+    expect(ids(await h.store.list({ tenant, tool: 'refund_payment' }))).toEqual([
+      a.caseId,
+      b.caseId,
+      d.caseId,
+    ]);
+    expect(ids(await h.store.list({ tenant, dueBeforeMs: base + 999 }))).toEqual([c.caseId, d.caseId]);
+    expect(ids(await h.store.list({ tenant, dueBeforeMs: base + 1_000 }))).toEqual([
+      c.caseId,
+      d.caseId,
+      a.caseId,
+    ]);
+    expect(ids(await h.store.list({ tenant, dueBeforeMs: base + 20 }))).toEqual([c.caseId]);
+    expect(ids(await h.store.list({ tenant, dueBeforeMs: base + 20.9 }))).toEqual([c.caseId]);
+    expect(ids(await h.store.list({ tenant, dueBeforeMs: base + 5_000, limit: 2 }))).toEqual([
+      c.caseId,
+      d.caseId,
+    ]);
+    expect(ids(await h.store.list({ tenant, tool: 'send_email', dueBeforeMs: base + 5_000 }))).toEqual([
+      c.caseId,
+    ]);
+    expect(await h.store.list({ tenant: uniqueName('nobody') })).toEqual([]);
+    await expect(h.store.list({ tenant, dueBeforeMs: NaN })).rejects.toBeInstanceOf(ToolgateError);
+  });
+});
