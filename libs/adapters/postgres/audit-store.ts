@@ -23,6 +23,11 @@ export interface PostgresAuditStoreOptions {
   readonly insertBatch?: number;
   /** Rows per page while verifying. Default 1000. */
   readonly verifyPageSize?: number;
+  /**
+   * How many chains (tenants) of one batch are appended at once, each in its own transaction on its
+   * own connection. Default 4; keep it below the pool size.
+   */
+  readonly chainConcurrency?: number;
 }
 
 const COLUMNS = `chain, seq, record_id, producer_id, source, recorded_at_ms, tool, principal_id, tenant,
@@ -41,15 +46,16 @@ const LOCK_CHAIN = `SELECT pg_advisory_xact_lock(hashtext('toolgate.audit_chain'
  * first). The table refuses UPDATE, DELETE and TRUNCATE by trigger; the hash chain detects what the
  * triggers cannot stop (see the migration's header).
  *
- * append: per chain, in chain-name order (so concurrent multi-chain appenders cannot deadlock), one
- * transaction: take the chain lock, drop recordIds already stored, read the head, link, insert. Each
- * chain's part is atomic. A unique violation on record_id (the same recordId raced into another
+ * append: per chain, one transaction: take the chain lock, drop recordIds already stored, read the
+ * head, link, insert. Each chain's part is atomic; up to `chainConcurrency` chains of a batch run at
+ * once (a transaction holds one chain lock only, so they cannot deadlock). A unique violation on record_id (the same recordId raced into another
  * chain, which only a producer bug can cause) retries that chain's transaction once, where the record
  * then counts as a duplicate.
  */
 export class PostgresAuditStore implements AuditStore {
   private readonly insertBatch: number;
   private readonly verifyPageSize: number;
+  private readonly chainConcurrency: number;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -57,25 +63,39 @@ export class PostgresAuditStore implements AuditStore {
   ) {
     this.insertBatch = options.insertBatch ?? 500;
     this.verifyPageSize = options.verifyPageSize ?? 1000;
+    this.chainConcurrency = Math.max(1, options.chainConcurrency ?? 4);
   }
 
   async append(records: readonly AuditEnvelope[]): Promise<{ appended: number; duplicates: number }> {
     const prepared = records.map((r, i) => prepareEnvelope(r, i));
     const { groups, repeated } = groupByChain(prepared);
+    const queue = [...groups.entries()];
     let appended = 0;
     let duplicates = repeated;
-    for (const [chain, group] of groups) {
-      let result: number;
-      try {
-        result = await this.appendChain(chain, group);
-      } catch (err) {
-        if ((err as { code?: unknown }).code !== '23505') throw err;
-        result = await this.appendChain(chain, group);
+    const worker = async (): Promise<void> => {
+      for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+        const [chain, group] = next;
+        const stored = await this.appendChainOnce(chain, group);
+        appended += stored;
+        duplicates += group.length - stored;
       }
-      appended += result;
-      duplicates += group.length - result;
-    }
+    };
+    const workers = Array.from({ length: Math.min(this.chainConcurrency, queue.length) }, worker);
+    // Every started chain finishes (commits or rolls back) before the first failure is reported.
+    const settled = await Promise.allSettled(workers);
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
     return { appended, duplicates };
+  }
+
+  /** One chain's transaction, retried once after a record_id unique violation (see the class doc). */
+  private async appendChainOnce(chain: string, group: readonly AuditEnvelope[]): Promise<number> {
+    try {
+      return await this.appendChain(chain, group);
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== '23505') throw err;
+      return this.appendChain(chain, group);
+    }
   }
 
   /** Appends one chain's records in one transaction; returns how many were new. */
@@ -83,19 +103,30 @@ export class PostgresAuditStore implements AuditStore {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
+      // Its own statement: under READ COMMITTED the reads below then see every append committed by
+      // whoever held the lock before us (a statement's snapshot starts when the statement does).
       await client.query(LOCK_CHAIN, [chain]);
-      const existing = await client.query<{ record_id: string }>(
-        'SELECT record_id FROM audit_records WHERE record_id = ANY($1::text[])',
-        [group.map((e) => e.recordId)],
+      const { rows } = await client.query<{
+        existing: string[] | null;
+        seq: string | null;
+        hash: string | null;
+      }>(
+        `SELECT (SELECT array_agg(record_id) FROM audit_records WHERE record_id = ANY($2::text[])) AS existing,
+                head.seq, head.hash
+         FROM (SELECT 1) AS one
+         LEFT JOIN LATERAL (
+           SELECT seq, hash FROM audit_records WHERE chain = $1 ORDER BY seq DESC LIMIT 1
+         ) AS head ON true`,
+        [chain, group.map((e) => e.recordId)],
       );
-      const stored = new Set(existing.rows.map((r) => r.record_id));
+      const row = rows[0];
+      const stored = new Set(row?.existing ?? []);
       const fresh = group.filter((e) => !stored.has(e.recordId));
-      const head = await client.query<{ seq: string; hash: string }>(
-        'SELECT seq, hash FROM audit_records WHERE chain = $1 ORDER BY seq DESC LIMIT 1',
-        [chain],
-      );
-      const top = head.rows[0];
-      const linked = linkRecords(chain, top && { seq: Number(top.seq), hash: top.hash }, fresh);
+      const head =
+        row === undefined || row.seq === null || row.hash === null
+          ? undefined
+          : { seq: Number(row.seq), hash: row.hash };
+      const linked = linkRecords(chain, head, fresh);
       for (let i = 0; i < linked.length; i += this.insertBatch) {
         await insertRows(client, linked.slice(i, i + this.insertBatch));
       }
