@@ -49,7 +49,7 @@ async function kafka(cfg: LocalServersConfig, keep: boolean, stops: Stop[]): Pro
       timeoutMs: 15_000,
     }).catch((err: unknown) => {
       throw new Error(
-        `${String(err)}. Start that broker, or unset KAFKA_BROKERS so the tests start a local one ` +
+        `${message(err)}. Start that broker, or unset KAFKA_BROKERS so the tests start a local one ` +
           `('npm run kafka:up' starts it by hand).`,
       );
     });
@@ -61,7 +61,7 @@ async function kafka(cfg: LocalServersConfig, keep: boolean, stops: Stop[]): Pro
     return up.brokers;
   } catch (err) {
     throw new Error(
-      `Could not start the local Kafka broker: ${String(err)}\n` +
+      `Could not start the local Kafka broker: ${message(err)}\n` +
         `Start it by hand with 'npm run kafka:up' (needs Maven and Java 17+), or set KAFKA_BROKERS.`,
     );
   }
@@ -75,7 +75,7 @@ async function schemaRegistry(cfg: LocalServersConfig, keep: boolean, stops: Sto
       timeoutMs: 15_000,
     }).catch((err: unknown) => {
       throw new Error(
-        `${String(err)}. Start that registry (a Confluent-compatible base URL), or unset ` +
+        `${message(err)}. Start that registry (a Confluent-compatible base URL), or unset ` +
           `SCHEMA_REGISTRY_URL so the tests start a local one ('npm run registry:up' starts it by hand).`,
       );
     });
@@ -87,10 +87,14 @@ async function schemaRegistry(cfg: LocalServersConfig, keep: boolean, stops: Sto
     return up.url;
   } catch (err) {
     throw new Error(
-      `Could not start the local schema registry: ${String(err)}\n` +
+      `Could not start the local schema registry: ${message(err)}\n` +
         `Start it by hand with 'npm run registry:up' (needs Maven and Java 21+), or set SCHEMA_REGISTRY_URL.`,
     );
   }
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
 async function checkPostgres(): Promise<void> {
