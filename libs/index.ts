@@ -15,3 +15,7 @@ export * from './auth/index.js';
 export * from './pipeline/index.js';
 export * from './guards/index.js';
 export * from './policy/index.js';
+export type * from './ports/audit-store.js';
+export type * from './ports/case-store.js';
+export type * from './ports/event-bus.js';
+export type * from './ports/event-codec.js';

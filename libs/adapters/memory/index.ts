@@ -3,3 +3,5 @@ export { MemoryIdempotencyStore } from './memory-idempotency-store.js';
 export { MemoryRateLimiter } from './memory-rate-limiter.js';
 export { DEFAULT_ABANDONED_RETENTION_MS, type IdempotencyStoreOptions } from './idempotency-options.js';
 export { takeTokens, fullRefillMs, type BucketState } from './token-bucket.js';
+export { MemoryAuditStore } from './audit-store.js';
+export { MemoryCaseStore } from './case-store.js';
