@@ -1,0 +1,295 @@
+/**
+ * In-process guard pipeline throughput, per-stage cost, and a same-process baseline.
+ *
+ *   npx tsx bench/pipeline.ts            (REDIS_URL / DATABASE_URL override the local servers)
+ *
+ * Not a test: it measures, prints a markdown report, and exits. Every configuration is run REPEATS
+ * times after one warm-up run; figures are medians over the repeats. The tool is a state-changing
+ * no-op with a (never exhausted) per-principal rate limit, so every call takes the full path: resolve,
+ * input schema, authorization, one rate-limit bucket take, policy, idempotency claim + complete,
+ * execute through the breaker, output schema.
+ */
+import os from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { z } from 'zod';
+import { MemoryIdempotencyStore, MemoryRateLimiter } from '../libs/adapters/memory/index.js';
+import { PostgresIdempotencyStore, migrate } from '../libs/adapters/postgres/index.js';
+import { RedisIdempotencyStore, RedisRateLimiter } from '../libs/adapters/redis/index.js';
+import { systemClock } from '../libs/core/system-clock.js';
+import type { ExecutionContext, NormalizedToolCall } from '../libs/core/types.js';
+import { createCircuitBreakers } from '../libs/execution/breakers.js';
+import { createOutboundLimiter } from '../libs/execution/outbound-limiter.js';
+import { GuardPipeline } from '../libs/pipeline/guard-pipeline.js';
+import type { StageName } from '../libs/pipeline/audit-record.js';
+import { createPolicyEngine } from '../libs/policy/index.js';
+import type { Clock } from '../libs/ports/clock.js';
+import type { IdempotencyStore } from '../libs/ports/idempotency-store.js';
+import type { RateLimiter } from '../libs/ports/rate-limiter.js';
+import { defineTool } from '../libs/registry/define-tool.js';
+import { ToolRegistry } from '../libs/registry/tool-registry.js';
+import type { ToolDefinition, ToolInvocation } from '../libs/registry/tool-definition.js';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const REPEATS = Number(process.env.BENCH_REPEATS ?? 5);
+const IN_FLIGHT = 64;
+
+/**
+ * Sub-millisecond epoch time, so stage durations (measured with deps.clock) resolve microseconds.
+ * Sleeping is the system clock's own, so timers behave exactly as in production.
+ */
+const clock: Clock = { ...systemClock, now: () => performance.timeOrigin + performance.now() };
+
+const noop = defineTool({
+  name: 'bench_noop',
+  version: '1.0.0',
+  description: 'Returns its input. Benchmark tool; does nothing.',
+  input: z.object({ n: z.number().int() }),
+  output: z.object({ n: z.number().int() }),
+  scopes: [],
+  owner: 'bench',
+  stateChanging: true,
+  retrySafety: { kind: 'forwards-key' },
+  rateLimit: { capacity: 1e12, refillPerSecond: 1e12, per: ['principal'] },
+  timeoutMs: 5_000,
+  execute: (args) => Promise.resolve({ n: args.n }),
+}) as unknown as ToolDefinition;
+
+interface Adapters {
+  readonly name: string;
+  readonly idempotency: IdempotencyStore;
+  readonly rateLimiter: RateLimiter;
+  /** Calls per measured run (fewer for networked stores, to keep the whole bench within minutes). */
+  readonly calls: number;
+}
+
+function pipelineFor(
+  adapters: Adapters,
+  onStage?: (stage: StageName, durationMs: number) => void,
+): GuardPipeline {
+  const registry = new ToolRegistry();
+  registry.register(noop);
+  return new GuardPipeline({
+    tools: registry,
+    idempotency: adapters.idempotency,
+    rateLimiter: adapters.rateLimiter,
+    policy: createPolicyEngine([], 'bench'),
+    breakers: createCircuitBreakers({
+      errorThresholdPercentage: 50,
+      volumeThreshold: 20,
+      resetTimeoutMs: 10_000,
+      timeoutMs: false,
+    }),
+    outbound: createOutboundLimiter(adapters.rateLimiter, {}, clock),
+    clock,
+    owner: 'bench-executor',
+    settings: { resultTtlMs: 600_000, leaseMarginMs: 5_000 },
+    ...(onStage === undefined ? {} : { observer: { onStage: (_tool, d) => onStage(d.stage, d.durationMs) } }),
+  });
+}
+
+let runCounter = 0;
+
+function ctxFor(taskId: string, index: number): ExecutionContext {
+  return {
+    principal: { id: 'bench-agent', tenant: 't1', kind: 'agent', scopes: [], roles: [] },
+    tenant: 't1',
+    taskId,
+    step: 0,
+    index,
+    traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+  };
+}
+
+/** Runs `n` distinct calls (distinct idempotency keys) with `inFlight` at a time; returns calls/s. */
+async function runCalls(
+  n: number,
+  inFlight: number,
+  one: (call: NormalizedToolCall, ctx: ExecutionContext) => Promise<void>,
+): Promise<number> {
+  const taskId = `bench-${process.pid}-${Date.now()}-${runCounter++}`;
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (;;) {
+      const i = next++;
+      if (i >= n) return;
+      await one({ id: `c${i}`, name: 'bench_noop', arguments: { n: i } }, ctxFor(taskId, i));
+    }
+  };
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: Math.min(inFlight, n) }, worker));
+  return n / ((performance.now() - t0) / 1000);
+}
+
+function throughPipeline(pipeline: GuardPipeline) {
+  return async (call: NormalizedToolCall, ctx: ExecutionContext): Promise<void> => {
+    const { result } = await pipeline.run(call, ctx);
+    if (result.outcome !== 'SUCCESS') {
+      throw new Error(`bench call ended ${result.outcome}: ${result.error?.code} ${result.error?.message}`);
+    }
+  };
+}
+
+/** The baseline: the same tool called directly, with nothing around it. */
+async function direct(call: NormalizedToolCall, ctx: ExecutionContext): Promise<void> {
+  const inv: ToolInvocation = { ctx, idempotencyKey: 'k', attempt: 1, signal: NEVER };
+  const out = await noop.execute(call.arguments, inv);
+  if (out === undefined) throw new Error('no output');
+}
+const NEVER = new AbortController().signal;
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+async function repeated(times: number, fn: () => Promise<number>): Promise<number> {
+  await fn(); // warm-up: JIT, connection pools, scripts loaded
+  const results: number[] = [];
+  for (let i = 0; i < times; i++) results.push(await fn());
+  return median(results);
+}
+
+interface Row {
+  readonly name: string;
+  readonly sequential: number;
+  readonly concurrent: number;
+  readonly stageUs: Map<StageName, number>;
+}
+
+async function measureAdapters(adapters: Adapters): Promise<Row> {
+  const plain = pipelineFor(adapters);
+  const sequential = await repeated(REPEATS, () => runCalls(adapters.calls, 1, throughPipeline(plain)));
+  const concurrent = await repeated(REPEATS, () =>
+    runCalls(adapters.calls, IN_FLIGHT, throughPipeline(plain)),
+  );
+  // Stage costs from the pipeline's own decision timings, sequential calls only (concurrent timings
+  // would include time spent waiting behind other calls).
+  const samples = new Map<StageName, number[]>();
+  const observed = pipelineFor(adapters, (stage, ms) => {
+    let list = samples.get(stage);
+    if (list === undefined) samples.set(stage, (list = []));
+    list.push(ms * 1000);
+  });
+  for (let i = 0; i < REPEATS; i++) await runCalls(adapters.calls, 1, throughPipeline(observed));
+  const stageUs = new Map<StageName, number>();
+  for (const [stage, list] of samples) stageUs.set(stage, median(list));
+  return { name: adapters.name, sequential, concurrent, stageUs };
+}
+
+const STAGE_ORDER: readonly StageName[] = [
+  'resolve',
+  'validate-input',
+  'authorize',
+  'rate-limit',
+  'business-rules',
+  'idempotency',
+  'execute',
+  'validate-output',
+];
+
+const fmt = (n: number, digits = 0) =>
+  n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+async function main(): Promise<void> {
+  const cpus = os.cpus();
+  process.stdout.write(
+    `machine: ${cpus.length} cores (${cpus[0]?.model ?? 'unknown'}), ${fmt(os.totalmem() / 2 ** 30)} GiB, ` +
+      `node ${process.version}, ${os.platform()} ${os.release()}; repeats=${REPEATS}, in flight=${IN_FLIGHT}\n\n`,
+  );
+
+  const baselineCalls = 20_000;
+  const baseSeq = await repeated(REPEATS, () => runCalls(baselineCalls, 1, direct));
+  const baseConc = await repeated(REPEATS, () => runCalls(baselineCalls, IN_FLIGHT, direct));
+
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 2 });
+  const prefix = `bench:${process.pid}:${Date.now()}:`;
+  const schema = `bench_${process.pid}_${Date.now()}`;
+  const admin = new pg.Client({ connectionString: DATABASE_URL });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA "${schema}"`);
+  const pool = new pg.Pool({
+    connectionString: DATABASE_URL,
+    max: 10,
+    options: `-c search_path="${schema}"`,
+  });
+  await migrate(pool);
+
+  const rows: Row[] = [];
+  try {
+    rows.push(
+      await measureAdapters({
+        name: 'memory (idempotency + rate limit in process)',
+        idempotency: new MemoryIdempotencyStore(clock),
+        rateLimiter: new MemoryRateLimiter(clock),
+        calls: 5_000,
+      }),
+    );
+    const redisLimiter = new RedisRateLimiter(redis, { keyPrefix: prefix });
+    rows.push(
+      await measureAdapters({
+        name: 'Redis (idempotency + rate limit)',
+        idempotency: new RedisIdempotencyStore(redis, { keyPrefix: prefix, abandonedRetentionMs: 600_000 }),
+        rateLimiter: redisLimiter,
+        calls: 2_000,
+      }),
+    );
+    rows.push(
+      await measureAdapters({
+        name: 'Postgres idempotency + Redis rate limit',
+        idempotency: new PostgresIdempotencyStore(pool, { abandonedRetentionMs: 600_000 }),
+        rateLimiter: redisLimiter,
+        calls: 1_000,
+      }),
+    );
+  } finally {
+    let cursor = '0';
+    do {
+      const [nextCursor, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      if (keys.length > 0) await redis.del(...keys);
+      cursor = nextCursor;
+    } while (cursor !== '0');
+    await redis.quit();
+    await pool.end();
+    await admin.query(`DROP SCHEMA "${schema}" CASCADE`);
+    await admin.end();
+  }
+
+  const out: string[] = [];
+  out.push(
+    `Baseline (tool called directly): ${fmt(baseSeq)} calls/s sequential, ${fmt(baseConc)} calls/s with ${IN_FLIGHT} in flight.`,
+  );
+  out.push('');
+  out.push(
+    `| adapters | sequential calls/s | µs/call | × baseline time | ${IN_FLIGHT} in flight calls/s | × baseline time |`,
+  );
+  out.push('|---|---:|---:|---:|---:|---:|');
+  for (const r of rows) {
+    out.push(
+      `| ${r.name} | ${fmt(r.sequential)} | ${fmt(1e6 / r.sequential, 1)} | ${fmt(baseSeq / r.sequential)} | ` +
+        `${fmt(r.concurrent)} | ${fmt(baseConc / r.concurrent)} |`,
+    );
+  }
+  out.push('');
+  out.push("Median µs per stage (sequential calls, from the pipeline's own stage decisions):");
+  out.push('');
+  out.push(`| stage | ${rows.map((r) => r.name).join(' | ')} |`);
+  out.push(`|---|${rows.map(() => '---:').join('|')}|`);
+  for (const stage of STAGE_ORDER) {
+    out.push(`| ${stage} | ${rows.map((r) => fmt(r.stageUs.get(stage) ?? Number.NaN, 1)).join(' | ')} |`);
+  }
+  const sums = rows.map((r) => [...r.stageUs.values()].reduce((a, b) => a + b, 0));
+  out.push(`| sum of stage medians | ${sums.map((s) => fmt(s, 1)).join(' | ')} |`);
+  out.push(
+    `| whole call (1e6 / sequential calls/s) | ${rows.map((r) => fmt(1e6 / r.sequential, 1)).join(' | ')} |`,
+  );
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exitCode = 1;
+});
