@@ -40,6 +40,9 @@ export function validateOutgoing(messages: readonly OutgoingMessage[]): void {
   messages.forEach((message, i) => {
     if (typeof message.key !== 'string') throw new TypeError(`messages[${i}].key must be a string`);
     if (!Buffer.isBuffer(message.value)) throw new TypeError(`messages[${i}].value must be a Buffer`);
+    if (message.partition !== undefined && !isPartition(message.partition)) {
+      throw new RangeError(`messages[${i}].partition must be a non-negative integer`);
+    }
     if (message.headers !== undefined) {
       for (const [name, value] of Object.entries(message.headers)) {
         if (typeof value !== 'string') throw new TypeError(`messages[${i}].headers.${name} must be a string`);
@@ -61,6 +64,35 @@ export function validateSubscribeOptions(options: SubscribeOptions): void {
   if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1)) {
     throw new RangeError('partitionsConcurrently must be a positive integer');
   }
+  const partitions = options.partitions;
+  if (partitions !== undefined) {
+    if (!isArray(partitions) || partitions.length === 0) {
+      throw new TypeError('partitions, when given, must be a non-empty array');
+    }
+    if (!partitions.every(isPartition)) throw new RangeError('partitions must be non-negative integers');
+    if (new Set(partitions).size !== partitions.length) throw new RangeError('partitions are listed twice');
+  }
+}
+
+/**
+ * Checks that every statically assigned partition exists in every subscribed topic, given each
+ * topic's partition count; a member must not wait forever on a partition that cannot exist.
+ */
+export function validateStaticPartitions(
+  partitions: readonly number[] | undefined,
+  counts: ReadonlyMap<string, number>,
+): void {
+  if (partitions === undefined) return;
+  for (const [topic, count] of counts) {
+    const missing = partitions.filter((p) => p >= count);
+    if (missing.length > 0) {
+      throw new RangeError(`topic ${topic} has ${count} partitions; no partition ${missing.join(', ')}`);
+    }
+  }
+}
+
+function isPartition(value: unknown): boolean {
+  return Number.isInteger(value) && (value as number) >= 0;
 }
 
 // Array.isArray narrows a readonly array to any[]; checking an unknown keeps the declared type.

@@ -14,6 +14,12 @@ export interface OutgoingMessage {
   readonly value: Buffer;
   /** Small string metadata (content type, schema id, trace id). Never secrets. */
   readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * Sends the message to exactly this partition instead of the key's. For replies addressed to one
+   * requester's partition (`replyTopic`, `replyPartition`); ordering then holds per partition, not
+   * per key. Rejects (RangeError) when the topic has no such partition.
+   */
+  readonly partition?: number;
 }
 
 /** A delivered message. `offset` is a decimal int64 string, increasing within its partition. */
@@ -114,6 +120,15 @@ export interface SubscribeOptions {
   readonly fromBeginning: boolean;
   /** How many of this member's partitions are handled at the same time (default 1). */
   readonly partitionsConcurrently?: number;
+  /**
+   * Static assignment: this member gets exactly these partitions of each of its topics, whatever
+   * else is in the group, and never any other partition. Meant for single-member groups that own a
+   * fixed slice of a topic (a requester reading only its reply partition). Every listed partition
+   * must exist in every topic (RangeError otherwise); a partition two static members of one group
+   * both list goes to one of them only. A group must not mix static and dynamic members (Kafka
+   * refuses the join: the members' assignment protocols differ).
+   */
+  readonly partitions?: readonly number[];
 }
 
 /** One member of a consumer group. */

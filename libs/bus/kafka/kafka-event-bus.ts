@@ -8,7 +8,7 @@ import type {
   TopicSpec,
 } from '../../ports/event-bus.js';
 import { silentBusLogger, type BusLogger } from '../logger.js';
-import { validateSubscribeOptions } from '../validate.js';
+import { validateStaticPartitions, validateSubscribeOptions } from '../validate.js';
 import { kafkaLogCreator, toKafkaLogLevel, type KafkaLogLevel } from './kafka-log-creator.js';
 import { KafkaPublisher } from './kafka-publisher.js';
 import { KafkaSubscription, type KafkaConsumerSettings } from './kafka-subscription.js';
@@ -87,7 +87,7 @@ export class KafkaEventBus implements EventBus {
     this.publisher = new KafkaPublisher(
       this.producer,
       () => this.connect(),
-      (topic) => this.topicAdmin.exists(topic),
+      (topic) => this.topicAdmin.partitionCount(topic),
     );
     this.settings = {
       sessionTimeoutMs: options.sessionTimeoutMs ?? 30_000,
@@ -126,11 +126,15 @@ export class KafkaEventBus implements EventBus {
   async subscribe(options: SubscribeOptions, handler: BatchHandler): Promise<Subscription> {
     validateSubscribeOptions(options);
     await this.connect();
+    const counts = new Map<string, number>();
     for (const topic of options.topics) {
-      if (!(await this.topicAdmin.exists(topic))) {
+      const count = await this.topicAdmin.partitionCount(topic);
+      if (count === undefined) {
         throw new Error(`unknown topic ${JSON.stringify(topic)}: create it with ensureTopics`);
       }
+      counts.set(topic, count);
     }
+    validateStaticPartitions(options.partitions, counts);
     const subscription = new KafkaSubscription(
       this.kafka,
       this.admin,

@@ -13,6 +13,7 @@ import { OffsetTracker } from '../offset-tracker.js';
 import { pause } from '../pause.js';
 import { isMembershipError } from './kafka-errors.js';
 import { floorKey, pinLatestStarts, type StartFloors } from './start-positions.js';
+import { staticPartitionAssigner } from './static-assigner.js';
 
 /** Consumer tuning; see KafkaEventBusOptions for meanings and defaults. */
 export interface KafkaConsumerSettings {
@@ -75,6 +76,9 @@ export class KafkaSubscription implements Subscription {
       maxWaitTimeInMs: settings.maxWaitTimeMs,
       maxBytesPerPartition: settings.maxBytesPerPartition,
       allowAutoTopicCreation: false,
+      ...(options.partitions === undefined
+        ? {}
+        : { partitionAssigners: [staticPartitionAssigner(options.partitions)] }),
     });
     this.consumer.on(this.consumer.events.GROUP_JOIN, ({ payload }) => {
       this.onJoin(

@@ -41,4 +41,11 @@ export class KafkaTopicAdmin implements TopicAdmin {
   async exists(topic: string): Promise<boolean> {
     return (await this.admin.listTopics()).includes(topic);
   }
+
+  /** The topic's partition count, or undefined when it does not exist. */
+  async partitionCount(topic: string): Promise<number | undefined> {
+    if (!(await this.exists(topic))) return undefined;
+    const { topics } = await this.admin.fetchTopicMetadata({ topics: [topic] });
+    return topics.find((t) => t.name === topic)?.partitions.length;
+  }
 }

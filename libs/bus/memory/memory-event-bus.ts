@@ -8,7 +8,12 @@ import type {
 } from '../../ports/event-bus.js';
 import { silentBusLogger, type BusLogger } from '../logger.js';
 import { partitionForKey } from '../partitioner.js';
-import { validateOutgoing, validateSubscribeOptions, validateTopicSpecs } from '../validate.js';
+import {
+  validateOutgoing,
+  validateStaticPartitions,
+  validateSubscribeOptions,
+  validateTopicSpecs,
+} from '../validate.js';
 import { MemoryGroup } from './memory-group.js';
 import { MemoryTopic } from './memory-log.js';
 import { MemoryMember, type MemorySubscription } from './memory-member.js';
@@ -79,10 +84,13 @@ export class MemoryEventBus implements EventBus {
       const target = this.topic(topic);
       validateOutgoing(messages);
       // Validate everything first, then append synchronously: a call lands whole, in order.
+      const count = target.partitions.length;
+      const placed = messages.map((message) => message.partition ?? partitionForKey(message.key, count));
+      const outside = placed.find((partition) => partition >= count);
+      if (outside !== undefined) throw new RangeError(`topic ${topic} has no partition ${outside}`);
       const now = this.clock.now();
-      for (const message of messages) {
-        const partition = partitionForKey(message.key, target.partitions.length);
-        target.partition(partition).append({
+      for (const [i, message] of messages.entries()) {
+        target.partition(placed[i]!).append({
           key: message.key,
           value: Buffer.from(message.value),
           headers: Object.freeze({ ...(message.headers ?? {}) }),
@@ -95,11 +103,18 @@ export class MemoryEventBus implements EventBus {
   async subscribe(options: SubscribeOptions, handler: BatchHandler): Promise<MemorySubscription> {
     this.assertOpen();
     validateSubscribeOptions(options);
-    for (const name of options.topics) this.topic(name);
+    validateStaticPartitions(
+      options.partitions,
+      new Map(options.topics.map((name) => [name, this.topic(name).partitions.length])),
+    );
     let group = this.groups.get(options.groupId);
     if (!group) {
       group = new MemoryGroup(options.groupId, (name) => this.topic(name));
       this.groups.set(options.groupId, group);
+    }
+    // Kafka refuses a join whose assignment protocol differs from the group's; so does this bus.
+    if (!group.accepts(options.partitions !== undefined)) {
+      throw new Error(`group ${options.groupId} cannot mix statically assigned and dynamic members`);
     }
     this.nextMember += 1;
     const member = new MemoryMember(

@@ -11,6 +11,8 @@ export interface GroupMember {
   readonly memberId: string;
   readonly topics: readonly string[];
   readonly fromBeginning: boolean;
+  /** Static assignment (see SubscribeOptions.partitions); undefined for a dynamic member. */
+  readonly partitions?: readonly number[] | undefined;
   /**
    * Eager revocation: stop starting batches, mark running ones stale; resolve once they have
    * returned and committed. Never rejects.
@@ -73,6 +75,11 @@ export class MemoryGroup {
     return this.members.length;
   }
 
+  /** Whether a member of this kind may join: all members are static or all dynamic. */
+  accepts(isStatic: boolean): boolean {
+    return this.members.every((m) => (m.partitions !== undefined) === isStatic);
+  }
+
   private rebalance(): void {
     const epoch = ++this.epoch;
     const drains = this.members.map((m) => m.revoke());
@@ -87,14 +94,18 @@ export class MemoryGroup {
     const byMember = new Map<string, AssignedPartition[]>(this.members.map((m) => [m.memberId, []]));
     const topics = [...new Set(this.members.flatMap((m) => m.topics))].sort();
     // Round-robin over all topic-partitions, like kafkajs' default assigner, so several
-    // one-partition topics do not all land on the first member.
+    // one-partition topics do not all land on the first member. Static members instead get the
+    // partitions they listed (a partition listed twice goes to the earlier member), like the Kafka
+    // adapter's static assigner.
     let turn = 0;
     for (const name of topics) {
       const subscribers = this.members.filter((m) => m.topics.includes(name));
       const topic = this.topic(name);
       for (let partition = 0; partition < topic.partitions.length; partition += 1) {
-        const member = subscribers[turn % subscribers.length]!;
-        turn += 1;
+        const member = subscribers.some((m) => m.partitions !== undefined)
+          ? subscribers.find((m) => m.partitions?.includes(partition))
+          : subscribers[turn++ % subscribers.length];
+        if (member === undefined) continue;
         const key = tpKey(name, partition);
         let start = this.committed.get(key);
         if (start === undefined) {

@@ -42,6 +42,7 @@ type State = 'joining' | 'active' | 'stopping' | 'stopped' | 'crashed';
 export class MemoryMember implements MemorySubscription, GroupMember {
   readonly topics: readonly string[];
   readonly fromBeginning: boolean;
+  readonly partitions: readonly number[] | undefined;
   private readonly slots: Slots;
   /** Aborted when the current generation's partitions are revoked, and on stop or crash. */
   private generation = new AbortController();
@@ -63,6 +64,7 @@ export class MemoryMember implements MemorySubscription, GroupMember {
   ) {
     this.topics = [...options.topics];
     this.fromBeginning = options.fromBeginning;
+    this.partitions = options.partitions === undefined ? undefined : [...options.partitions];
     this.slots = new Slots(options.partitionsConcurrently ?? 1);
     this.firstAssignment = new Promise((resolve) => {
       this.resolveFirstAssignment = resolve;
