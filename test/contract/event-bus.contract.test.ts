@@ -1,0 +1,344 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { processBatchByKey } from '../../libs/bus/keyed-processor.js';
+import { partitionForKey } from '../../libs/bus/partitioner.js';
+import type { BatchHandler, BusMessage, EventBus, Subscription } from '../../libs/ports/event-bus.js';
+import {
+  eventually,
+  gate,
+  kafkaFixture,
+  memoryFixture,
+  numbered,
+  Received,
+  seqOf,
+  type BusFixture,
+  type BusFixtureFactory,
+} from '../integration/bus/bus-fixtures.js';
+
+/**
+ * One suite, run against every EventBus adapter: the memory bus must behave like Kafka wherever
+ * the product relies on it (DESIGN §3.6, §3.8; at-least-once with committed prefixes).
+ */
+function eventBusContract(name: string, makeFixture: BusFixtureFactory): void {
+  describe(name, () => {
+    let fx: BusFixture;
+    let bus: EventBus;
+    const subscriptions: Subscription[] = [];
+    const subscribe = async (...args: Parameters<EventBus['subscribe']>): Promise<Subscription> => {
+      const s = await bus.subscribe(...args);
+      subscriptions.push(s);
+      return s;
+    };
+
+    beforeAll(async () => {
+      fx = await makeFixture();
+      bus = fx.bus;
+    });
+    afterAll(async () => {
+      await Promise.all(subscriptions.map((s) => s.stop()));
+      await fx.close();
+    });
+
+    it('puts a key on one partition (murmur2, as partitionForKey) and keeps publish order per key', async () => {
+      const topic = await fx.topic('order', 4);
+      const keys = Array.from({ length: 20 }, (_, i) => `tenant-1:sku-${i}`);
+      const messages = numbered(300, keys);
+      // Three calls, each awaited: order per key holds across calls made one after another.
+      for (let i = 0; i < 300; i += 100) await bus.publish(topic, messages.slice(i, i + 100));
+      const got = new Received();
+      await subscribe({ groupId: fx.group('order'), topics: [topic], fromBeginning: true }, got.handler());
+      await got.waitFor(300);
+
+      expect(got.seqs().sort((a, b) => a - b)).toEqual(Array.from({ length: 300 }, (_, i) => i));
+      for (const key of keys) {
+        const mine = got.messages.filter((m) => m.key === key);
+        expect(new Set(mine.map((m) => m.partition))).toEqual(new Set([partitionForKey(key, 4)]));
+        const seqs = mine.map(seqOf);
+        expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+      }
+      for (let p = 0; p < 4; p += 1) {
+        const offsets = got.messages.filter((m) => m.partition === p).map((m) => BigInt(m.offset));
+        expect(offsets).toEqual([...offsets].sort((a, b) => (a < b ? -1 : 1)));
+      }
+    });
+
+    it('gives every group every message', async () => {
+      const topic = await fx.topic('groups', 3);
+      const first = new Received();
+      const second = new Received();
+      await subscribe({ groupId: fx.group('g1'), topics: [topic], fromBeginning: true }, first.handler());
+      await subscribe({ groupId: fx.group('g2'), topics: [topic], fromBeginning: true }, second.handler());
+      await bus.publish(topic, numbered(60, ['a', 'b', 'c', 'd']));
+      await first.waitFor(60);
+      await second.waitFor(60);
+      const all = Array.from({ length: 60 }, (_, i) => i);
+      expect(first.seqs().sort((a, b) => a - b)).toEqual(all);
+      expect(second.seqs().sort((a, b) => a - b)).toEqual(all);
+    });
+
+    it('splits a group’s partitions between its members, who together receive each message once', async () => {
+      const topic = await fx.topic('split', 4);
+      const group = fx.group('split');
+      const a = new Received();
+      const b = new Received();
+      const subA = await subscribe({ groupId: group, topics: [topic], fromBeginning: true }, a.handler());
+      const subB = await subscribe({ groupId: group, topics: [topic], fromBeginning: true }, b.handler());
+      await eventually(() => {
+        const pa = subA.assignment().map((tp) => tp.partition);
+        const pb = subB.assignment().map((tp) => tp.partition);
+        expect(pa.length).toBeGreaterThan(0);
+        expect(pb.length).toBeGreaterThan(0);
+        expect([...pa, ...pb].sort()).toEqual([0, 1, 2, 3]);
+      });
+      const keys = Array.from({ length: 16 }, (_, i) => `k${i}`);
+      await bus.publish(topic, numbered(200, keys));
+      await eventually(() => expect(a.messages.length + b.messages.length).toBeGreaterThanOrEqual(200));
+
+      expect([...a.seqs(), ...b.seqs()].sort((x, y) => x - y)).toEqual(
+        Array.from({ length: 200 }, (_, i) => i),
+      );
+      const ownedByA = new Set(subA.assignment().map((tp) => tp.partition));
+      expect(a.messages.every((m) => ownedByA.has(m.partition))).toBe(true);
+      expect(b.messages.every((m) => !ownedByA.has(m.partition))).toBe(true);
+    });
+
+    it('redelivers what a stopped member left unfinished to the next member, and nothing it finished', async () => {
+      const topic = await fx.topic('redeliver', 1);
+      const group = fx.group('redeliver');
+      await bus.publish(topic, numbered(10, ['k']));
+      const first = new Received();
+      const sub = await subscribe(
+        { groupId: group, topics: [topic], fromBeginning: true },
+        first.handler((m) => Number(m.offset) < 5),
+      );
+      // Unfinished messages come back to the same member until it stops; wait until all were seen.
+      await eventually(() => expect(new Set(first.offsets()).size).toBe(10));
+      await sub.stop();
+
+      const next = new Received();
+      await subscribe({ groupId: group, topics: [topic], fromBeginning: true }, next.handler());
+      await next.waitFor(5);
+      expect(next.offsets().slice(0, 5)).toEqual(['5', '6', '7', '8', '9']);
+    });
+
+    it('commits only the contiguous finished prefix when messages finish out of order', async () => {
+      const topic = await fx.topic('prefix', 1);
+      const group = fx.group('prefix');
+      await bus.publish(topic, numbered(6, ['x', 'y', 'z']));
+      const seen = new Set<string>();
+      const handler: BatchHandler = (batch, control) => {
+        for (const m of batch.messages) seen.add(m.offset);
+        // Finish in reverse, leaving offset 2 unfinished.
+        for (const m of [...batch.messages].reverse()) if (m.offset !== '2') control.markDone(m.offset);
+        return Promise.resolve();
+      };
+      const sub = await subscribe({ groupId: group, topics: [topic], fromBeginning: true }, handler);
+      await eventually(() => expect(seen.size).toBe(6));
+      await sub.stop();
+
+      const next = new Received();
+      await subscribe({ groupId: group, topics: [topic], fromBeginning: true }, next.handler());
+      await next.waitFor(4);
+      expect(next.offsets().slice(0, 4)).toEqual(['2', '3', '4', '5']);
+    });
+
+    it('round-trips keys, values and headers', async () => {
+      const topic = await fx.topic('headers', 2);
+      const binary = Buffer.from([0, 255, 1, 254, 10, 13]);
+      await bus.publish(topic, [
+        {
+          key: 'tenant:ключ:🔑',
+          value: binary,
+          headers: { 'content-type': 'application/avro', trace: 'ü-1', empty: '' },
+        },
+        { key: '', value: Buffer.alloc(0) },
+      ]);
+      const got = new Received();
+      await subscribe({ groupId: fx.group('headers'), topics: [topic], fromBeginning: true }, got.handler());
+      await got.waitFor(2);
+      const withHeaders = got.messages.find((m) => m.key === 'tenant:ключ:🔑')!;
+      expect(withHeaders.value.equals(binary)).toBe(true);
+      expect(withHeaders.headers).toEqual({ 'content-type': 'application/avro', trace: 'ü-1', empty: '' });
+      expect(withHeaders.topic).toBe(topic);
+      expect(withHeaders.partition).toBe(partitionForKey('tenant:ключ:🔑', 2));
+      expect(Number.isFinite(withHeaders.timestampMs) && withHeaders.timestampMs > 0).toBe(true);
+      const bare = got.messages.find((m) => m.key === '')!;
+      expect(bare.value.length).toBe(0);
+      expect(bare.headers).toEqual({});
+    });
+
+    it('starts a new group at the earliest message or at the end, and commits that start at once', async () => {
+      const topic = await fx.topic('start', 1);
+      await bus.publish(topic, numbered(3, ['k']));
+      const latestGroup = fx.group('latest');
+      const early = new Received();
+      const idle = await subscribe(
+        { groupId: latestGroup, topics: [topic], fromBeginning: false },
+        early.handler(),
+      );
+      await idle.stop();
+      // Published while the latest-group has no member: its pinned start (3) must keep them.
+      await bus.publish(topic, [
+        { key: 'k', value: Buffer.from('3') },
+        { key: 'k', value: Buffer.from('4') },
+      ]);
+      const latest = new Received();
+      await subscribe({ groupId: latestGroup, topics: [topic], fromBeginning: false }, latest.handler());
+      const earliest = new Received();
+      await subscribe(
+        { groupId: fx.group('earliest'), topics: [topic], fromBeginning: true },
+        earliest.handler(),
+      );
+      const fresh = new Received();
+      await subscribe({ groupId: fx.group('fresh'), topics: [topic], fromBeginning: false }, fresh.handler());
+      await bus.publish(topic, [{ key: 'k', value: Buffer.from('5') }]);
+
+      await latest.waitFor(3);
+      await earliest.waitFor(6);
+      await fresh.waitFor(1);
+      expect(early.messages).toEqual([]);
+      expect(latest.offsets()).toEqual(['3', '4', '5']);
+      expect(earliest.offsets()).toEqual(['0', '1', '2', '3', '4', '5']);
+      expect(fresh.offsets()).toEqual(['5']);
+    });
+
+    it('processBatchByKey: per key in publish order, one at a time, while other keys overlap', async () => {
+      const topic = await fx.topic('keyed', 2);
+      const keys = Array.from({ length: 8 }, (_, i) => `resource-${i}`);
+      // Published before subscribing, so whole runs of several keys arrive in one batch.
+      await bus.publish(topic, numbered(160, keys));
+      const startedSeqs = new Map<string, number[]>();
+      const runningKeys = new Set<string>();
+      let running = 0;
+      let maxRunning = 0;
+      let sameKeyOverlap = 0;
+      let done = 0;
+      const handle = async (m: BusMessage): Promise<void> => {
+        if (runningKeys.has(m.key)) sameKeyOverlap += 1;
+        runningKeys.add(m.key);
+        running += 1;
+        maxRunning = Math.max(maxRunning, running);
+        startedSeqs.set(m.key, [...(startedSeqs.get(m.key) ?? []), seqOf(m)]);
+        await sleep(2);
+        running -= 1;
+        runningKeys.delete(m.key);
+        done += 1;
+      };
+      await subscribe(
+        { groupId: fx.group('keyed'), topics: [topic], fromBeginning: true },
+        async (batch, control) => {
+          await processBatchByKey(batch, control, handle, { maxConcurrency: 4 });
+        },
+      );
+      await eventually(() => expect(done).toBe(160));
+
+      expect(sameKeyOverlap).toBe(0);
+      expect(maxRunning).toBeGreaterThan(1);
+      expect(maxRunning).toBeLessThanOrEqual(4);
+      for (const key of keys) {
+        const expected = numbered(160, keys)
+          .map((m, seq) => ({ key: m.key, seq }))
+          .filter((m) => m.key === key)
+          .map((m) => m.seq);
+        expect(startedSeqs.get(key)).toEqual(expected);
+      }
+    });
+
+    it('hands a revoked partition to a new member only after the running message finished', async () => {
+      const topic = await fx.topic('rebalance', 1);
+      const group = fx.group('rebalance');
+      await bus.publish(topic, numbered(5, ['k']));
+      const events: string[] = [];
+      const hold = gate();
+      const member =
+        (name: string): BatchHandler =>
+        async (batch, control) => {
+          for (const m of batch.messages) {
+            if (control.isStale()) return;
+            events.push(`${name}:start:${m.offset}`);
+            if (name === 'A' && m.offset === '0') {
+              control.signal.addEventListener('abort', () => events.push('A:revoked'), { once: true });
+              await hold.wait;
+            }
+            events.push(`${name}:end:${m.offset}`);
+            control.markDone(m.offset);
+          }
+        };
+      await subscribe({ groupId: group, topics: [topic], fromBeginning: true }, member('A'));
+      await eventually(() => expect(events).toContain('A:start:0'));
+      const joining = subscribe({ groupId: group, topics: [topic], fromBeginning: true }, member('B'));
+      await eventually(() => expect(events).toContain('A:revoked'));
+      expect(events.filter((e) => e.startsWith('B:'))).toEqual([]);
+      hold.open();
+      await joining;
+      await eventually(() => {
+        for (const offset of ['0', '1', '2', '3', '4'])
+          expect(events.some((e) => e.endsWith(`:end:${offset}`))).toBe(true);
+      });
+
+      const starts = events.filter((e) => e.includes(':start:'));
+      expect(starts.map((e) => e.split(':')[2]).sort()).toEqual(['0', '1', '2', '3', '4']);
+      const firstB = events.findIndex((e) => e.startsWith('B:'));
+      if (firstB >= 0) expect(events.indexOf('A:end:0')).toBeLessThan(firstB);
+      // Once revoked, nothing started until A's running message had finished.
+      const revokedAt = events.indexOf('A:revoked');
+      const finishedAt = events.indexOf('A:end:0');
+      expect(revokedAt).toBeGreaterThan(-1);
+      expect(events.slice(revokedAt, finishedAt).filter((e) => e.includes(':start:'))).toEqual([]);
+    });
+
+    it('stop lets the running message finish and commits it; nothing new starts', async () => {
+      const topic = await fx.topic('drain', 1);
+      const group = fx.group('drain');
+      await bus.publish(topic, numbered(3, ['k']));
+      const started: string[] = [];
+      const hold = gate();
+      let stale = false;
+      const sub = await subscribe(
+        { groupId: group, topics: [topic], fromBeginning: true },
+        async (batch, control) => {
+          for (const m of batch.messages) {
+            if (control.isStale()) return;
+            started.push(m.offset);
+            control.signal.addEventListener('abort', () => (stale = true), { once: true });
+            await hold.wait;
+            control.markDone(m.offset);
+          }
+        },
+      );
+      await eventually(() => expect(started).toEqual(['0']));
+      const stopping = sub.stop();
+      await eventually(() => expect(stale).toBe(true));
+      hold.open();
+      await stopping;
+      expect(started).toEqual(['0']);
+      expect(sub.assignment()).toEqual([]);
+
+      const next = new Received();
+      await subscribe({ groupId: group, topics: [topic], fromBeginning: true }, next.handler());
+      await next.waitFor(2);
+      expect(next.offsets().slice(0, 2)).toEqual(['1', '2']);
+    });
+
+    it('refuses unknown topics and a partition-count change; ensureTopics is idempotent', async () => {
+      const missing = `${fx.group('missing')}_topic`;
+      await expect(bus.publish(missing, numbered(1, ['k']))).rejects.toThrow(/unknown topic/);
+      await expect(
+        bus.subscribe({ groupId: fx.group('missing'), topics: [missing], fromBeginning: true }, () =>
+          Promise.resolve(),
+        ),
+      ).rejects.toThrow(/unknown topic/);
+      const topic = await fx.topic('ensure', 2);
+      await bus.ensureTopics([{ topic, partitions: 2, replicationFactor: 1 }]);
+      await expect(bus.ensureTopics([{ topic, partitions: 3, replicationFactor: 1 }])).rejects.toThrow(
+        /2 partitions/,
+      );
+      await expect(bus.publish(topic, [{ key: 'k', value: 'text' as unknown as Buffer }])).rejects.toThrow(
+        TypeError,
+      );
+    });
+  });
+}
+
+eventBusContract('memory event bus', memoryFixture);
+eventBusContract('kafka event bus', kafkaFixture);
