@@ -1,13 +1,13 @@
 import type { LauncherLog } from './log.js';
 import type { ManagedServer } from './managed-server.js';
 import { isOurs, readPidFile } from './process-control.js';
-import { downByHand, upByHand } from './shared-server.js';
+import { downByHand, tidyServer, upByHand } from './shared-server.js';
 
 /**
  * Runs `up | down | status` for `server` and resolves with the process exit code. `up` prints where
  * the server listens and how long the start took, and marks the instance as started by hand (test
  * runs then never stop it); `down` stops it even while test runs hold leases; `status` exits 1 when
- * it is not answering.
+ * it is not answering; `tidy` stops it only if a test run started it and no live run uses it.
  */
 export async function runLauncherCli(
   argv: readonly string[],
@@ -33,6 +33,9 @@ export async function runLauncherCli(
       case 'down':
         await downByHand(server, log);
         return 0;
+      case 'tidy':
+        if (!(await tidyServer(server, log))) log(`${server.name}: nothing to tidy`);
+        return 0;
       case 'status': {
         const pid = readPidFile(server.pidFile);
         const ours = pid !== undefined && isOurs(pid, server.marker);
@@ -44,7 +47,7 @@ export async function runLauncherCli(
         return answers ? 0 : 1;
       }
       default:
-        log(`usage: ${server.name} launcher <up|down|status>`);
+        log(`usage: ${server.name} launcher <up|down|status|tidy>`);
         return 2;
     }
   } catch (err) {

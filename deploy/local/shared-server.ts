@@ -44,18 +44,18 @@ export function releaseServer(
   log: LauncherLog,
   holder = process.pid,
 ): Promise<boolean> {
-  return withFileLock(lockFile(server), LOCK_WAIT_MS, async () => {
+  return withFileLock(lockFile(server), LOCK_WAIT_MS, () => {
     rmSync(join(leaseDir(server), String(holder)), { force: true });
-    const others = liveLeases(server);
-    if (others.length > 0) {
-      log(`${server.name}: still used by test run(s) ${others.join(', ')}; leaving it running`);
-      return false;
-    }
-    if (keep || !existsSync(autoFile(server))) return false;
-    await bringDown(server, log);
-    rmSync(autoFile(server), { force: true });
-    return true;
+    return keep ? Promise.resolve(false) : stopIfIdle(server, log);
   });
+}
+
+/**
+ * For CI's clean-up and aborted runs: stops the instance when a test run started it and no live
+ * test run holds a lease (a crashed run's lease is dead). Never stops one started by hand.
+ */
+export function tidyServer(server: ManagedServer, log: LauncherLog): Promise<boolean> {
+  return withFileLock(lockFile(server), LOCK_WAIT_MS, () => stopIfIdle(server, log));
 }
 
 /** For the `up` command: a person now owns the instance, so test runs never stop it. */
@@ -75,6 +75,18 @@ export function downByHand(server: ManagedServer, log: LauncherLog): Promise<num
     rmSync(leaseDir(server), { recursive: true, force: true });
     return stopped;
   });
+}
+
+async function stopIfIdle(server: ManagedServer, log: LauncherLog): Promise<boolean> {
+  const others = liveLeases(server);
+  if (others.length > 0) {
+    log(`${server.name}: still used by test run(s) ${others.join(', ')}; leaving it running`);
+    return false;
+  }
+  if (!existsSync(autoFile(server))) return false;
+  await bringDown(server, log);
+  rmSync(autoFile(server), { force: true });
+  return true;
 }
 
 function liveLeases(server: ManagedServer): number[] {

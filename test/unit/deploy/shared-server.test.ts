@@ -6,7 +6,13 @@ import { describe, expect, it } from 'vitest';
 import { silentLog } from '../../../deploy/local/log.js';
 import type { ManagedServer } from '../../../deploy/local/managed-server.js';
 import { findProcessesByMarker } from '../../../deploy/local/process-control.js';
-import { acquireServer, downByHand, releaseServer, upByHand } from '../../../deploy/local/shared-server.js';
+import {
+  acquireServer,
+  downByHand,
+  releaseServer,
+  tidyServer,
+  upByHand,
+} from '../../../deploy/local/shared-server.js';
 import { isPortOpen } from '../../../deploy/local/wait-for.js';
 import { uniqueName } from '../../helpers/names.js';
 
@@ -77,6 +83,19 @@ describe('shared local servers', () => {
 
     await acquireServer(s, 10_000, silentLog);
     expect(await releaseServer(s, true, silentLog)).toBe(false);
+    expect(findProcessesByMarker(s.marker)).toHaveLength(1);
+    await downByHand(s, silentLog);
+  });
+
+  it('tidies up after a crashed run, but not a server started by hand', async () => {
+    const s = await tinyServer();
+    // A run that died without teardown: its lease names a pid that no longer exists.
+    await acquireServer(s, 10_000, silentLog, 1_000_002);
+    expect(await tidyServer(s, silentLog)).toBe(true);
+    expect(findProcessesByMarker(s.marker)).toEqual([]);
+
+    await upByHand(s, 10_000, silentLog);
+    expect(await tidyServer(s, silentLog)).toBe(false);
     expect(findProcessesByMarker(s.marker)).toHaveLength(1);
     await downByHand(s, silentLog);
   });
