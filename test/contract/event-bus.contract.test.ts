@@ -320,6 +320,57 @@ function eventBusContract(name: string, makeFixture: BusFixtureFactory): void {
       expect(next.offsets().slice(0, 2)).toEqual(['1', '2']);
     });
 
+    it('delivers the unfinished rest of a batch again after its handler rejected', async () => {
+      const topic = await fx.topic('reject', 1);
+      await bus.publish(topic, numbered(4, ['k']));
+      const got = new Received();
+      let rejected = false;
+      await subscribe(
+        { groupId: fx.group('reject'), topics: [topic], fromBeginning: true },
+        (batch, control) => {
+          for (const m of batch.messages) {
+            got.messages.push(m);
+            if (m.offset === '2' && !rejected) {
+              rejected = true;
+              return Promise.reject(new Error('handler bug'));
+            }
+            control.markDone(m.offset);
+          }
+          return Promise.resolve();
+        },
+      );
+      await eventually(() => expect(got.offsets().filter((o) => o === '3').length).toBe(1));
+      // 0 and 1 were finished before the failure and are not delivered again; 2 is, then 3.
+      expect(got.offsets()).toEqual(['0', '1', '2', '2', '3']);
+      expect(fx.errors.some((e) => e.msg?.includes('batch handler rejected'))).toBe(true);
+    });
+
+    it('handles up to partitionsConcurrently partitions of one member at the same time', async () => {
+      const topic = await fx.topic('parallel', 2);
+      // One key per partition, published before subscribing so both partitions have work at once.
+      const keys = ['p0', 'p1', 'x0', 'x1', 'y0', 'y1'];
+      const byPartition = [0, 1].map((p) => keys.find((k) => partitionForKey(k, 2) === p)!);
+      await bus.publish(topic, numbered(10, byPartition));
+      const inside = new Set<number>();
+      let overlapped = false;
+      const bothInside = gate();
+      await subscribe(
+        { groupId: fx.group('parallel'), topics: [topic], fromBeginning: true, partitionsConcurrently: 2 },
+        async (batch, control) => {
+          inside.add(batch.partition);
+          if (inside.size === 2) {
+            overlapped = true;
+            bothInside.open();
+          }
+          // Wait (bounded) for the other partition's handler to be inside too.
+          await Promise.race([bothInside.wait, sleep(5_000)]);
+          for (const m of batch.messages) control.markDone(m.offset);
+          inside.delete(batch.partition);
+        },
+      );
+      await eventually(() => expect(overlapped).toBe(true));
+    });
+
     it('refuses unknown topics and a partition-count change; ensureTopics is idempotent', async () => {
       const missing = `${fx.group('missing')}_topic`;
       await expect(bus.publish(missing, numbered(1, ['k']))).rejects.toThrow(/unknown topic/);

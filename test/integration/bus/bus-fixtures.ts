@@ -141,8 +141,8 @@ export class Received {
 }
 
 /** Polls `check` (which throws until satisfied) for up to the delivery timeout. */
-export function eventually(check: () => void): Promise<void> {
-  return vi.waitFor(check, { timeout: DELIVERY_TIMEOUT_MS, interval: 20 });
+export async function eventually(check: () => void | Promise<void>): Promise<void> {
+  await vi.waitFor(check, { timeout: DELIVERY_TIMEOUT_MS, interval: 20 });
 }
 
 /** A promise with its resolver, for holding a handler at a known point. */
