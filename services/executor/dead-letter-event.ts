@@ -1,0 +1,188 @@
+import type { ToolCallResult } from '../../libs/core/types.js';
+import type {
+  DeadLetterEvent,
+  DeadLetterReason,
+  ToolCallRequestedEvent,
+} from '../../libs/events/contracts.js';
+import type { AuditRecord } from '../../libs/pipeline/audit-record.js';
+import type { BusMessage } from '../../libs/ports/event-bus.js';
+import { jsonText, wholeMs } from './json-text.js';
+
+/** Poison payloads are kept up to this many bytes (base64-encoded in the dead letter). */
+export const DEFAULT_MAX_RAW_PAYLOAD_BYTES = 64 * 1024;
+
+/** Error codes that, on a state-changing call, mean "gave up after the retries it was allowed". */
+const EXHAUSTION_CODES: ReadonlySet<string> = new Set(['TIMEOUT', 'SERVER_ERROR', 'BREAKER_OPEN']);
+
+/**
+ * Whether a finished call needs a person or the reconciler:
+ * - UNRESOLVED (the effect may or may not have happened) always does;
+ * - EXECUTION_ERROR with TIMEOUT, SERVER_ERROR or BREAKER_OPEN after the tool's retries is EXHAUSTED
+ *   when the tool changes state: the action the user asked for was not done and will not be retried
+ *   by itself. A read-only call that failed leaves nothing to reconcile (the model may ask again), so
+ *   it is not dead-lettered; `stateChanging` undefined (tool not resolvable) counts as state-changing.
+ */
+export function deadLetterReasonFor(
+  result: ToolCallResult,
+  stateChanging: boolean | undefined,
+): Exclude<DeadLetterReason, 'POISON'> | undefined {
+  if (result.outcome === 'UNRESOLVED') return 'UNRESOLVED';
+  if (
+    result.outcome === 'EXECUTION_ERROR' &&
+    result.error !== undefined &&
+    EXHAUSTION_CODES.has(result.error.code) &&
+    stateChanging !== false
+  ) {
+    return 'EXHAUSTED';
+  }
+  return undefined;
+}
+
+/**
+ * The request as a dead letter keeps it: every field except the signed principal assertion, which
+ * is replaced by the verified principal's id (null when unverified), and the arguments as sent —
+ * parsed when they are a JSON object, else the raw text — because reconciling means running a
+ * status check or repeating the call with exactly those arguments. The arguments are no more
+ * exposed than on the calls topic they arrived on.
+ */
+export function requestSummary(
+  request: ToolCallRequestedEvent,
+  principalId: string | null,
+): Record<string, unknown> {
+  let args: unknown;
+  try {
+    args = JSON.parse(request.argumentsJson);
+  } catch {
+    args = undefined;
+  }
+  const isObject = args !== null && typeof args === 'object' && !Array.isArray(args);
+  return {
+    callId: request.callId,
+    providerCallId: request.providerCallId,
+    tool: request.tool,
+    toolVersion: request.toolVersion,
+    tenant: request.tenant,
+    taskId: request.taskId,
+    step: request.step,
+    index: request.index,
+    idempotencyKey: request.idempotencyKey,
+    resourceKey: request.resourceKey,
+    principalId,
+    traceId: request.traceId,
+    replyTopic: request.replyTopic,
+    replyPartition: request.replyPartition,
+    deadlineMs: request.deadlineMs,
+    requestedAtMs: request.requestedAtMs,
+    ...(isObject ? { arguments: args } : { argumentsJson: request.argumentsJson }),
+  };
+}
+
+export interface CallDeadLetterInput {
+  readonly reason: Exclude<DeadLetterReason, 'POISON'>;
+  readonly request: ToolCallRequestedEvent;
+  readonly message: BusMessage;
+  readonly result: ToolCallResult;
+  readonly audit: AuditRecord;
+  readonly principalId: string;
+  readonly traceId: string;
+  readonly producerId: string;
+  readonly nowMs: number;
+}
+
+/**
+ * The dead letter of a call that ran (or was claimed) and ended UNRESOLVED or EXHAUSTED, with the
+ * full context seed §9.5 asks for: the request (see {@link requestSummary}), the idempotency key,
+ * the attempt history, and the last known state (outcome, error, invocations, stage decisions).
+ *
+ * `deadLetterId` is `<reason>:<callId>`: a redelivered call dead-letters under the same id, and the
+ * case store (idempotent on call id and dead-letter id) keeps one case. Pure.
+ */
+export function callDeadLetter(input: CallDeadLetterInput): DeadLetterEvent {
+  const { request, message, result, audit } = input;
+  return {
+    deadLetterId: `${input.reason}:${request.callId}`,
+    reason: input.reason,
+    callId: request.callId,
+    tenant: request.tenant,
+    tool: request.tool,
+    idempotencyKey: result.idempotencyKey ?? (request.idempotencyKey || null),
+    resourceKey: audit.resourceKey ?? (request.resourceKey || null),
+    principalId: input.principalId,
+    traceId: input.traceId,
+    requestJson: jsonText(requestSummary(request, input.principalId)),
+    errorCode: result.error?.code ?? result.outcome,
+    errorMessage: result.error?.message ?? result.outcome,
+    attemptsJson: jsonText(audit.attempts),
+    lastKnownStateJson: jsonText({
+      outcome: result.outcome,
+      error: result.error ?? null,
+      toolInvocations: result.toolInvocations,
+      toolVersion: audit.toolVersion ?? null,
+      decisions: audit.decisions,
+      finishedAtMs: audit.finishedAtMs,
+    }),
+    originalTopic: message.topic,
+    originalPartition: message.partition,
+    originalOffset: message.offset,
+    originalKey: message.key,
+    rawPayloadBase64: null,
+    producerId: input.producerId,
+    createdAtMs: wholeMs(input.nowMs),
+  };
+}
+
+export interface PoisonInput {
+  readonly message: BusMessage;
+  readonly errorMessage: string;
+  /** Set when the event decoded but cannot be run or answered properly (see checkEnvelope). */
+  readonly request?: ToolCallRequestedEvent;
+  readonly traceId?: string;
+  readonly producerId: string;
+  readonly nowMs: number;
+  readonly maxRawBytes?: number;
+}
+
+/**
+ * The dead letter of a message that cannot be handled as a call: undecodable bytes (wrong magic
+ * byte, unknown schema id, truncated Avro, oversized), or a decoded request without a usable call id
+ * or reply address, or with a malformed envelope. Undecodable bytes are kept base64-encoded up to
+ * `maxRawBytes` (default 64 KiB; `lastKnownStateJson` says how many there were); a decoded request
+ * is kept as its summary instead, so the signed assertion it carries is not copied.
+ *
+ * `deadLetterId` is `POISON:<topic>/<partition>@<offset>`: redelivering the same message yields the
+ * same id. Pure.
+ */
+export function poisonDeadLetter(input: PoisonInput): DeadLetterEvent {
+  const { message, request } = input;
+  const cap = input.maxRawBytes ?? DEFAULT_MAX_RAW_PAYLOAD_BYTES;
+  const raw = request === undefined ? message.value.subarray(0, Math.max(0, cap)) : undefined;
+  const orNull = (value: string | undefined): string | null =>
+    value === undefined || value === '' ? null : value;
+  return {
+    deadLetterId: `POISON:${message.topic}/${message.partition}@${message.offset}`,
+    reason: 'POISON',
+    callId: orNull(request?.callId),
+    tenant: orNull(request?.tenant),
+    tool: orNull(request?.tool),
+    idempotencyKey: orNull(request?.idempotencyKey),
+    resourceKey: orNull(request?.resourceKey),
+    principalId: null,
+    traceId: orNull(input.traceId ?? request?.traceId),
+    requestJson: request === undefined ? null : jsonText(requestSummary(request, null)),
+    errorCode: 'MALFORMED_EVENT',
+    errorMessage: input.errorMessage,
+    attemptsJson: '[]',
+    lastKnownStateJson: jsonText({
+      payloadBytes: message.value.length,
+      capturedBytes: raw?.length ?? 0,
+      decoded: request !== undefined,
+    }),
+    originalTopic: message.topic,
+    originalPartition: message.partition,
+    originalOffset: message.offset,
+    originalKey: message.key,
+    rawPayloadBase64: raw === undefined ? null : raw.toString('base64'),
+    producerId: input.producerId,
+    createdAtMs: wholeMs(input.nowMs),
+  };
+}

@@ -1,0 +1,66 @@
+import { ToolgateError } from '../../libs/core/errors.js';
+import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
+import type { Clock } from '../../libs/ports/clock.js';
+import type { EventCodec } from '../../libs/ports/event-codec.js';
+import type { BusMessage } from '../../libs/ports/event-bus.js';
+import { backoffDelay, waitUnlessAborted, type BackoffPolicy } from './backoff.js';
+import type { ExecutorLogger } from './logger.js';
+
+export type DecodedCall =
+  | { readonly kind: 'call'; readonly event: ToolCallRequestedEvent }
+  /** The bytes are not a calls event and never will be: dead-letter them and move on. */
+  | { readonly kind: 'poison'; readonly errorMessage: string }
+  /** The registry stayed unreachable until the batch turned stale: leave the message for redelivery. */
+  | { readonly kind: 'gave-up' };
+
+export interface DecodeOptions {
+  readonly clock: Clock;
+  readonly backoff: BackoffPolicy;
+  readonly logger: ExecutorLogger;
+  /** Aborts when the batch turns stale or the executor is shut down hard. */
+  readonly signal: AbortSignal;
+  readonly heartbeat: () => Promise<void>;
+}
+
+/**
+ * Decodes one calls-topic message, telling poison from an outage (DESIGN §3 invariant 8):
+ * - MALFORMED_EVENT (wrong magic byte, unknown schema id, a schema of another kind, truncated or
+ *   undecodable Avro, oversized) — and any other failure that is not an outage — is poison: the
+ *   same bytes will never decode, so waiting would stall the partition.
+ * - DEPENDENCY_UNAVAILABLE (the schema registry cannot be reached) says nothing about the message:
+ *   the same message is retried with backoff, heartbeating, until it decodes or `signal` aborts; it
+ *   is never dead-lettered and never marked done for that reason.
+ * Never throws.
+ */
+export async function decodeCall(
+  codec: EventCodec,
+  message: BusMessage,
+  options: DecodeOptions,
+): Promise<DecodedCall> {
+  for (let retry = 1; ; retry++) {
+    try {
+      return { kind: 'call', event: await codec.decode('calls', message.value) };
+    } catch (err) {
+      if (!(err instanceof ToolgateError && err.code === 'DEPENDENCY_UNAVAILABLE')) {
+        return { kind: 'poison', errorMessage: poisonMessage(err) };
+      }
+      if (options.signal.aborted) return { kind: 'gave-up' };
+      const delayMs = backoffDelay(options.backoff, retry);
+      if (retry === 1 || retry % 10 === 0) {
+        options.logger.warn(
+          { topic: message.topic, partition: message.partition, offset: message.offset, retry, delayMs },
+          'schema registry unavailable; retrying the same message',
+        );
+      }
+      void options.heartbeat();
+      if (!(await waitUnlessAborted(options.clock, delayMs, options.signal))) return { kind: 'gave-up' };
+    }
+  }
+}
+
+/** The codec's own sentence for malformed input (it never quotes the payload); a fixed one otherwise. */
+function poisonMessage(err: unknown): string {
+  if (err instanceof ToolgateError && err.code === 'MALFORMED_EVENT') return err.message;
+  const name = err instanceof Error ? err.name : typeof err;
+  return `malformed event: the calls codec failed (${name})`;
+}

@@ -1,0 +1,144 @@
+import { processBatchByKey } from '../../libs/bus/keyed-processor.js';
+import type { BatchControl, BatchHandler, Subscription } from '../../libs/ports/event-bus.js';
+import type { ExecutorDeps } from './executor-deps.js';
+import { createCallHandler, type HandlingScope } from './handle-call.js';
+
+/** A running executor: one member of the executors' consumer group on the calls topic. */
+export interface Executor {
+  /**
+   * Joins the group and starts handling calls. Resolves once the member has its first assignment.
+   * Rejects when the subscription cannot be made (topics missing, broker unreachable), or when the
+   * executor was started before.
+   */
+  start(): Promise<void>;
+  /**
+   * Leaves gracefully: no new call starts, running calls finish, their outputs are published and
+   * their offsets committed, then the member leaves and its partitions move to the other members.
+   * Calls still running after `shutdownTimeoutMs` are aborted (a state-changing one is then
+   * UNRESOLVED, never failed); outputs still unpublished `publishGraceMs` later are abandoned, and
+   * their messages are delivered again to the next owner. Idempotent; resolves when done.
+   */
+  stop(): Promise<void>;
+}
+
+const DEFAULT_SHUTDOWN_TIMEOUT_MS = 30_000;
+const DEFAULT_PUBLISH_GRACE_MS = 5_000;
+
+/**
+ * Builds an executor over ports only (no Kafka, Redis or Postgres client here; main.ts wires them).
+ *
+ * Delivery semantics — at-least-once with idempotent effects, not Kafka transactions:
+ * a call's message is marked done (its offset becomes committable) only after its audit record,
+ * dead letter (if any) and result are acknowledged; a crash or rebalance before that redelivers it.
+ * A redelivered call reaches the guard pipeline again, whose idempotency claim (Redis, shared by all
+ * executors) answers it with the stored original result (DUPLICATE) instead of running the tool; an
+ * in-flight duplicate waits for its owner, and a dead owner's call takes the tool's safe path or is
+ * UNRESOLVED. So the effect happens at most once, and the requester dedupes results by callId. Kafka
+ * transactions would not buy more: the effect is outside Kafka (an HTTP call, a database write), so
+ * exactly-once inside Kafka would still need the idempotency claim; they would also force one
+ * transaction per batch (while calls of a batch finish out of order under key-ordered concurrency),
+ * a transactional producer per partition assignment, and read_committed consumers everywhere, for no
+ * gain in the guarantee that matters.
+ *
+ * Ordering (DESIGN §3 invariant 6): each partition batch runs through `processBatchByKey` — calls
+ * sharing a resource key one at a time in offset order, other keys concurrently up to
+ * `maxConcurrency` — and the committed offset never passes the lowest unfinished message.
+ */
+export function createExecutor(deps: ExecutorDeps): Executor {
+  const handleCall = createCallHandler(deps);
+  const killTools = new AbortController();
+  const killPublishing = new AbortController();
+  let subscription: Subscription | undefined;
+  let starting: Promise<void> | undefined;
+  let stopping: Promise<void> | undefined;
+
+  const onBatch: BatchHandler = async (batch, control) => {
+    const scope: HandlingScope = {
+      stale: control.signal,
+      killTools: killTools.signal,
+      killPublishing: killPublishing.signal,
+      heartbeat: () => control.heartbeat(),
+    };
+    // The keyed processor marks every message it finishes; the executor marks only the ones whose
+    // outputs were published, so this control swallows the processor's marks.
+    const keyedControl: BatchControl = {
+      markDone: () => undefined,
+      heartbeat: () => control.heartbeat(),
+      isStale: () => control.isStale(),
+      signal: control.signal,
+    };
+    const outcome = await processBatchByKey(
+      batch,
+      keyedControl,
+      async (message) => {
+        if (await handleCall(message, scope)) control.markDone(message.offset);
+      },
+      {
+        maxConcurrency: deps.maxConcurrency,
+        onError: (err, message) =>
+          deps.logger.error(
+            { err, partition: message.partition, offset: message.offset },
+            'call handler threw',
+          ),
+      },
+    );
+    if (outcome.notStarted > 0) {
+      deps.logger.info(
+        { topic: batch.topic, partition: batch.partition, notStarted: outcome.notStarted },
+        'batch turned stale; the rest is delivered again',
+      );
+    }
+  };
+
+  return {
+    start() {
+      if (starting !== undefined) return Promise.reject(new Error('the executor was already started'));
+      starting = (async () => {
+        subscription = await deps.subscriber.subscribe(
+          {
+            groupId: deps.groupId,
+            topics: [deps.topics.calls],
+            fromBeginning: deps.fromBeginning ?? true,
+            partitionsConcurrently: deps.partitionsConcurrently,
+          },
+          onBatch,
+        );
+        deps.logger.info(
+          {
+            groupId: deps.groupId,
+            topic: deps.topics.calls,
+            ownerId: deps.ownerId,
+            assignment: subscription.assignment(),
+          },
+          'executor started',
+        );
+      })();
+      return starting;
+    },
+
+    stop() {
+      stopping ??= (async () => {
+        await starting?.catch(() => undefined);
+        if (subscription === undefined) return;
+        const cancelTimers = new AbortController();
+        const shutdownMs = deps.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+        const graceMs = deps.publishGraceMs ?? DEFAULT_PUBLISH_GRACE_MS;
+        const after = (ms: number, fire: () => void): void => {
+          deps.clock.sleep(ms, cancelTimers.signal).then(fire, () => undefined);
+        };
+        after(shutdownMs, () => {
+          deps.logger.warn({ shutdownMs }, 'shutdown deadline passed; aborting running calls');
+          killTools.abort(new Error('executor shutdown deadline'));
+        });
+        after(shutdownMs + graceMs, () => killPublishing.abort(new Error('executor shutdown deadline')));
+        try {
+          await subscription.stop();
+        } finally {
+          cancelTimers.abort();
+        }
+        deps.logger.info({ ownerId: deps.ownerId }, 'executor stopped');
+      })();
+      return stopping;
+    },
+  };
+}

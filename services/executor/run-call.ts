@@ -1,0 +1,93 @@
+import type { ToolgateError } from '../../libs/core/errors.js';
+import type { ExecutionContext, NormalizedToolCall, Principal } from '../../libs/core/types.js';
+import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
+import type { PipelineRun } from '../../libs/pipeline/guard-pipeline.js';
+import { parseCallArguments } from './call-arguments.js';
+import type { ExecutorDeps } from './executor-deps.js';
+import { refusalRun } from './refusal.js';
+import type { CallTrace } from './trace-context.js';
+import { verifyCallPrincipal } from './verify-principal.js';
+
+/** The one run of a call, and whom the audit record and dead letter name. */
+export interface CallRun {
+  readonly run: PipelineRun;
+  readonly principalId: string;
+}
+
+/**
+ * Runs a routable, well-formed request:
+ * 1. verify the signed principal and bind it to the request's tenant — a refusal is an UNAUTHORIZED
+ *    result and audit record, and nothing else happens;
+ * 2. parse the arguments — anything but a JSON object is SCHEMA_INVALID, likewise;
+ * 3. unless the batch turned stale (or the hard shutdown began) meanwhile, run the guard pipeline
+ *    with the event's idempotency key (the pipeline recomputes it and refuses a mismatch) and a
+ *    context whose authorization facts come only from the verified principal. `signal` is the hard
+ *    shutdown signal only: a rebalance never cuts a started call short.
+ * Resolves undefined when the call was not started because the batch is stale. Never rejects for a
+ * refusal; rejects only on a defect (the pipeline itself is total).
+ */
+export async function runCall(
+  deps: Pick<ExecutorDeps, 'verifier' | 'pipeline' | 'clock'>,
+  request: ToolCallRequestedEvent,
+  trace: CallTrace,
+  scope: { readonly stale: AbortSignal; readonly killTools: AbortSignal },
+): Promise<CallRun | undefined> {
+  const startedAtMs = deps.clock.now();
+  const refuse = (
+    principalId: string,
+    stage: 'authorize' | 'validate-input',
+    error: ToolgateError,
+    auditReason: string,
+  ): CallRun => ({
+    principalId,
+    run: refusalRun({
+      event: request,
+      traceId: trace.traceId,
+      principalId,
+      args: undefined,
+      stage,
+      error,
+      auditReason,
+      startedAtMs,
+      finishedAtMs: deps.clock.now(),
+    }),
+  });
+
+  const checked = await verifyCallPrincipal(deps.verifier, request.principalAssertion, request.tenant);
+  if (!checked.ok) return refuse(checked.principalId, 'authorize', checked.error, checked.auditReason);
+  const { principal } = checked;
+  const parsed = parseCallArguments(request.argumentsJson);
+  if (!parsed.ok) return refuse(principal.id, 'validate-input', parsed.error, parsed.error.message);
+  if (scope.stale.aborted || scope.killTools.aborted) return undefined;
+  const run = await deps.pipeline.run(toCall(request, parsed.args), toContext(request, principal, trace), {
+    signal: scope.killTools,
+    ...(request.idempotencyKey === '' ? {} : { idempotencyKey: request.idempotencyKey }),
+  });
+  return { run, principalId: principal.id };
+}
+
+function toCall(request: ToolCallRequestedEvent, args: Record<string, unknown>): NormalizedToolCall {
+  return {
+    id: request.callId,
+    name: request.tool,
+    arguments: args,
+    ...(request.toolVersion === null ? {} : { version: request.toolVersion }),
+  };
+}
+
+/** The pipeline's context: coordinates from the event, authorization facts only from `principal`. */
+function toContext(
+  request: ToolCallRequestedEvent,
+  principal: Principal,
+  trace: CallTrace,
+): ExecutionContext {
+  return {
+    principal,
+    tenant: request.tenant,
+    taskId: request.taskId,
+    step: request.step,
+    index: request.index,
+    traceId: trace.traceId,
+    ...(request.deadlineMs === null ? {} : { deadlineMs: request.deadlineMs }),
+  };
+}

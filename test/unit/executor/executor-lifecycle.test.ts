@@ -1,0 +1,152 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineTool } from '../../../libs/registry/define-tool.js';
+import type { ToolDefinition } from '../../../libs/registry/tool-definition.js';
+import { createHarness, stockTool, type Harness } from './harness.js';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function failingTool(
+  name: string,
+  stateChanging: boolean,
+  status: number,
+): { tool: ToolDefinition; calls: () => number } {
+  let calls = 0;
+  const tool = defineTool({
+    name,
+    version: '1.0.0',
+    description: 'A downstream call that keeps failing with a server error, for exhaustion tests.',
+    input: z.object({ sku: z.string(), seq: z.number(), delta: z.number() }),
+    output: z.object({ ok: z.boolean() }),
+    scopes: [],
+    owner: 'test',
+    stateChanging,
+    downstream: `${name}-api`,
+    ...(stateChanging ? { retrySafety: { kind: 'forwards-key' as const } } : {}),
+    retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 2 },
+    execute: () => {
+      calls += 1;
+      return Promise.reject(Object.assign(new Error('upstream broke'), { status }));
+    },
+  });
+  return { tool: tool as unknown as ToolDefinition, calls: () => calls };
+}
+
+describe('executor lifecycle and failure paths', () => {
+  it('stop() lets a running call finish and publish before it resolves', async () => {
+    const stock = stockTool({ delayMs: 300 });
+    h = await createHarness([stock.tool]);
+    const request = await h.request({ sku: 'A', seq: 1, delta: 1 });
+    const executor = h.executor();
+    await executor.start();
+    await h.publishCalls([request]);
+    while (stock.invocations.length === 0) await sleep(5);
+    await executor.stop();
+    expect(h.bus.endOffset(h.topics.results, 2)).toBe('1');
+    const [result] = await h.read('results', 1);
+    expect(result!.event.outcome).toBe('SUCCESS');
+  });
+
+  it('aborts calls still running at the hard shutdown deadline: UNRESOLVED, never failed', async () => {
+    const stock = stockTool({ delayMs: 5_000, timeoutMs: 10_000 });
+    h = await createHarness([stock.tool]);
+    const request = await h.request({ sku: 'A', seq: 1, delta: 1 });
+    const executor = h.executor({ shutdownTimeoutMs: 50, publishGraceMs: 2_000 });
+    await executor.start();
+    await h.publishCalls([request]);
+    while (stock.invocations.length === 0) await sleep(5);
+    const t0 = Date.now();
+    await executor.stop();
+    expect(Date.now() - t0).toBeLessThan(2_000);
+    const [result] = await h.read('results', 1);
+    expect(result!.event.outcome).toBe('UNRESOLVED');
+    const [dead] = await h.read('dlq', 1);
+    expect(dead!.event.reason).toBe('UNRESOLVED');
+  });
+
+  it('does not abort a running call on rebalance, and the next owner does not run it again', async () => {
+    const stock = stockTool({ delayMs: 300 });
+    h = await createHarness([stock.tool], 2);
+    const first = h.executor({ ownerId: 'exec-1' });
+    await first.start();
+    const requests = [];
+    for (let seq = 1; seq <= 6; seq++) requests.push(await h.request({ sku: 'A', seq, delta: 1 }));
+    await h.publishCalls(requests);
+    while (stock.invocations.length === 0) await sleep(5);
+    // A second member joins: every batch turns stale; the running call must still complete.
+    await h.executor({ ownerId: 'exec-2' }).start();
+    const results = await h.read('results', 6, 10_000);
+    const byCall = new Map<string, string[]>();
+    for (const { event } of results)
+      byCall.set(event.callId, [...(byCall.get(event.callId) ?? []), event.outcome]);
+    expect([...byCall.keys()].sort()).toEqual(requests.map((r) => r.callId).sort());
+    expect(results[0]!.event.outcome).toBe('SUCCESS');
+    expect(stock.invocations.map((i) => i.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
+  it('dead-letters a state-changing call that exhausted its retries, not a read-only one', async () => {
+    const write = failingTool('write_thing', true, 503);
+    const read = failingTool('read_thing', false, 503);
+    h = await createHarness([write.tool, read.tool]);
+    const w = await h.request({ sku: 'A', seq: 1, delta: 1 }, { tool: 'write_thing' });
+    const r = await h.request({ sku: 'B', seq: 1, delta: 1 }, { tool: 'read_thing' });
+    await h.publishCalls([w, r]);
+    await h.executor().start();
+    const results = await h.read('results', 2);
+    for (const { event } of results)
+      expect(event).toMatchObject({ outcome: 'EXECUTION_ERROR', error: { code: 'SERVER_ERROR' } });
+    const [dead] = await h.read('dlq', 1);
+    expect(dead!.event).toMatchObject({ reason: 'EXHAUSTED', callId: w.callId, errorCode: 'SERVER_ERROR' });
+    expect(JSON.parse(dead!.event.attemptsJson)).toHaveLength(2);
+    await sleep(50);
+    expect(h.bus.endOffset(h.topics.dlq, 0)).toBe('1');
+    expect(write.calls()).toBe(2);
+    expect(read.calls()).toBe(2);
+  });
+
+  it('answers a malformed envelope with MALFORMED_EVENT and dead-letters the producer bug', async () => {
+    const stock = stockTool();
+    h = await createHarness([stock.tool]);
+    const request = await h.request({ sku: 'A', seq: 1, delta: 1 }, { taskId: '', idempotencyKey: 'tg1:z' });
+    await h.publishCalls([request]);
+    await h.executor().start();
+    const [result] = await h.read('results', 1);
+    expect(result!.event).toMatchObject({
+      callId: request.callId,
+      outcome: 'SCHEMA_INVALID',
+      error: { code: 'MALFORMED_EVENT' },
+    });
+    const [dead] = await h.read('dlq', 1);
+    expect(dead!.event).toMatchObject({ reason: 'POISON', callId: request.callId });
+    expect(dead!.event.errorMessage).toMatch(/taskId/);
+    expect(stock.invocations).toHaveLength(0);
+  });
+
+  it('turns a defect in the pipeline into a POISON dead letter instead of stalling the partition', async () => {
+    const stock = stockTool();
+    h = await createHarness([stock.tool], 1);
+    const requests = [
+      await h.request({ sku: 'A', seq: 1, delta: 1 }),
+      await h.request({ sku: 'A', seq: 2, delta: 1 }),
+    ];
+    await h.publishCalls(requests);
+    let runs = 0;
+    const broken = {
+      run: () => {
+        runs += 1;
+        return runs === 1 ? Promise.reject(new Error('bug')) : Promise.reject(new Error('bug again'));
+      },
+    };
+    await h.executor({ pipeline: broken }).start();
+    const dead = await h.read('dlq', 2);
+    expect(dead.map((d) => d.event.originalOffset)).toEqual(['0', '1']);
+    expect(dead.every((d) => d.event.reason === 'POISON')).toBe(true);
+    expect(h.logs.some((l) => l.level === 'error' && l.msg?.includes('defect'))).toBe(true);
+  });
+});
