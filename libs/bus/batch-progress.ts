@@ -11,6 +11,7 @@ export interface ProgressSink {
   commit(position: string): Promise<void>;
 }
 
+/** Tuning and error reporting for one batch's commits. */
 export interface BatchProgressOptions {
   /** A commit is sent at most this long after the prefix first grew since the last commit. */
   readonly commitIntervalMs: number;

@@ -1,6 +1,7 @@
 import type { BatchControl, BusMessage, MessageBatch } from '../ports/event-bus.js';
 import { IndexHeap } from './index-heap.js';
 
+/** Bounds and error reporting for {@link processBatchByKey}. */
 export interface KeyedProcessorOptions {
   /**
    * How many messages of this batch run at once (≥ 1). The bound is per batch: a member handling
@@ -16,6 +17,7 @@ export interface KeyedProcessorOptions {
   readonly onError?: (error: unknown, message: BusMessage) => void;
 }
 
+/** What happened to a batch's messages; the three counts add up to the batch size. */
 export interface KeyedBatchOutcome {
   /** Messages whose `handle` resolved. */
   readonly handled: number;

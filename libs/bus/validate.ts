@@ -7,12 +7,14 @@ import type { OutgoingMessage, SubscribeOptions, TopicSpec } from '../ports/even
 
 const TOPIC_NAME = /^[a-zA-Z0-9._-]{1,249}$/;
 
+/** Kafka's topic-name rule, enforced on both transports. Throws TypeError. */
 export function validateTopicName(topic: string): void {
   if (typeof topic !== 'string' || !TOPIC_NAME.test(topic) || topic === '.' || topic === '..') {
     throw new TypeError(`invalid topic name ${JSON.stringify(topic)}: use 1-249 of [a-zA-Z0-9._-]`);
   }
 }
 
+/** Names, positive partition and replication counts, no topic listed twice with different counts. */
 export function validateTopicSpecs(specs: readonly TopicSpec[]): void {
   if (!isArray(specs)) throw new TypeError('topic specs must be an array');
   const seen = new Map<string, number>();
@@ -35,6 +37,7 @@ export function validateTopicSpecs(specs: readonly TopicSpec[]): void {
   }
 }
 
+/** String keys, Buffer values, string header values. Throws TypeError/RangeError naming the index. */
 export function validateOutgoing(messages: readonly OutgoingMessage[]): void {
   if (!isArray(messages)) throw new TypeError('messages must be an array');
   messages.forEach((message, i) => {
@@ -51,6 +54,7 @@ export function validateOutgoing(messages: readonly OutgoingMessage[]): void {
   });
 }
 
+/** Group id, topic names, fromBeginning flag and concurrency bound. */
 export function validateSubscribeOptions(options: SubscribeOptions): void {
   if (typeof options.groupId !== 'string' || options.groupId.length === 0) {
     throw new TypeError('groupId must be a non-empty string');

@@ -10,6 +10,7 @@ const MEMBERSHIP_ERRORS = new Set([
   'FENCED_INSTANCE_ID',
 ]);
 
+/** True when `error` is a kafkajs protocol error of one of the membership types above. */
 export function isMembershipError(error: unknown): boolean {
   return (
     typeof error === 'object' &&

@@ -14,6 +14,7 @@ import { KafkaPublisher } from './kafka-publisher.js';
 import { KafkaSubscription, type KafkaConsumerSettings } from './kafka-subscription.js';
 import { KafkaTopicAdmin } from './kafka-topic-admin.js';
 
+/** Connection and consumer tuning of {@link KafkaEventBus}; every duration in milliseconds. */
 export interface KafkaEventBusOptions {
   readonly brokers: readonly string[];
   readonly clientId: string;

@@ -4,6 +4,7 @@ import type { BusLogger } from '../logger.js';
 /** Names of the kafkajs log levels a service can configure. */
 export type KafkaLogLevel = 'nothing' | 'error' | 'warn' | 'info' | 'debug';
 
+/** Maps a level name to kafkajs' numeric level. */
 export function toKafkaLogLevel(level: KafkaLogLevel): logLevel {
   switch (level) {
     case 'nothing':

@@ -4,6 +4,7 @@ import type { TopicPartition } from '../../ports/event-bus.js';
 /** `topic\0partition` → the first offset this generation may deliver on that partition. */
 export type StartFloors = ReadonlyMap<string, bigint>;
 
+/** The map key of a topic-partition in {@link StartFloors}. */
 export const floorKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
 
 /**

@@ -18,6 +18,7 @@ import { MemoryGroup } from './memory-group.js';
 import { MemoryTopic } from './memory-log.js';
 import { MemoryMember, type MemorySubscription } from './memory-member.js';
 
+/** Tuning of {@link MemoryEventBus}; every duration in milliseconds. */
 export interface MemoryEventBusOptions {
   /** Source of message timestamps (default: the system clock). Pacing uses real timers. */
   readonly clock?: Pick<Clock, 'now'>;

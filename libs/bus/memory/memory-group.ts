@@ -1,6 +1,7 @@
 import type { TopicPartition } from '../../ports/event-bus.js';
 import type { MemoryTopic } from './memory-log.js';
 
+/** A partition handed to a member by a rebalance, with where to start reading it. */
 export interface AssignedPartition extends TopicPartition {
   /** The group's committed offset for the partition: where the new owner starts reading. */
   readonly startOffset: number;

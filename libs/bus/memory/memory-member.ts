@@ -15,6 +15,7 @@ import type { AssignedPartition, GroupMember, MemoryGroup } from './memory-group
 import type { MemoryTopic } from './memory-log.js';
 import { Slots } from './slots.js';
 
+/** The bus-wide settings every member of the memory bus shares. */
 export interface MemoryMemberSettings {
   readonly maxBatchSize: number;
   readonly commitIntervalMs: number;
