@@ -43,4 +43,14 @@ export interface IdempotencyStore {
    * error), so a later retry may run. Only the owner may release; returns whether it did.
    */
   release(key: string, owner: string): Promise<boolean>;
+  /**
+   * Replaces the answer of a call that was completed as UNRESOLVED with its reconciled outcome (the
+   * reconciler's status check or a person found out whether the effect happened), so later
+   * duplicates get the settled answer instead of "unknown". Writes only when the live record is
+   * completed with outcome 'UNRESOLVED'; an in-flight, absent (or expired) record, or one completed
+   * with any other outcome, is left untouched and the call returns false. The fingerprint stays, and
+   * the record then lives for `ttlMs` from now. Needs no ownership: the owner finished long ago.
+   * Idempotent in effect: settling again finds the record no longer UNRESOLVED and returns false.
+   */
+  settle(key: string, stored: StoredResult, ttlMs: number): Promise<boolean>;
 }

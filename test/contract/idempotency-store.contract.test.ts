@@ -231,6 +231,140 @@ function idempotencyStoreContract(adapter: AdapterCase<IdempotencyStore, Idempot
     expect((await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).kind).toBe('in-flight');
   });
 
+  describe('settle (the reconciled outcome of an UNRESOLVED call)', () => {
+    const unresolved: StoredResult = {
+      outcome: 'UNRESOLVED',
+      result: { code: 'UNRESOLVED', message: 'outcome unknown' },
+      completedAtMs: 1_700_000_000_000,
+    };
+    const settled: StoredResult = {
+      outcome: 'SUCCESS',
+      result: { movementId: 'M-9', note: 'confirmed by a status check ✓' },
+      completedAtMs: 1_700_000_999_000,
+    };
+
+    it('replaces a record completed as UNRESOLVED: every later duplicate gets the settled answer', async () => {
+      const k = key();
+      expectKind(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
+      expect(await store.complete(k, 'owner-a', unresolved, DAY_MS)).toBe(true);
+      expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual({
+        kind: 'completed',
+        stored: unresolved,
+      });
+      expect(await h.peer.settle(k, settled, DAY_MS)).toBe(true);
+      expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual({
+        kind: 'completed',
+        stored: settled,
+      });
+      expect(await h.peer.claim(k, 'fp', 'owner-c', LONG_LEASE_MS)).toEqual({
+        kind: 'completed',
+        stored: settled,
+      });
+      // Settled once: the record is no longer UNRESOLVED, so a second settle changes nothing.
+      expect(await store.settle(k, result('again'), DAY_MS)).toBe(false);
+      expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual({
+        kind: 'completed',
+        stored: settled,
+      });
+    });
+
+    it('keeps the fingerprint: other arguments under a settled key are still a conflict', async () => {
+      const k = key();
+      expectKind(await store.claim(k, 'fp-1', 'owner-a', LONG_LEASE_MS), 'claimed');
+      expect(await store.complete(k, 'owner-a', unresolved, DAY_MS)).toBe(true);
+      expect(await store.settle(k, settled, DAY_MS)).toBe(true);
+      expect(await store.claim(k, 'fp-2', 'owner-b', LONG_LEASE_MS)).toEqual({
+        kind: 'conflict',
+        storedFingerprint: 'fp-1',
+      });
+    });
+
+    it('refuses to touch a record completed with any other outcome', async () => {
+      for (const outcome of ['SUCCESS', 'EXECUTION_ERROR']) {
+        const k = key();
+        const original: StoredResult = { outcome, result: { n: 1 }, completedAtMs: 1_700_000_000_000 };
+        expectKind(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
+        expect(await store.complete(k, 'owner-a', original, DAY_MS)).toBe(true);
+        expect(await h.peer.settle(k, settled, DAY_MS)).toBe(false);
+        expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual({
+          kind: 'completed',
+          stored: original,
+        });
+      }
+    });
+
+    it('refuses to touch an in-flight record: the owner still holds it and can complete it', async () => {
+      const k = key();
+      const first = expectKind(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
+      expect(await h.peer.settle(k, settled, DAY_MS)).toBe(false);
+      expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual({
+        kind: 'in-flight',
+        owner: 'owner-a',
+        leaseExpiresAtMs: first.leaseExpiresAtMs,
+      });
+      expect(await store.complete(k, 'owner-a', result('own'), DAY_MS)).toBe(true);
+      expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual({
+        kind: 'completed',
+        stored: result('own'),
+      });
+    });
+
+    it('refuses an absent or expired record and creates nothing', async () => {
+      const k = key();
+      expect(await store.settle(k, settled, DAY_MS)).toBe(false);
+      expectKind(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
+
+      const gone = key();
+      expectKind(await store.claim(gone, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
+      expect(await store.complete(gone, 'owner-a', unresolved, SHORT_MS)).toBe(true);
+      await h.pass(PAST_SHORT_MS);
+      expect(await store.settle(gone, settled, DAY_MS)).toBe(false);
+      expectKind(await store.claim(gone, 'fp', 'owner-b', LONG_LEASE_MS), 'claimed');
+    });
+
+    it('gives the settled record its own TTL from now', async () => {
+      const k = key();
+      expectKind(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
+      expect(await store.complete(k, 'owner-a', unresolved, DAY_MS)).toBe(true);
+      expect(await store.settle(k, settled, SHORT_MS)).toBe(true);
+      expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual({
+        kind: 'completed',
+        stored: settled,
+      });
+      await h.pass(PAST_SHORT_MS);
+      expectKind(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS), 'claimed');
+    });
+
+    it('lets exactly one of 20 concurrent settles of one UNRESOLVED record win', async () => {
+      const k = key();
+      expectKind(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
+      expect(await store.complete(k, 'owner-a', unresolved, DAY_MS)).toBe(true);
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          (i % 2 === 0 ? store : h.peer).settle(k, result(`settler-${i}`), DAY_MS),
+        ),
+      );
+      const winners = answers.flatMap((won, i) => (won ? [i] : []));
+      expect(winners).toHaveLength(1);
+      expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual({
+        kind: 'completed',
+        stored: result(`settler-${winners[0]}`),
+      });
+    });
+
+    it('refuses nonsensical arguments with a RangeError and changes nothing', async () => {
+      const k = key();
+      expectKind(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
+      expect(await store.complete(k, 'owner-a', unresolved, DAY_MS)).toBe(true);
+      await expect(store.settle(k, settled, 0)).rejects.toThrow(RangeError);
+      await expect(store.settle('', settled, DAY_MS)).rejects.toThrow(RangeError);
+      expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual({
+        kind: 'completed',
+        stored: unresolved,
+      });
+    });
+  });
+
   describe('with a short abandoned-marker retention', () => {
     let short: Harness<IdempotencyStore>;
     beforeAll(async () => {

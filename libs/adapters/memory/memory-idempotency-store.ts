@@ -113,6 +113,24 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     });
   }
 
+  settle(key: string, stored: StoredResult, ttlMs: number): Promise<boolean> {
+    return settle(() => {
+      checkKey('key', key);
+      const ttl = checkDurationMs('ttlMs', ttlMs);
+      const serialized = JSON.stringify(stored);
+      const now = this.clock.now();
+      const record = this.live(key, now);
+      if (record?.state !== 'completed' || outcomeOf(record.stored) !== 'UNRESOLVED') return false;
+      this.records.set(key, {
+        state: 'completed',
+        fingerprint: record.fingerprint,
+        stored: serialized,
+        expiresAtMs: now + ttl,
+      });
+      return true;
+    });
+  }
+
   /** Drops every expired record (completed past its TTL, abandoned past retention); returns how many. */
   purgeExpired(): number {
     const now = this.clock.now();
@@ -135,4 +153,9 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     }
     return record;
   }
+}
+
+/** The outcome of a stored result's JSON text (written by complete/settle, so always an object). */
+function outcomeOf(stored: string): unknown {
+  return (JSON.parse(stored) as { outcome?: unknown }).outcome;
 }

@@ -66,6 +66,17 @@ const RELEASE_SQL = `
 DELETE FROM idempotency_keys
  WHERE key = $1::text AND owner = $2::text AND state = 'in-flight' AND expires_at > now()`;
 
+/**
+ * Replaces an UNRESOLVED answer: only a live completed row whose stored outcome is 'UNRESOLVED'.
+ * $1 key, $2 settled result (jsonb), $3 ttl ms.
+ */
+const SETTLE_SQL = `
+UPDATE idempotency_keys
+   SET stored = $2::jsonb,
+       expires_at = now() + $3::bigint * interval '1 millisecond', completed_at = now()
+ WHERE key = $1::text AND state = 'completed' AND expires_at > now()
+   AND stored->>'outcome' = 'UNRESOLVED'`;
+
 /** A claim that keeps losing the snapshot race this many times in a row is reported as an error. */
 const MAX_CLAIM_ATTEMPTS = 20;
 
@@ -80,8 +91,8 @@ interface ClaimRow {
  * Idempotency records in Postgres, table `idempotency_keys` (migration 001_idempotency.sql; run
  * {@link migrate} first). Shared by every executor using the database.
  *
- * claim is one atomic statement (INSERT ... ON CONFLICT DO UPDATE ... WHERE, see CLAIM_SQL); complete
- * and release are single conditional UPDATE/DELETE statements. Time is the database's now(), so
+ * claim is one atomic statement (INSERT ... ON CONFLICT DO UPDATE ... WHERE, see CLAIM_SQL); complete,
+ * release and settle are single conditional UPDATE/DELETE statements. Time is the database's now(), so
  * leases taken by different executors are compared on one clock and `leaseExpiresAtMs` is database
  * time. A completed row is dead once its TTL passes and is treated as absent on every read;
  * {@link purgeExpired} deletes dead rows. Ownership rules are those of MemoryIdempotencyStore. Needs
@@ -133,6 +144,13 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     checkKey('key', key);
     checkKey('owner', owner);
     const result = await this.pool.query(RELEASE_SQL, [key, owner]);
+    return result.rowCount === 1;
+  }
+
+  async settle(key: string, stored: StoredResult, ttlMs: number): Promise<boolean> {
+    checkKey('key', key);
+    const ttl = checkDurationMs('ttlMs', ttlMs);
+    const result = await this.pool.query(SETTLE_SQL, [key, JSON.stringify(stored), ttl]);
     return result.rowCount === 1;
   }
 

@@ -16,7 +16,7 @@ export interface RedisIdempotencyStoreOptions extends IdempotencyStoreOptions {
 /**
  * Idempotency records in Redis, one hash per key, shared by every executor using this Redis.
  *
- * claim, complete and release are each one Lua script (lua/idempotency-*.lua), so each is atomic.
+ * claim, complete, release and settle are each one Lua script (lua/idempotency-*.lua), so each is atomic.
  * Time is the Redis server's TIME, read inside the claim script, not an executor's clock: leases
  * written by different executors are compared on one clock, and `leaseExpiresAtMs` values are Redis
  * server time. Completed records expire through the key's TTL (`ttlMs`); an abandoned in-flight
@@ -30,6 +30,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   private readonly claimScript = luaScript('idempotency-claim.lua');
   private readonly completeScript = luaScript('idempotency-complete.lua');
   private readonly releaseScript = luaScript('idempotency-release.lua');
+  private readonly settleScript = luaScript('idempotency-settle.lua');
   private readonly keyPrefix: string;
   private readonly abandonedRetentionMs: number;
 
@@ -73,6 +74,17 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     checkKey('key', key);
     checkKey('owner', owner);
     const reply = await this.releaseScript.run(this.redis, [this.recordKey(key)], [owner]);
+    return reply === 1;
+  }
+
+  async settle(key: string, stored: StoredResult, ttlMs: number): Promise<boolean> {
+    checkKey('key', key);
+    const ttl = checkDurationMs('ttlMs', ttlMs);
+    const reply = await this.settleScript.run(
+      this.redis,
+      [this.recordKey(key)],
+      [JSON.stringify(stored), ttl],
+    );
     return reply === 1;
   }
 
