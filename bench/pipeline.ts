@@ -198,7 +198,11 @@ async function main(): Promise<void> {
   const cpus = os.cpus();
   process.stdout.write(
     `machine: ${cpus.length} cores (${cpus[0]?.model ?? 'unknown'}), ${fmt(os.totalmem() / 2 ** 30)} GiB, ` +
-      `node ${process.version}, ${os.platform()} ${os.release()}; repeats=${REPEATS}, in flight=${IN_FLIGHT}\n\n`,
+      `node ${process.version}, ${os.platform()} ${os.release()}; repeats=${REPEATS}, in flight=${IN_FLIGHT}; ` +
+      `load average at start ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}\n\n`,
   );
 
   const baselineCalls = 20_000;
@@ -285,6 +289,13 @@ async function main(): Promise<void> {
   out.push(`| sum of stage medians | ${sums.map((s) => fmt(s, 1)).join(' | ')} |`);
   out.push(
     `| whole call (1e6 / sequential calls/s) | ${rows.map((r) => fmt(1e6 / r.sequential, 1)).join(' | ')} |`,
+  );
+  out.push('');
+  out.push(
+    `load average at end ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
   );
   process.stdout.write(`${out.join('\n')}\n`);
 }

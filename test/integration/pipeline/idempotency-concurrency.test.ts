@@ -174,12 +174,48 @@ type NaiveRecord =
   | { state: 'in-flight'; fingerprint: string; owner: string; leaseExpiresAtMs: number }
   | { state: 'completed'; fingerprint: string; stored: StoredResult };
 
-/** Shared answer logic: what the naive store says about a record it has just read. */
-function answer(record: NaiveRecord | undefined, fingerprint: string): ClaimResult | undefined {
-  if (record === undefined) return undefined;
-  if (record.fingerprint !== fingerprint) return { kind: 'conflict', storedFingerprint: record.fingerprint };
-  if (record.state === 'completed') return { kind: 'completed', stored: record.stored };
-  return { kind: 'in-flight', owner: record.owner, leaseExpiresAtMs: record.leaseExpiresAtMs };
+/** Plain reads and writes of one record per key; nothing atomic across them. */
+interface RecordTable {
+  get(key: string): Promise<NaiveRecord | undefined>;
+  put(key: string, record: NaiveRecord): Promise<void>;
+  del(key: string): Promise<void>;
+}
+
+/**
+ * The plausible-looking broken store: read the record, and if there is none, write an in-flight
+ * marker. Two claimants can both read "none" before either writes. (A class rather than an object
+ * literal so extra port methods compile whatever the port's current shape.)
+ */
+class NaiveStore {
+  constructor(private readonly table: RecordTable) {}
+
+  async claim(key: string, fingerprint: string, owner: string, leaseMs: number): Promise<ClaimResult> {
+    const record = await this.table.get(key); // lookup …
+    if (record !== undefined) {
+      if (record.fingerprint !== fingerprint)
+        return { kind: 'conflict', storedFingerprint: record.fingerprint };
+      if (record.state === 'completed') return { kind: 'completed', stored: record.stored };
+      return { kind: 'in-flight', owner: record.owner, leaseExpiresAtMs: record.leaseExpiresAtMs };
+    }
+    const leaseExpiresAtMs = Date.now() + leaseMs;
+    await this.table.put(key, { state: 'in-flight', fingerprint, owner, leaseExpiresAtMs }); // … then write
+    return { kind: 'claimed', leaseExpiresAtMs };
+  }
+
+  async complete(key: string, _owner: string, stored: StoredResult): Promise<boolean> {
+    const record = await this.table.get(key);
+    await this.table.put(key, { state: 'completed', fingerprint: record?.fingerprint ?? '', stored });
+    return true;
+  }
+
+  async settle(key: string, stored: StoredResult): Promise<boolean> {
+    return this.complete(key, '', stored);
+  }
+
+  async release(key: string): Promise<boolean> {
+    await this.table.del(key);
+    return true;
+  }
 }
 
 async function naiveRedis(): Promise<NaiveHarness> {
@@ -190,29 +226,18 @@ async function naiveRedis(): Promise<NaiveHarness> {
     store() {
       const redis = new Redis(REDIS_URL);
       clients.push(redis);
-      return {
-        async claim(key, fingerprint, owner, leaseMs) {
-          const raw = await redis.get(prefix + key); // lookup …
-          const seen = answer(raw === null ? undefined : (JSON.parse(raw) as NaiveRecord), fingerprint);
-          if (seen !== undefined) return seen;
-          const leaseExpiresAtMs = Date.now() + leaseMs;
-          await redis.set(
-            prefix + key,
-            JSON.stringify({ state: 'in-flight', fingerprint, owner, leaseExpiresAtMs }),
-          ); // … then write
-          return { kind: 'claimed', leaseExpiresAtMs };
-        },
-        async complete(key, _owner, stored) {
+      return new NaiveStore({
+        get: async (key) => {
           const raw = await redis.get(prefix + key);
-          const fingerprint = raw === null ? '' : (JSON.parse(raw) as NaiveRecord).fingerprint;
-          await redis.set(prefix + key, JSON.stringify({ state: 'completed', fingerprint, stored }));
-          return true;
+          return raw === null ? undefined : (JSON.parse(raw) as NaiveRecord);
         },
-        async release(key) {
+        put: async (key, record) => {
+          await redis.set(prefix + key, JSON.stringify(record));
+        },
+        del: async (key) => {
           await redis.del(prefix + key);
-          return true;
         },
-      };
+      });
     },
     async close() {
       const keys = await admin.keys(`${prefix}*`);
@@ -228,33 +253,24 @@ async function naivePostgres(): Promise<NaiveHarness> {
   await pool.query('CREATE TABLE naive_keys (key text PRIMARY KEY, record jsonb NOT NULL)');
   return {
     store() {
-      return {
-        async claim(key, fingerprint, owner, leaseMs) {
+      return new NaiveStore({
+        get: async (key) => {
           const { rows } = await pool.query<{ record: NaiveRecord }>(
             'SELECT record FROM naive_keys WHERE key = $1',
             [key],
-          ); // lookup …
-          const seen = answer(rows[0]?.record, fingerprint);
-          if (seen !== undefined) return seen;
-          const leaseExpiresAtMs = Date.now() + leaseMs;
+          );
+          return rows[0]?.record;
+        },
+        put: async (key, record) => {
           await pool.query(
             'INSERT INTO naive_keys (key, record) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET record = EXCLUDED.record',
-            [key, { state: 'in-flight', fingerprint, owner, leaseExpiresAtMs }],
-          ); // … then write
-          return { kind: 'claimed', leaseExpiresAtMs };
-        },
-        async complete(key, _owner, stored) {
-          await pool.query(
-            `UPDATE naive_keys SET record = jsonb_build_object('state', 'completed', 'fingerprint', record->'fingerprint', 'stored', $2::jsonb) WHERE key = $1`,
-            [key, JSON.stringify(stored)],
+            [key, record],
           );
-          return true;
         },
-        async release(key) {
+        del: async (key) => {
           await pool.query('DELETE FROM naive_keys WHERE key = $1', [key]);
-          return true;
         },
-      };
+      });
     },
     close: () => schema.drop(),
   };

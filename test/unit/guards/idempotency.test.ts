@@ -4,7 +4,7 @@ import { argumentsFingerprint, idempotencyKey } from '../../../libs/core/idempot
 import { systemClock } from '../../../libs/core/system-clock.js';
 import { claimLeaseMs, idempotencyStage } from '../../../libs/guards/idempotency.js';
 import type { ClaimResult, IdempotencyStore } from '../../../libs/ports/idempotency-store.js';
-import { makeDeps, makeState, makeTool, runTail } from './stage-harness.js';
+import { makeDeps, makeState, makeTool, runTail, wrapStore } from './stage-harness.js';
 
 const ARGS = { orderId: 'O-5512', amount: 49.99 };
 const COORDS = { tenant: 't1', taskId: 'task-1', step: 0, index: 0 };
@@ -14,7 +14,7 @@ const FP = argumentsFingerprint(ARGS);
 /** Wraps a store and counts calls, to prove which paths touch it. */
 function counting(inner: IdempotencyStore) {
   const calls = { claim: 0, complete: 0, release: 0 };
-  const store: IdempotencyStore = {
+  const store = wrapStore(inner, {
     claim: (...a) => {
       calls.claim += 1;
       return inner.claim(...a);
@@ -27,7 +27,7 @@ function counting(inner: IdempotencyStore) {
       calls.release += 1;
       return inner.release(...a);
     },
-  };
+  });
   return { store, calls };
 }
 
@@ -96,14 +96,12 @@ describe('idempotency stage: claim answers', () => {
   it('claims with a lease covering every attempt, the backoff and the margin', async () => {
     const leases: number[] = [];
     const inner = new MemoryIdempotencyStore(systemClock);
-    const store: IdempotencyStore = {
+    const store = wrapStore(inner, {
       claim: (k, f, o, lease) => {
         leases.push(lease);
         return inner.claim(k, f, o, lease);
       },
-      complete: (...a) => inner.complete(...a),
-      release: (...a) => inner.release(...a),
-    };
+    });
     const tool = makeTool({ timeoutMs: 1_000, retry: { maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 150 } });
     await idempotencyStage(makeState(tool), makeDeps({ store }));
     // 3 × 1000 + (100 + 150) + 1000 margin
@@ -157,11 +155,11 @@ describe('idempotency stage: claim answers', () => {
   });
 
   it('an unreachable store fails closed: DEPENDENCY_UNAVAILABLE and the tool never runs', async () => {
-    const down: IdempotencyStore = {
+    const down = wrapStore(new MemoryIdempotencyStore(systemClock), {
       claim: () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:6379')),
       complete: () => Promise.reject(new Error('down')),
       release: () => Promise.reject(new Error('down')),
-    };
+    });
     let runs = 0;
     const tool = makeTool({ execute: () => Promise.resolve(((runs += 1), { orderId: 'x', status: 'y' })) });
     const ran = await runTail(makeState(tool), makeDeps({ store: down }));
@@ -231,15 +229,13 @@ describe('idempotency stage: a concurrent duplicate in flight elsewhere', () => 
     const answers: ClaimResult['kind'][] = [];
     const inner = new MemoryIdempotencyStore(systemClock);
     await inner.claim(KEY, FP, 'executor-z', 10_000);
-    const store: IdempotencyStore = {
+    const store = wrapStore(inner, {
       claim: async (...a) => {
         const r = await inner.claim(...a);
         answers.push(r.kind);
         return r;
       },
-      complete: (...a) => inner.complete(...a),
-      release: (...a) => inner.release(...a),
-    };
+    });
     const controller = new AbortController();
     const pending = idempotencyStage(
       makeState(makeTool(), { signal: controller.signal }),

@@ -155,3 +155,17 @@ export function hang(inv: ToolInvocation): Promise<never> {
 export function http(status: number): Error & { status: number } {
   return Object.assign(new Error(`HTTP ${status}`), { status });
 }
+
+/**
+ * `inner` with some methods replaced: every other method (whatever the port grows) is delegated, so
+ * test doubles do not have to be rewritten each time the port gains a method.
+ */
+export function wrapStore(inner: IdempotencyStore, overrides: Partial<IdempotencyStore>): IdempotencyStore {
+  return new Proxy(inner, {
+    get(target, prop, receiver) {
+      if (Object.hasOwn(overrides, prop)) return overrides[prop as keyof IdempotencyStore];
+      const value: unknown = Reflect.get(target, prop, receiver);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
