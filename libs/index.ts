@@ -19,3 +19,4 @@ export type * from './ports/audit-store.js';
 export type * from './ports/case-store.js';
 export type * from './ports/event-bus.js';
 export type * from './ports/event-codec.js';
+export * from './bus/index.js';
