@@ -1,0 +1,19 @@
+/** The store's tool catalog: six tools over the fake downstream services, their policy and limits. */
+export {
+  buildStoreCatalog,
+  createStoreCatalog,
+  storeTools,
+  type StoreCatalog,
+  type StoreCatalogEnv,
+} from './store-catalog.js';
+export { STORE_POLICY_RULES, STORE_POLICY_VERSION } from './store-policy.js';
+export { STORE_DOWNSTREAM_LIMITS } from './downstream-limits.js';
+export { mayActOnOrder, OWNERSHIP_LOOKUP_MS } from './order-access.js';
+export { actingIdentities, crmViewer, hasRole, ORDER_STAFF_ROLES, SUPPORT_ROLE } from './principal-facts.js';
+export { centsToDollars, dollarsToCents, formatDollars } from './money.js';
+export { lookupOrderTool } from './tools/lookup-order.js';
+export { searchCustomersTool, maskEmail } from './tools/search-customers.js';
+export { crmLookupContactTool } from './tools/crm-lookup-contact.js';
+export { issueRefundTool } from './tools/issue-refund.js';
+export { updateInventoryTool, INVENTORY_ROLES } from './tools/update-inventory.js';
+export { getWeatherTool } from './tools/get-weather.js';

@@ -1,0 +1,209 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { NOT_AUTHORIZED_MESSAGE } from '../../../libs/guards/authorize.js';
+import {
+  ana,
+  ben,
+  ctxFor,
+  manager,
+  storeHarness,
+  supportDesk,
+  toolCall,
+  type StoreHarness,
+} from './store-harness.js';
+
+let h: StoreHarness;
+afterEach(async () => {
+  await h.close();
+});
+
+const refund = (args: Record<string, unknown>) => toolCall('issue_refund', args);
+const ledger = (orderId?: string) =>
+  h.downstreams.payments.ledger({ tenant: 't1', ...(orderId === undefined ? {} : { order_id: orderId }) });
+const paymentRequests = () => h.downstreams.faults.payments.received('refund');
+
+describe('issue_refund through the guard pipeline', () => {
+  it('story 1: the owner refunds O-5512 ($49.99): one ledger row under the forwarded key', async () => {
+    h = storeHarness();
+    const { result, audit } = await h.run(
+      refund({ order_id: 'O-5512', amount: 49.99, reason: 'damaged' }),
+      ctxFor(ana),
+    );
+    expect(result.outcome).toBe('SUCCESS');
+    expect(result.payload).toMatchObject({
+      order_id: 'O-5512',
+      amount: 49.99,
+      currency: 'USD',
+      reason: 'damaged',
+      status: 'succeeded',
+    });
+    const rows = await ledger('O-5512');
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ amount_cents: 4999, idempotency_key: result.idempotencyKey });
+    expect((result.payload as { refund_id: string }).refund_id).toBe(rows[0]!.refund_id);
+    expect(audit.arguments).toEqual({ order_id: 'O-5512', amount: 49.99, reason: 'damaged' });
+  });
+
+  it("story 2: someone else's order is refused and the payment service is never called", async () => {
+    h = storeHarness();
+    const { result, audit } = await h.run(
+      refund({ order_id: 'O-5512', amount: 49.99, reason: 'damaged' }),
+      ctxFor(ben),
+    );
+    expect(result.outcome).toBe('UNAUTHORIZED');
+    expect(result.error).toEqual({ code: 'UNAUTHORIZED', message: NOT_AUTHORIZED_MESSAGE, retryable: false });
+    expect(result.toolInvocations).toBe(0);
+    expect(paymentRequests()).toBe(0);
+    expect(await ledger()).toEqual([]);
+    expect(audit.decisions.at(-1)).toMatchObject({ stage: 'authorize', decision: 'refuse' });
+  });
+
+  it('an unknown order and another tenant’s order get the same refusal (no id oracle)', async () => {
+    h = storeHarness();
+    const unknown = await h.run(refund({ order_id: 'O-0000', amount: 5, reason: 'other' }), ctxFor(ana));
+    // O-4400 belongs to tenant t2's customer "C-1"; Ana is C-1 in t1.
+    const foreign = await h.run(refund({ order_id: 'O-4400', amount: 5, reason: 'other' }), ctxFor(ana));
+    expect(unknown.result.error).toEqual(foreign.result.error);
+    expect(foreign.result.outcome).toBe('UNAUTHORIZED');
+    expect(paymentRequests()).toBe(0);
+  });
+
+  it('an argument claiming approval is refused as unknown, never read as authority (seed §6.1)', async () => {
+    h = storeHarness();
+    const { result } = await h.run(
+      refund({ order_id: 'O-7788', amount: 30, reason: 'damaged', approved_by: 'manager' }),
+      ctxFor(ben),
+    );
+    expect(result.outcome).toBe('SCHEMA_INVALID');
+    expect(result.error?.message).toContain('approved_by');
+    expect(paymentRequests()).toBe(0);
+  });
+
+  it('story 3: $499.90 by the support assistant is refused by policy with an actionable reason', async () => {
+    h = storeHarness();
+    const { result, audit } = await h.run(
+      refund({ order_id: 'O-9001', amount: 499.9, reason: 'damaged' }),
+      ctxFor(supportDesk),
+    );
+    expect(result.outcome).toBe('POLICY_VIOLATION');
+    expect(result.error).toMatchObject({
+      code: 'POLICY_VIOLATION',
+      message: 'Refunds above $50 need a manager.',
+      suggestedFix: 'Split it or route it to a manager.',
+      retryable: true,
+    });
+    expect(paymentRequests()).toBe(0);
+    expect(audit.decisions.map((d) => d.stage)).toEqual([
+      'resolve',
+      'validate-input',
+      'authorize',
+      'rate-limit',
+      'business-rules',
+    ]);
+  });
+
+  it('the limit is data: $50.00 passes for support, a customer is held to the self-service cap, a manager to neither', async () => {
+    h = storeHarness();
+    const atLimit = await h.run(
+      refund({ order_id: 'O-9001', amount: 50, reason: 'damaged' }),
+      ctxFor(supportDesk),
+    );
+    expect(atLimit.result.outcome).toBe('SUCCESS');
+    const self = await h.run(refund({ order_id: 'O-9001', amount: 499.9, reason: 'damaged' }), ctxFor(ana));
+    expect(self.result.outcome).toBe('POLICY_VIOLATION');
+    expect(self.result.error?.message).toBe('Self-service refunds are limited to $200 (asked: $499.9).');
+    const boss = await h.run(
+      refund({ order_id: 'O-9001', amount: 449.9, reason: 'damaged' }),
+      ctxFor(manager),
+    );
+    expect(boss.result.outcome).toBe('SUCCESS');
+    expect((await ledger('O-9001')).map((r) => r.amount_cents)).toEqual([5000, 44990]);
+  });
+
+  it('more than the refundable balance is refused by the payment service with what is left', async () => {
+    h = storeHarness();
+    await h.run(refund({ order_id: 'O-5512', amount: 40, reason: 'damaged' }), ctxFor(ana));
+    const over = await h.run(refund({ order_id: 'O-5512', amount: 20, reason: 'damaged' }), ctxFor(ana));
+    expect(over.result.outcome).toBe('EXECUTION_ERROR');
+    expect(over.result.error).toMatchObject({ code: 'CALLER_ERROR', retryable: true });
+    expect(over.result.error?.message).toContain('at most $9.99');
+    const full = await h.run(refund({ order_id: 'O-5512', amount: 9.99, reason: 'damaged' }), ctxFor(ana));
+    expect(full.result.outcome).toBe('SUCCESS');
+    const again = await h.run(refund({ order_id: 'O-5512', amount: 1, reason: 'damaged' }), ctxFor(ana));
+    expect(again.result.error).toMatchObject({ code: 'CALLER_ERROR', retryable: false });
+    expect(again.result.error?.message).toContain('already been refunded in full');
+    expect((await ledger('O-5512')).map((r) => r.amount_cents)).toEqual([4000, 999]);
+  });
+});
+
+describe('issue_refund when the payment service misbehaves', () => {
+  it('story 4: the first answer is lost after the refund applied; the retry carries the same key and pays once', async () => {
+    h = storeHarness();
+    h.downstreams.faults.payments.loseResponseNext(1);
+    const { result, audit } = await h.run(
+      refund({ order_id: 'O-7788', amount: 34.5, reason: 'damaged' }),
+      ctxFor(supportDesk),
+    );
+    expect(result.outcome).toBe('SUCCESS');
+    expect(result.toolInvocations).toBe(2);
+    expect(paymentRequests()).toBe(2);
+    expect(h.downstreams.faults.payments.injected('lose-response')).toBe(1);
+    const rows = await ledger('O-7788');
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.idempotency_key).toBe(result.idempotencyKey);
+    expect((result.payload as { refund_id: string }).refund_id).toBe(rows[0]!.refund_id);
+    expect(audit.attempts.map((a) => a.result)).toEqual(['TIMEOUT', 'ok']);
+  });
+
+  it('the same call delivered again is answered from the first result without a payment request', async () => {
+    h = storeHarness();
+    const ctx = ctxFor(ana);
+    const first = await h.run(refund({ order_id: 'O-5512', amount: 49.99, reason: 'damaged' }), ctx);
+    const second = await h.run(
+      { ...refund({ order_id: 'O-5512', amount: 49.99, reason: 'damaged' }), id: 'redelivered' },
+      ctx,
+    );
+    expect(second.result.outcome).toBe('DUPLICATE');
+    expect(second.result.payload).toEqual(first.result.payload);
+    expect(paymentRequests()).toBe(1);
+    expect(await ledger('O-5512')).toHaveLength(1);
+  });
+
+  it('503 twice, then success: retried with the same key, one ledger row', async () => {
+    h = storeHarness();
+    h.downstreams.faults.payments.failNext(2);
+    const { result } = await h.run(refund({ order_id: 'O-7788', amount: 10, reason: 'late' }), ctxFor(ben));
+    expect(result.outcome).toBe('SUCCESS');
+    expect(result.toolInvocations).toBe(3);
+    expect(await ledger('O-7788')).toHaveLength(1);
+  });
+
+  it('a payment service that never answers leaves the refund UNRESOLVED, never "failed"', async () => {
+    h = storeHarness();
+    h.downstreams.faults.payments.hangNext(3);
+    const { result } = await h.run(refund({ order_id: 'O-7788', amount: 10, reason: 'late' }), ctxFor(ben));
+    expect(result.outcome).toBe('UNRESOLVED');
+    expect(result.toolInvocations).toBe(3);
+    expect(await ledger('O-7788')).toHaveLength(0);
+  });
+
+  it('story 5: two refunds in one turn run independently and each reports its own outcome', async () => {
+    h = storeHarness();
+    await h.run(refund({ order_id: 'O-5512', amount: 49.99, reason: 'damaged' }), ctxFor(ana));
+    const turn = { taskId: 'task-two-refunds', step: 1 };
+    const [a, b] = await Promise.all([
+      h.run(
+        refund({ order_id: 'O-9001', amount: 25, reason: 'damaged' }),
+        ctxFor(supportDesk, { ...turn, index: 0 }),
+      ),
+      h.run(
+        refund({ order_id: 'O-5512', amount: 10, reason: 'damaged' }),
+        ctxFor(supportDesk, { ...turn, index: 1 }),
+      ),
+    ]);
+    expect(a.result.outcome).toBe('SUCCESS');
+    expect(b.result.outcome).toBe('EXECUTION_ERROR');
+    expect(b.result.error?.message).toContain('already been refunded in full');
+    expect(a.result.callId).not.toBe(b.result.callId);
+    expect((await ledger()).map((r) => r.order_id)).toEqual(['O-5512', 'O-9001']);
+  });
+});
