@@ -20,7 +20,7 @@ describe('kafka: keyed produce and consume', () => {
     await producer.connect();
 
     const next = new Map<string, number>();
-    const sentPartition = new Map<string, Set<number>>();
+    const partitionsOf = new Map<string, Set<number>>();
     // Ten sends of twenty, each awaited: order per key must survive batch boundaries too.
     for (let batch = 0; batch < TOTAL / 20; batch++) {
       const messages = Array.from({ length: 20 }, (_, i) => {
@@ -44,20 +44,20 @@ describe('kafka: keyed produce and consume', () => {
       const list = byKey.get(body.key) ?? [];
       list.push({ partition: r.partition, seq: body.seq, offset: BigInt(r.offset) });
       byKey.set(body.key, list);
-      const parts = sentPartition.get(body.key) ?? new Set<number>();
+      const parts = partitionsOf.get(body.key) ?? new Set<number>();
       parts.add(r.partition);
-      sentPartition.set(body.key, parts);
+      partitionsOf.set(body.key, parts);
     }
     expect([...byKey.keys()].sort()).toEqual([...KEYS].sort());
     for (const key of KEYS) {
       const list = byKey.get(key)!;
-      expect(sentPartition.get(key)!.size, `${key} spread over partitions`).toBe(1);
+      expect(partitionsOf.get(key)!.size, `${key} spread over partitions`).toBe(1);
       expect(list.map((m) => m.seq)).toEqual(Array.from({ length: TOTAL / KEYS.length }, (_, i) => i));
       for (let i = 1; i < list.length; i++) expect(list[i]!.offset > list[i - 1]!.offset).toBe(true);
     }
     // The five keys hash to several of the six partitions, so the per-key order above is not the
     // trivial order of a single partition.
-    const used = new Set([...sentPartition.values()].map((s) => [...s][0]));
+    const used = new Set([...partitionsOf.values()].map((s) => [...s][0]));
     expect(used.size).toBeGreaterThan(1);
   });
 });
