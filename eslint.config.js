@@ -18,7 +18,11 @@ export default tseslint.config(
       '@typescript-eslint/require-await': 'off',
       'no-restricted-properties': [
         'error',
-        { object: 'process', property: 'env', message: 'Read the environment only in a config.ts (zod-parsed once).' },
+        {
+          object: 'process',
+          property: 'env',
+          message: 'Read the environment only in a config.ts (zod-parsed once).',
+        },
       ],
     },
   },

@@ -24,7 +24,11 @@ export async function createTestSchema(prefix = 'tg'): Promise<TestSchema> {
   } finally {
     await admin.end();
   }
-  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 10, options: `-c search_path="${schema}"` });
+  const pool = new pg.Pool({
+    connectionString: DATABASE_URL,
+    max: 10,
+    options: `-c search_path="${schema}"`,
+  });
   return {
     pool,
     schema,
