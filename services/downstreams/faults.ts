@@ -6,10 +6,16 @@ import { seededRandom } from './seeded-random.js';
  * What can go wrong with one request to a fake downstream:
  * - `fail`: answered 503 before anything was applied;
  * - `hang`: never answers; the caller's signal (its timeout) ends the wait, nothing applied;
- * - `lose-response`: the effect IS applied, then the connection resets before the answer arrives —
- *   the case idempotency keys exist for (seed §8.1).
+ * - `lose-response`: the effect IS applied, then the answer never arrives — the case idempotency
+ *   keys exist for (seed §8.1). By default the connection resets at once; planned with
+ *   `{ silently: true }` the service goes quiet instead and the caller's own timeout ends the wait.
  */
 export type Fault = 'fail' | 'hang' | 'lose-response';
+
+interface PlannedFault {
+  readonly fault: Fault;
+  readonly silently: boolean;
+}
 
 /** Fractions of requests that meet each fault when nothing is planned; each in [0, 1], sum ≤ 1. */
 export interface FaultRates {
@@ -48,7 +54,7 @@ export class FaultInjector {
   readonly #clock: Clock;
   readonly #hangLimitMs: number;
   #random: () => number;
-  #planned: Fault[] = [];
+  #planned: PlannedFault[] = [];
   #rates: Required<FaultRates> = { fail: 0, hang: 0, loseResponse: 0 };
   #delayMs = 0;
   readonly #received = new Map<string, number>();
@@ -70,9 +76,12 @@ export class FaultInjector {
     return this.#plan('hang', n);
   }
 
-  /** The next `n` requests are applied, then their response is lost (connection reset). */
-  loseResponseNext(n = 1): this {
-    return this.#plan('lose-response', n);
+  /**
+   * The next `n` requests are applied, then their response is lost: the connection resets, or with
+   * `silently` no answer comes until the caller's signal aborts (a timeout after the effect).
+   */
+  loseResponseNext(n = 1, options: { readonly silently?: boolean } = {}): this {
+    return this.#plan('lose-response', n, options.silently === true);
   }
 
   /** Fault fractions for requests with no planned fault. Throws on a rate outside [0, 1] or a sum > 1. */
@@ -125,38 +134,44 @@ export class FaultInjector {
    */
   async around<T>(operation: string, signal: AbortSignal | undefined, apply: () => Promise<T>): Promise<T> {
     this.#received.set(operation, (this.#received.get(operation) ?? 0) + 1);
-    const fault = this.#next();
-    if (fault !== undefined) this.#applied.set(fault, (this.#applied.get(fault) ?? 0) + 1);
+    const next = this.#next();
+    if (next !== undefined) this.#applied.set(next.fault, (this.#applied.get(next.fault) ?? 0) + 1);
     if (this.#delayMs > 0) await this.#clock.sleep(this.#delayMs, signal);
-    switch (fault) {
+    switch (next?.fault) {
       case 'fail':
         throw new DownstreamError(503, 'unavailable', 'The service is temporarily unavailable.');
       case 'hang':
-        await this.#clock.sleep(this.#hangLimitMs, signal);
-        throw Object.assign(new Error('request timed out'), { code: 'ETIMEDOUT' });
+        return this.#silence(signal);
       case 'lose-response':
         await apply();
+        if (next.silently) return this.#silence(signal);
         throw connectionReset();
       default:
         return apply();
     }
   }
 
-  #plan(fault: Fault, n: number): this {
+  /** No answer until the caller gives up (or the hang limit passes): rejects either way. */
+  async #silence(signal: AbortSignal | undefined): Promise<never> {
+    await this.#clock.sleep(this.#hangLimitMs, signal);
+    throw Object.assign(new Error('request timed out'), { code: 'ETIMEDOUT' });
+  }
+
+  #plan(fault: Fault, n: number, silently = false): this {
     if (!Number.isInteger(n) || n < 0) throw new RangeError(`count must be a non-negative integer, got ${n}`);
-    for (let i = 0; i < n; i++) this.#planned.push(fault);
+    for (let i = 0; i < n; i++) this.#planned.push({ fault, silently });
     return this;
   }
 
-  #next(): Fault | undefined {
+  #next(): PlannedFault | undefined {
     const planned = this.#planned.shift();
     if (planned !== undefined) return planned;
     const { fail, hang, loseResponse } = this.#rates;
     if (fail + hang + loseResponse === 0) return undefined;
     const draw = this.#random();
-    if (draw < fail) return 'fail';
-    if (draw < fail + hang) return 'hang';
-    if (draw < fail + hang + loseResponse) return 'lose-response';
+    if (draw < fail) return { fault: 'fail', silently: false };
+    if (draw < fail + hang) return { fault: 'hang', silently: false };
+    if (draw < fail + hang + loseResponse) return { fault: 'lose-response', silently: false };
     return undefined;
   }
 }

@@ -154,6 +154,19 @@ describe('issue_refund when the payment service misbehaves', () => {
     expect(audit.attempts.map((a) => a.result)).toEqual(['TIMEOUT', 'ok']);
   });
 
+  it('a timeout after the refund applied (the answer never comes) is retried with the same key and pays once', async () => {
+    h = storeHarness();
+    h.downstreams.faults.payments.loseResponseNext(1, { silently: true });
+    const { result, audit } = await h.run(
+      refund({ order_id: 'O-7788', amount: 34.5, reason: 'damaged' }),
+      ctxFor(supportDesk),
+    );
+    expect(result.outcome).toBe('SUCCESS');
+    expect(audit.attempts.map((a) => a.result)).toEqual(['TIMEOUT', 'ok']);
+    expect(audit.attempts[0]!.durationMs).toBeGreaterThanOrEqual(2_000);
+    expect(await ledger('O-7788')).toHaveLength(1);
+  });
+
   it('the same call delivered again is answered from the first result without a payment request', async () => {
     h = storeHarness();
     const ctx = ctxFor(ana);
