@@ -3,6 +3,7 @@ import type {
   ChainAnchor,
   ChainHead,
   StoredAuditRecord,
+  VerifyProgress,
   VerifyReport,
 } from '../ports/audit-store.js';
 import { differingColumns, indexedColumns, type IndexedColumns } from './columns.js';
@@ -119,6 +120,7 @@ export interface VerifyChainsInput {
   readonly only?: string;
   readonly anchors?: readonly ChainAnchor[];
   readonly pageSize?: number;
+  readonly onProgress?: (progress: VerifyProgress) => void;
 }
 
 /**
@@ -142,6 +144,7 @@ export async function verifyChains(input: VerifyChainsInput): Promise<VerifyRepo
         broken = verifier.check(row);
         if (broken !== undefined) break;
       }
+      input.onProgress?.({ chain, checked: checked + verifier.checked });
       const last = page[page.length - 1];
       if (broken !== undefined || page.length < pageSize || last === undefined) break;
       afterSeq = last.seq;

@@ -70,6 +70,18 @@ export interface VerifyOptions {
    * chain that is consistent in itself; an anchor makes that visible.
    */
   readonly anchors?: readonly ChainAnchor[];
+  /**
+   * Called after each page of records is checked, with the chain being walked and the records
+   * checked so far over all chains (a long verify can then report progress). Must not throw.
+   */
+  readonly onProgress?: (progress: VerifyProgress) => void;
+}
+
+/** How far a running {@link AuditStore.verify} has got. */
+export interface VerifyProgress {
+  readonly chain: string;
+  /** Records checked so far, over every chain verified in this run. */
+  readonly checked: number;
 }
 
 /** Why a link is broken. */

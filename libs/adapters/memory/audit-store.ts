@@ -77,6 +77,7 @@ export class MemoryAuditStore implements AuditStore {
       chains: [...this.chains.keys()],
       ...(opts.chain === undefined ? {} : { only: opts.chain }),
       ...(opts.anchors === undefined ? {} : { anchors: opts.anchors }),
+      ...(opts.onProgress === undefined ? {} : { onProgress: opts.onProgress }),
       // seq n sits at index n - 1 of its chain's array.
       readPage: (chain, afterSeq, limit) =>
         settle(() => (this.chains.get(chain) ?? []).slice(afterSeq, afterSeq + limit).map(withColumns)),

@@ -164,6 +164,7 @@ export class PostgresAuditStore implements AuditStore {
       chains: await this.chainNames(opts.chain),
       ...(opts.chain === undefined ? {} : { only: opts.chain }),
       ...(opts.anchors === undefined ? {} : { anchors: opts.anchors }),
+      ...(opts.onProgress === undefined ? {} : { onProgress: opts.onProgress }),
       pageSize: this.verifyPageSize,
       readPage: async (chain, afterSeq, limit) => {
         const { rows } = await this.pool.query<AuditRow>(
