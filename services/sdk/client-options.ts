@@ -1,0 +1,116 @@
+import { randomUUID } from 'node:crypto';
+import type { PrincipalSigningKey } from '../../libs/auth/sign-principal.js';
+import { silentBusLogger, type BusLogger } from '../../libs/bus/logger.js';
+import { systemClock } from '../../libs/core/system-clock.js';
+import type { Principal } from '../../libs/core/types.js';
+import type { TopicNames } from '../../libs/events/topics.js';
+import type { ToolResolver } from '../../libs/pipeline/deps.js';
+import type { Clock } from '../../libs/ports/clock.js';
+import type { EventPublisher, EventSubscriber } from '../../libs/ports/event-bus.js';
+import type { EventCodec } from '../../libs/ports/event-codec.js';
+import type { ToolCallResolution } from './result-inbox.js';
+import { randomHex, type HexSource } from './trace-context.js';
+
+/** How the client signs the principal of each turn (see libs/auth signPrincipal). */
+export interface PrincipalSigning {
+  /** Ed25519 or P-256 private key of the agent backend's auth layer. */
+  readonly key: PrincipalSigningKey;
+  readonly issuer: string;
+  /** The executors' audience. */
+  readonly audience: string;
+  /**
+   * Lifetime of each assertion, seconds (default 300). Keep it short, but longer than calls may
+   * wait in the calls topic: an executor refuses an expired assertion (safely: nothing runs).
+   */
+  readonly ttlSeconds?: number;
+  readonly kid?: string;
+}
+
+/** Everything a client uses; the agent backend's main wires the real bus, codec and key. */
+export interface ToolgateClientOptions {
+  readonly publisher: EventPublisher;
+  readonly subscriber: EventSubscriber;
+  readonly codec: EventCodec;
+  readonly topics: Pick<TopicNames, 'calls' | 'results'>;
+  /** Unique per running instance; names its consumer group `toolgate-sdk-<instanceId>`. */
+  readonly instanceId: string;
+  /**
+   * This instance's partition of the results topic (e.g. its StatefulSet ordinal). Must be below
+   * the topic's partition count, and unique among running instances (see ROUTING.md).
+   */
+  readonly replySlot: number;
+  readonly signing: PrincipalSigning;
+  /**
+   * The tool registry, for conflict keys (the calls-topic partition key). Without it every call
+   * is keyed by its task, which is correct but serializes a task's calls on one partition.
+   */
+  readonly tools?: ToolResolver;
+  /** How long a turn waits for results when the caller gives no deadline (default 30000 ms). */
+  readonly defaultTimeoutMs?: number;
+  /**
+   * Called with a definite result that arrived after its turn had returned the call as
+   * UNRESOLVED (the deadline passed, or the executor reported it unknown): e.g. to tell the model
+   * in its next turn, or to update the user. Synchronous; exceptions are logged and ignored.
+   */
+  readonly onResolution?: (resolution: ToolCallResolution) => void;
+  /** Unresolved calls remembered for `onResolution` after their turn (default 10000). */
+  readonly maxUnresolved?: number;
+  readonly clock?: Clock;
+  readonly logger?: BusLogger;
+  /** toolgate call ids; default `crypto.randomUUID`. Must be globally unique. */
+  readonly newCallId?: () => string;
+  /** Randomness for trace and span ids; default crypto. */
+  readonly randomHex?: HexSource;
+}
+
+/** The verified caller and the coordinates of one turn of one agent task. */
+export interface TurnContext {
+  /** Who the agent acts as; signed into every call of the turn, the executor's only source of authorization. */
+  readonly principal: Principal;
+  readonly taskId: string;
+  /** The agent loop's step (round) within the task; with taskId, it fixes the idempotency keys. */
+  readonly step: number;
+  /** W3C trace id (32 lowercase hex); a fresh one when absent or invalid. */
+  readonly traceId?: string;
+}
+
+/** Per-turn options. */
+export interface TurnOptions {
+  /** Absolute deadline, epoch ms, for the whole turn. Wins over `timeoutMs`. */
+  readonly deadlineMs?: number;
+  /** Relative deadline, ms from the call (default: the client's `defaultTimeoutMs`). */
+  readonly timeoutMs?: number;
+}
+
+/** Options with defaults applied. */
+export type ResolvedClientOptions = Required<Omit<ToolgateClientOptions, 'tools' | 'onResolution'>> &
+  Pick<ToolgateClientOptions, 'tools' | 'onResolution'>;
+
+/** Applies defaults and refuses settings that could only fail later (TypeError / RangeError). */
+export function resolveClientOptions(options: ToolgateClientOptions): ResolvedClientOptions {
+  if (typeof options.instanceId !== 'string' || !/^[A-Za-z0-9._-]{1,200}$/.test(options.instanceId)) {
+    throw new TypeError('instanceId must be 1-200 of [A-Za-z0-9._-] (it names a consumer group)');
+  }
+  if (!Number.isInteger(options.replySlot) || options.replySlot < 0) {
+    throw new RangeError('replySlot must be a non-negative integer');
+  }
+  const resolved: ResolvedClientOptions = {
+    ...options,
+    defaultTimeoutMs: options.defaultTimeoutMs ?? 30_000,
+    maxUnresolved: options.maxUnresolved ?? 10_000,
+    clock: options.clock ?? systemClock,
+    logger: options.logger ?? silentBusLogger,
+    newCallId: options.newCallId ?? randomUUID,
+    randomHex: options.randomHex ?? randomHex,
+  };
+  if (!(resolved.defaultTimeoutMs > 0)) throw new RangeError('defaultTimeoutMs must be positive');
+  if (!Number.isInteger(resolved.maxUnresolved) || resolved.maxUnresolved < 0) {
+    throw new RangeError('maxUnresolved must be a non-negative integer');
+  }
+  return resolved;
+}
+
+/** The consumer group of one client instance. */
+export function replyGroupId(instanceId: string): string {
+  return `toolgate-sdk-${instanceId}`;
+}

@@ -1,0 +1,132 @@
+import type { ContentBlock, Message } from '@anthropic-ai/sdk/resources/messages';
+import type {
+  ChatCompletion,
+  ChatCompletionMessage,
+  ChatCompletionToolMessageParam,
+} from 'openai/resources/chat/completions';
+import type { ToolCallResult } from '../../libs/core/types.js';
+import type { AnthropicToolResultMessage } from '../../libs/providers/anthropic-results.js';
+import { normalizeAnthropicCalls } from '../../libs/providers/anthropic-normalize.js';
+import type { NormalizationFailure } from '../../libs/providers/normalized-call.js';
+import { normalizeOpenAICalls } from '../../libs/providers/openai-normalize.js';
+import { toAnthropicToolResultMessage } from '../../libs/providers/anthropic-results.js';
+import { toOpenAIToolMessages } from '../../libs/providers/openai-results.js';
+import { assertSameCallIds } from '../../libs/providers/result-ids.js';
+
+/**
+ * One assistant response whose tool calls are to be run, tagged with its provider. The tag is
+ * explicit rather than sniffed from the shape: both SDKs' types evolve, and a wrong guess would
+ * answer a turn in the other provider's format.
+ */
+export type ProviderTurn =
+  | { readonly provider: 'openai'; readonly response: ChatCompletion | ChatCompletionMessage }
+  | { readonly provider: 'anthropic'; readonly response: Pick<Message, 'content'> };
+
+/** One requested call as the client sees it before publishing. */
+export type TurnCallInput =
+  /** Arguments parsed into a JSON object. */
+  | {
+      readonly kind: 'parsed';
+      readonly providerCallId: string;
+      readonly tool: string;
+      readonly args: Record<string, unknown>;
+    }
+  /**
+   * Arguments that are not a JSON object (unparseable text, an array, a scalar). Published anyway,
+   * with the provider's raw text, so the executor refuses it as SCHEMA_INVALID and audits it.
+   */
+  | {
+      readonly kind: 'unparsed';
+      readonly providerCallId: string;
+      readonly tool: string;
+      readonly rawArguments: string;
+    }
+  /** A call that cannot be published at all (a free-text custom tool call): answered locally. */
+  | { readonly kind: 'refused'; readonly failure: NormalizationFailure };
+
+/**
+ * The calls of a provider response, in the provider's order, one entry per provider call id.
+ * Normalization is libs/providers'; this adds, for the calls it could not normalize, the raw
+ * argument text the provider sent (normalization deliberately keeps no copy of it).
+ */
+export function turnCalls(turn: ProviderTurn): TurnCallInput[] {
+  if (turn.provider === 'openai') {
+    const normalized = normalizeOpenAICalls(turn.response);
+    const message = 'choices' in turn.response ? turn.response.choices[0]?.message : turn.response;
+    const raw = message?.tool_calls ?? [];
+    return normalized.map((entry, i): TurnCallInput => {
+      if (entry.ok) {
+        return {
+          kind: 'parsed',
+          providerCallId: entry.call.id,
+          tool: entry.call.name,
+          args: entry.call.arguments,
+        };
+      }
+      const source = raw[i];
+      if (source?.type !== 'function') return { kind: 'refused', failure: entry };
+      return {
+        kind: 'unparsed',
+        providerCallId: entry.id,
+        tool: entry.name,
+        rawArguments: source.function.arguments,
+      };
+    });
+  }
+  const normalized = normalizeAnthropicCalls(turn.response);
+  const blocks = turn.response.content.filter(
+    (b): b is Extract<ContentBlock, { type: 'tool_use' }> => b.type === 'tool_use',
+  );
+  return normalized.map((entry, i): TurnCallInput => {
+    if (entry.ok) {
+      return {
+        kind: 'parsed',
+        providerCallId: entry.call.id,
+        tool: entry.call.name,
+        args: entry.call.arguments,
+      };
+    }
+    return {
+      kind: 'unparsed',
+      providerCallId: entry.id,
+      tool: entry.name,
+      rawArguments: jsonTextOf(blocks[i]?.input),
+    };
+  });
+}
+
+/** The provider call id of an entry: the id the model waits on. */
+export function providerCallIdOf(call: TurnCallInput): string {
+  return call.kind === 'refused' ? call.failure.id : call.providerCallId;
+}
+
+/** Tool results in each provider's shape, appended to the conversation after the assistant turn. */
+export type ProviderMessages =
+  | { readonly provider: 'openai'; readonly messages: ChatCompletionToolMessageParam[] }
+  | { readonly provider: 'anthropic'; readonly messages: AnthropicToolResultMessage[] };
+
+/**
+ * The provider messages answering a turn: OpenAI, one `tool` message per call; Anthropic, ONE user
+ * message of `tool_result` blocks (none when the turn made no calls, since an empty user message is
+ * invalid). Throws ToolgateError INTERNAL unless `results` answer every requested id exactly once.
+ */
+export function providerMessages(
+  provider: ProviderTurn['provider'],
+  requestedIds: readonly string[],
+  results: readonly ToolCallResult[],
+): ProviderMessages {
+  assertSameCallIds(requestedIds, results);
+  if (provider === 'openai') return { provider, messages: toOpenAIToolMessages(requestedIds, results) };
+  return {
+    provider,
+    messages: requestedIds.length === 0 ? [] : [toAnthropicToolResultMessage(requestedIds, results)],
+  };
+}
+
+function jsonTextOf(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? '';
+  } catch {
+    return '';
+  }
+}
