@@ -1,0 +1,286 @@
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
+import type { JWK } from 'jose';
+import { RedisIdempotencyStore, RedisRateLimiter } from '../../../libs/adapters/redis/index.js';
+import { createPrincipalVerifier } from '../../../libs/auth/principal-verifier.js';
+import { signPrincipal } from '../../../libs/auth/sign-principal.js';
+import { KafkaEventBus } from '../../../libs/bus/kafka/kafka-event-bus.js';
+import { idempotencyKey } from '../../../libs/core/idempotency-key.js';
+import { systemClock } from '../../../libs/core/system-clock.js';
+import type { Principal } from '../../../libs/core/types.js';
+import type { EventKind, EventKinds, ToolCallRequestedEvent } from '../../../libs/events/contracts.js';
+import { RegistryEventCodec } from '../../../libs/events/registry-codec.js';
+import { topicNames, type TopicNames } from '../../../libs/events/topics.js';
+import { createCircuitBreakers, type ManagedCircuitBreakers } from '../../../libs/execution/breakers.js';
+import { createOutboundLimiter } from '../../../libs/execution/outbound-limiter.js';
+import { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
+import { createPolicyEngine } from '../../../libs/policy/index.js';
+import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
+import { createExecutor, type Executor } from '../../../services/executor/executor.js';
+import type { ExecutorDeps } from '../../../services/executor/executor-deps.js';
+import type { ExecutorLogger } from '../../../services/executor/logger.js';
+import { schemaRegistryUrl } from '../../helpers/env.js';
+import {
+  consumeMessages,
+  createTestKafka,
+  type ConsumedMessage,
+  type TestKafka,
+} from '../../helpers/kafka.js';
+import { uniqueName } from '../../helpers/names.js';
+import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
+import { createTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { LEDGER_DDL, ledgerTools, TOOL_SCOPE } from './ledger-tools.js';
+
+export const ISSUER = 'agent-backend-test';
+export const AUDIENCE = 'toolgate-executor-test';
+export const TENANT = 't1';
+export const KID = 'test-key-1';
+
+export const PRINCIPAL: Principal = {
+  id: 'agent-7',
+  tenant: TENANT,
+  kind: 'agent',
+  scopes: [TOOL_SCOPE],
+  roles: [],
+};
+
+/** Partition counts of the test topics. */
+export const PARTITIONS = { calls: 6, results: 3, audit: 1, dlq: 1 } as const;
+export const REPLY_PARTITION = 1;
+
+/** One decoded message a test read back, with its Kafka coordinates and headers. */
+export interface Read<K extends EventKind> {
+  readonly event: EventKinds[K];
+  readonly partition: number;
+  readonly offset: string;
+  readonly headers: Record<string, string>;
+}
+
+/**
+ * Everything an executor test needs on real servers, isolated by unique names: topics under a
+ * fresh prefix (created through the bus port, deleted on close), schemas registered for them, a
+ * Postgres schema with the ledger, a Redis key prefix, and an Ed25519 principal-signing key.
+ */
+export interface ExecutorStack {
+  readonly topics: TopicNames;
+  readonly prefix: string;
+  readonly bus: KafkaEventBus;
+  readonly codec: RegistryEventCodec;
+  readonly kafka: TestKafka;
+  readonly db: TestSchema;
+  readonly redis: TestRedis;
+  readonly signingKey: KeyObject;
+  /** The verification key as a JWKS, as an executor's configuration holds it. */
+  readonly jwks: { keys: JWK[] };
+  /** A breaker set the stack shuts down on close. */
+  readonly breakers: ManagedCircuitBreakers;
+  /** An in-process executor over this stack; started by the caller, stopped on close. */
+  executor(overrides?: Partial<ExecutorDeps>): Executor;
+  request(
+    args: Record<string, unknown>,
+    overrides?: Partial<ToolCallRequestedEvent> & { principal?: Principal },
+  ): Promise<ToolCallRequestedEvent>;
+  /** Publishes requests in order, each keyed by its resource key, with a traceparent header. */
+  publishCalls(requests: readonly ToolCallRequestedEvent[]): Promise<void>;
+  publishRaw(key: string, value: Buffer): Promise<void>;
+  /** Reads `count` messages of a topic from the beginning (fresh group) and decodes them. */
+  read<K extends EventKind>(kind: K, count: number, timeoutMs?: number): Promise<Read<K>[]>;
+  close(): Promise<void>;
+}
+
+export function quietLogger(errors: Array<{ obj: object; msg?: string }> = []): ExecutorLogger {
+  const ignore = (): void => undefined;
+  return {
+    debug: ignore,
+    info: ignore,
+    warn: ignore,
+    error: (obj, msg) => errors.push({ obj, ...(msg === undefined ? {} : { msg }) }),
+  };
+}
+
+export async function createExecutorStack(
+  name: string,
+  opts: { maxEventBytes?: number } = {},
+): Promise<ExecutorStack> {
+  const kafka = createTestKafka(name);
+  const prefix = uniqueName(name);
+  const topics = topicNames(prefix);
+  const bus = new KafkaEventBus({
+    brokers: kafka.brokers,
+    clientId: uniqueName(name),
+    logLevel: 'error',
+    sessionTimeoutMs: 6_000,
+    rebalanceTimeoutMs: 15_000,
+    heartbeatIntervalMs: 300,
+    maxWaitTimeMs: 100,
+    commitIntervalMs: 50,
+    redeliveryDelayMs: 20,
+  });
+  await bus.ensureTopics([
+    { topic: topics.calls, partitions: PARTITIONS.calls, replicationFactor: 1 },
+    { topic: topics.results, partitions: PARTITIONS.results, replicationFactor: 1 },
+    { topic: topics.audit, partitions: PARTITIONS.audit, replicationFactor: 1 },
+    { topic: topics.dlq, partitions: PARTITIONS.dlq, replicationFactor: 1 },
+  ]);
+  const codec = await RegistryEventCodec.create({
+    url: schemaRegistryUrl(),
+    topics,
+    ...(opts.maxEventBytes === undefined ? {} : { maxBytes: opts.maxEventBytes }),
+  });
+  // Reads use the default size limit: a dead letter carrying 64 KiB of poison is larger than a
+  // deliberately small limit on the calls codec.
+  const readCodec =
+    opts.maxEventBytes === undefined
+      ? codec
+      : await RegistryEventCodec.create({ url: schemaRegistryUrl(), topics });
+  const db = await createTestSchema(name);
+  await db.pool.query(LEDGER_DDL);
+  const redis = createTestRedis(name);
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const jwks = { keys: [{ ...(publicKey.export({ format: 'jwk' }) as JWK), kid: KID, use: 'sig' }] };
+  const registry = new ToolRegistry();
+  for (const tool of ledgerTools(db.pool)) registry.register(tool);
+  const breakers = createCircuitBreakers(
+    { errorThresholdPercentage: 50, volumeThreshold: 1_000, resetTimeoutMs: 30_000, timeoutMs: false },
+    systemClock,
+  );
+  const rateLimiter = new RedisRateLimiter(redis.redis, { keyPrefix: redis.prefix });
+  const pipeline = new GuardPipeline({
+    tools: registry,
+    idempotency: new RedisIdempotencyStore(redis.redis, {
+      keyPrefix: redis.prefix,
+      abandonedRetentionMs: 600_000,
+    }),
+    rateLimiter,
+    policy: createPolicyEngine([], 'executor-test'),
+    breakers,
+    outbound: createOutboundLimiter(rateLimiter, {}, systemClock),
+    clock: systemClock,
+    owner: `${prefix}-executor`,
+    settings: { resultTtlMs: 600_000, leaseMarginMs: 1_000 },
+  });
+  const executors: Executor[] = [];
+  let seq = 0;
+
+  return {
+    topics,
+    prefix,
+    bus,
+    codec,
+    kafka,
+    db,
+    redis,
+    signingKey: privateKey,
+    jwks,
+    breakers,
+    executor(overrides = {}) {
+      const executor = createExecutor({
+        publisher: bus,
+        subscriber: bus,
+        codec,
+        topics,
+        replyTopics: { [topics.results]: PARTITIONS.results },
+        pipeline,
+        tools: registry,
+        verifier: createPrincipalVerifier({ keys: jwks, issuer: ISSUER, audience: AUDIENCE }),
+        clock: systemClock,
+        logger: quietLogger(),
+        ownerId: `${prefix}-executor`,
+        groupId: `${prefix}-executors`,
+        maxConcurrency: 8,
+        partitionsConcurrently: 3,
+        backoff: { firstDelayMs: 20, maxDelayMs: 200 },
+        ...overrides,
+      });
+      executors.push(executor);
+      return executor;
+    },
+    async request(args, overrides = {}) {
+      seq += 1;
+      const { principal = PRINCIPAL, ...fields } = overrides;
+      const base: ToolCallRequestedEvent = {
+        callId: `${prefix}-call-${seq}`,
+        providerCallId: `toolu_${seq}`,
+        tool: 'ledger_append',
+        toolVersion: null,
+        argumentsJson: JSON.stringify(args),
+        tenant: TENANT,
+        taskId: `${prefix}-task`,
+        step: 1,
+        index: seq,
+        idempotencyKey: '',
+        resourceKey: `${TENANT}:ledger:${String(args.key)}`,
+        principalAssertion: await signPrincipal(principal, privateKey, {
+          issuer: ISSUER,
+          audience: AUDIENCE,
+          ttlSeconds: 600,
+          kid: KID,
+        }),
+        traceId: randomTraceId(),
+        replyTopic: topics.results,
+        replyPartition: REPLY_PARTITION,
+        deadlineMs: null,
+        requestedAtMs: Date.now(),
+        ...fields,
+      };
+      const key =
+        fields.idempotencyKey ??
+        idempotencyKey(
+          { tenant: base.tenant, taskId: base.taskId, step: base.step, index: base.index },
+          base.tool,
+          JSON.parse(base.argumentsJson),
+        );
+      return { ...base, idempotencyKey: key };
+    },
+    async publishCalls(requests) {
+      for (const request of requests) {
+        await bus.publish(topics.calls, [
+          {
+            key: request.resourceKey,
+            value: await codec.encode('calls', request),
+            headers: { traceparent: `00-${request.traceId}-00f067aa0ba902b7-01` },
+          },
+        ]);
+      }
+    },
+    publishRaw: (key, value) => bus.publish(topics.calls, [{ key, value }]),
+    async read(kind, count, timeoutMs = 30_000) {
+      const consumer = kafka.consumer({
+        groupId: kafka.uniqueGroupId(`${name}_${kind}`),
+        maxWaitTimeInMs: 100,
+      });
+      const got = await consumeMessages(consumer, topics[kind], count, timeoutMs);
+      return Promise.all(got.map(async (m) => decodeRead(readCodec, kind, m)));
+    },
+    async close() {
+      await Promise.all(executors.map((e) => e.stop()));
+      breakers.shutdown();
+      await bus.close();
+      const admin = await kafka.admin();
+      await admin.deleteTopics({ topics: Object.values(topics), timeout: 10_000 }).catch(() => undefined);
+      await kafka.close();
+      const keys = await redis.redis.keys(`${redis.prefix}*`);
+      if (keys.length > 0) await redis.redis.del(...keys);
+      await redis.close();
+      await db.drop();
+    },
+  };
+}
+
+export async function decodeRead<K extends EventKind>(
+  codec: RegistryEventCodec,
+  kind: K,
+  m: ConsumedMessage,
+): Promise<Read<K>> {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(m.headers ?? {})) {
+    const value = Array.isArray(v) ? v[v.length - 1] : v;
+    if (value !== undefined) headers[k] = value.toString();
+  }
+  return { event: await codec.decode(kind, m.value!), partition: m.partition, offset: m.offset, headers };
+}
+
+export function randomTraceId(): string {
+  let id = '';
+  while (id.length < 32) id += Math.floor(Math.random() * 16).toString(16);
+  return id.replace(/^0/, 'a');
+}
