@@ -388,6 +388,108 @@ function eventBusContract(name: string, makeFixture: BusFixtureFactory): void {
         TypeError,
       );
     });
+
+    it('puts a message with an explicit partition on that partition, whatever its key', async () => {
+      const topic = await fx.topic('explicit', 4);
+      const key = 'tenant-1:sku-7';
+      const natural = partitionForKey(key, 4);
+      const chosen = (natural + 1) % 4;
+      await bus.publish(topic, [
+        { key, value: Buffer.from('0'), partition: chosen },
+        { key, value: Buffer.from('1') },
+        { key, value: Buffer.from('2'), partition: chosen },
+      ]);
+      const got = new Received();
+      await subscribe({ groupId: fx.group('explicit'), topics: [topic], fromBeginning: true }, got.handler());
+      await got.waitFor(3);
+      const partitionOf = (seq: number): number | undefined =>
+        got.messages.find((m) => m.value.toString() === String(seq))?.partition;
+      expect([partitionOf(0), partitionOf(1), partitionOf(2)]).toEqual([chosen, natural, chosen]);
+      expect(got.messages.filter((m) => m.partition === chosen).map((m) => m.value.toString())).toEqual([
+        '0',
+        '2',
+      ]);
+    });
+
+    it('refuses an explicit partition the topic does not have, publishing nothing of that call', async () => {
+      const topic = await fx.topic('outside', 2);
+      await expect(
+        bus.publish(topic, [
+          { key: 'a', value: Buffer.from('0') },
+          { key: 'b', value: Buffer.from('1'), partition: 2 },
+        ]),
+      ).rejects.toThrow(RangeError);
+      await expect(
+        bus.publish(topic, [{ key: 'a', value: Buffer.from('x'), partition: -1 }]),
+      ).rejects.toThrow(RangeError);
+      await bus.publish(topic, [{ key: 'a', value: Buffer.from('after') }]);
+      const got = new Received();
+      await subscribe({ groupId: fx.group('outside'), topics: [topic], fromBeginning: true }, got.handler());
+      await got.waitFor(1);
+      expect(got.messages.map((m) => m.value.toString())).toEqual(['after']);
+    });
+
+    it('a member with partitions [2] is assigned partition 2 only and receives only its messages', async () => {
+      const topic = await fx.topic('static', 4);
+      const keys = Array.from({ length: 24 }, (_, i) => `k${i}`);
+      const messages = numbered(96, keys);
+      await bus.publish(topic, messages);
+      const expected = messages.filter((m) => partitionForKey(m.key, 4) === 2).map((m) => m.value.toString());
+      expect(expected.length).toBeGreaterThan(0);
+      expect(expected.length).toBeLessThan(96);
+
+      const got = new Received();
+      const sub = await subscribe(
+        { groupId: fx.group('static'), topics: [topic], fromBeginning: true, partitions: [2] },
+        got.handler(),
+      );
+      expect(sub.assignment()).toEqual([{ topic, partition: 2 }]);
+      // A later message on every partition; the one on partition 2 is the last this member gets.
+      await bus.publish(
+        topic,
+        [0, 1, 3, 2].map((p) => ({ key: 'late', value: Buffer.from(`late-${p}`), partition: p })),
+      );
+      await got.waitFor(expected.length + 1);
+
+      expect(got.messages.every((m) => m.partition === 2)).toBe(true);
+      expect(got.messages.map((m) => m.value.toString())).toEqual([...expected, 'late-2']);
+    });
+
+    it('static members of separate groups on separate partitions share nothing', async () => {
+      const topic = await fx.topic('slots', 3);
+      const a = new Received();
+      const b = new Received();
+      await subscribe(
+        { groupId: fx.group('slot0'), topics: [topic], fromBeginning: false, partitions: [0] },
+        a.handler(),
+      );
+      await subscribe(
+        { groupId: fx.group('slot1'), topics: [topic], fromBeginning: false, partitions: [1] },
+        b.handler(),
+      );
+      await bus.publish(
+        topic,
+        [0, 1, 2, 0, 1, 2].map((p, i) => ({ key: `r${i}`, value: Buffer.from(`${p}:${i}`), partition: p })),
+      );
+      // A last message per slot after everything else, so each member has seen all it ever will.
+      await bus.publish(topic, [
+        { key: 'end', value: Buffer.from('0:end'), partition: 0 },
+        { key: 'end', value: Buffer.from('1:end'), partition: 1 },
+      ]);
+      await a.waitFor(3);
+      await b.waitFor(3);
+      expect(a.messages.map((m) => m.value.toString())).toEqual(['0:0', '0:3', '0:end']);
+      expect(b.messages.map((m) => m.value.toString())).toEqual(['1:1', '1:4', '1:end']);
+    });
+
+    it('refuses static partitions the topic lacks, and malformed ones', async () => {
+      const topic = await fx.topic('static_bad', 2);
+      const handler = new Received().handler();
+      const options = { groupId: fx.group('bad'), topics: [topic], fromBeginning: true };
+      await expect(bus.subscribe({ ...options, partitions: [2] }, handler)).rejects.toThrow(RangeError);
+      await expect(bus.subscribe({ ...options, partitions: [] }, handler)).rejects.toThrow(TypeError);
+      await expect(bus.subscribe({ ...options, partitions: [1, 1] }, handler)).rejects.toThrow(RangeError);
+    });
   });
 }
 
