@@ -196,7 +196,15 @@ export function createCallHandler(deps: ExecutorDeps): CallHandler {
       message,
       scope,
       {
-        audit: toAuditEvent(run.audit, { recordId: newId(), producerId: ownerId }),
+        // A call refused before the idempotency stage has no resource key of the pipeline's own; the
+        // request's (the SDK's conflict key) is recorded instead, so "who tried to touch O-5512"
+        // finds refusals too (AuditStore.whoDid).
+        audit: toAuditEvent(
+          run.audit.resourceKey === undefined && request.resourceKey !== ''
+            ? { ...run.audit, resourceKey: request.resourceKey }
+            : run.audit,
+          { recordId: newId(), producerId: ownerId },
+        ),
         ...(deadLetter === undefined ? {} : { deadLetter }),
         result: resultOf(request, run, trace),
       },
