@@ -1,10 +1,10 @@
-import type pg from 'pg';
 import type { PolicyEngine } from '../../libs/pipeline/deps.js';
 import { createPolicyEngine } from '../../libs/policy/policy-engine.js';
 import type { Clock } from '../../libs/ports/clock.js';
 import type { BucketLimit } from '../../libs/ports/rate-limiter.js';
 import type { ToolDefinition } from '../../libs/registry/tool-definition.js';
 import { ToolRegistry } from '../../libs/registry/tool-registry.js';
+import type { CatalogEnv, CatalogFactory } from '../executor/catalog.js';
 import { createPostgresDownstreams } from '../downstreams/postgres/postgres-downstreams.js';
 import type { StoreDownstreams } from '../downstreams/store-downstreams.js';
 import { STORE_DOWNSTREAM_LIMITS } from './downstream-limits.js';
@@ -59,17 +59,15 @@ export function buildStoreCatalog(downstreams: StoreDownstreams, clock: Clock): 
 }
 
 /** What the executor hands a catalog factory; it owns (and ends) the pool. */
-export interface StoreCatalogEnv {
-  readonly pool: pg.Pool;
-  readonly clock: Clock;
-}
+export type StoreCatalogEnv = CatalogEnv;
 
 /**
- * The executor's catalog factory (`CatalogFactory`): the store's tools over Postgres-backed fake
- * services in the pool's schema, created and seeded on first use (several executors share one
- * ledger). Rejects when the database cannot be prepared. `close` leaves the pool to its owner.
+ * The executor's catalog factory (a `CatalogFactory`, loaded by name from services/catalog): the
+ * store's tools over Postgres-backed fake services in the pool's schema, created and seeded on
+ * first use (several executors share one ledger). Rejects when the database cannot be prepared.
+ * `close` leaves the pool to its owner.
  */
-export async function createStoreCatalog(env: StoreCatalogEnv): Promise<StoreCatalog> {
+export const createStoreCatalog = (async (env: CatalogEnv): Promise<StoreCatalog> => {
   const downstreams = await createPostgresDownstreams(env.pool, { clock: env.clock });
   return buildStoreCatalog(downstreams, env.clock);
-}
+}) satisfies CatalogFactory;
