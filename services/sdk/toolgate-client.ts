@@ -81,9 +81,10 @@ export interface ToolgateClient {
    * from its idempotency store (DUPLICATE, with the original result).
    *
    * Rejects — publishing nothing — with ToolgateError INTERNAL when the client is not started,
-   * the context is malformed (empty task id, negative step, a principal that cannot be signed) or
-   * the response repeats a call id; rejects with DEPENDENCY_UNAVAILABLE when the publish fails
-   * (its messages may or may not be written: re-run the turn, which is safe as said above).
+   * the context is malformed (empty task id, negative step, a principal that cannot be signed),
+   * the deadline is not in the future, or the response repeats a call id. Rejects with
+   * DEPENDENCY_UNAVAILABLE when the publish fails (its messages may or may not be written: re-run
+   * the turn, which is safe as said above).
    */
   runTurn<T extends ProviderTurn>(
     turn: T,
@@ -138,7 +139,11 @@ export function createToolgateClient(options: ToolgateClientOptions): ToolgateCl
       throw new ToolgateError('INTERNAL', 'The response repeats a tool call id; it cannot be answered.');
     }
     const now = clock.now();
-    const deadlineMs = opts.deadlineMs ?? now + (opts.timeoutMs ?? o.defaultTimeoutMs);
+    const deadlineMs = Math.floor(opts.deadlineMs ?? now + (opts.timeoutMs ?? o.defaultTimeoutMs));
+    if (!Number.isSafeInteger(deadlineMs) || deadlineMs <= now) {
+      // Published calls would be reported UNRESOLVED at once while they may still run.
+      throw new ToolgateError('INTERNAL', 'The turn deadline must lie in the future.');
+    }
     const traceId = turnTraceId(ctx.traceId, o.randomHex);
     const tenant = ctx.principal.tenant;
 

@@ -207,7 +207,7 @@ describe('toolgate client: what it publishes', () => {
     expect(h.publisher.calls).toEqual([]);
   });
 
-  it('refuses, publishing nothing, a malformed context, repeated call ids, an unsigned principal, or a client not started', async () => {
+  it('refuses, publishing nothing, a malformed context, a past deadline, repeated call ids, an unsigned principal, or a client not started', async () => {
     const client = await h.client();
     const turn = { provider: 'anthropic', response: anthropicFixture() } as const;
     await expect(client.runTurn(turn, { principal, taskId: '', step: 0 })).rejects.toMatchObject({
@@ -219,6 +219,12 @@ describe('toolgate client: what it publishes', () => {
     await expect(
       client.runTurn(turn, { principal: { ...principal, id: '' }, taskId: 't', step: 0 }),
     ).rejects.toBeInstanceOf(ToolgateError);
+    await expect(
+      client.runTurn(turn, { principal, taskId: 't', step: 0 }, { deadlineMs: Date.now() - 1 }),
+    ).rejects.toThrow(/deadline/);
+    await expect(
+      client.runTurn(turn, { principal, taskId: 't', step: 0 }, { timeoutMs: Number.NaN }),
+    ).rejects.toThrow(/deadline/);
     const repeated = anthropicFixture();
     repeated.content = [repeated.content[1]!, repeated.content[1]!];
     await expect(
