@@ -119,7 +119,10 @@ export function loadExecutorConfig(
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
     throw new ExecutorConfigError(
-      parsed.error.issues.map((issue) => `${issue.path.join('.') || '(environment)'}: ${issue.message}`),
+      parsed.error.issues.map((issue) => {
+        const unset = issue.code === 'invalid_type' && issue.message.endsWith('received undefined');
+        return `${issue.path.join('.') || '(environment)'}: ${unset ? 'required, but not set' : issue.message}`;
+      }),
     );
   }
   const e = parsed.data;

@@ -14,6 +14,7 @@ import { GuardPipeline } from '../../libs/pipeline/guard-pipeline.js';
 import { loadCatalogFactory, type Catalog } from './catalog.js';
 import { ExecutorConfigError, loadExecutorConfig } from './config.js';
 import { createExecutor } from './executor.js';
+import { retryStartupStep } from './startup-retry.js';
 
 /**
  * The executor process: the only place real adapters are wired (Kafka bus, registry codec, Redis
@@ -78,13 +79,23 @@ async function main(): Promise<void> {
       heartbeatIntervalMs: config.kafka.heartbeatMs,
     });
     closers.push(['kafka', () => bus.close()]);
-    await bus.ensureTopics([
-      { topic: topics.calls, partitions: config.partitions.calls },
-      { topic: topics.results, partitions: config.partitions.results },
-      { topic: topics.audit, partitions: config.partitions.audit },
-      { topic: topics.dlq, partitions: config.partitions.dlq },
-    ]);
-    const codec = await RegistryEventCodec.create({ url: config.schemaRegistryUrl, topics });
+    const retryDeps = { clock, logger };
+    await retryStartupStep(
+      'ensure topics',
+      () =>
+        bus.ensureTopics([
+          { topic: topics.calls, partitions: config.partitions.calls },
+          { topic: topics.results, partitions: config.partitions.results },
+          { topic: topics.audit, partitions: config.partitions.audit },
+          { topic: topics.dlq, partitions: config.partitions.dlq },
+        ]),
+      retryDeps,
+    );
+    const codec = await retryStartupStep(
+      'register schemas',
+      () => RegistryEventCodec.create({ url: config.schemaRegistryUrl, topics }),
+      retryDeps,
+    );
 
     const catalog: Catalog = await (await loadCatalogFactory(config.catalogModule))({ pool, clock });
     if (catalog.close) closers.push(['catalog', () => catalog.close!()]);
