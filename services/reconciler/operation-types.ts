@@ -1,0 +1,89 @@
+import type { CaseFilter, CaseRef, CaseStore, ReconciliationCase } from '../../libs/ports/case-store.js';
+import type { ToolResolver } from '../../libs/pipeline/deps.js';
+import type { CaseRequest } from '../../libs/reconcile/case-request.js';
+import type { DeliveryDeps, DeliveryReport } from './deliver.js';
+
+/** What the ops operations need. The ops CLI wires the production stores and bus. */
+export interface OperationsDeps extends DeliveryDeps {
+  readonly cases: CaseStore;
+  readonly tools: ToolResolver;
+  /** The first wait of a redriven status-check round. Default: the reconciler's default schedule. */
+  readonly firstCheckWaitMs?: number;
+  /** After a re-submission, how long the executor gets before the first status check. Default 30 s. */
+  readonly resubmitGraceMs?: number;
+  /** How long an operation keeps retrying an unreachable broker or store. Default 30 s. */
+  readonly deliveryTimeoutMs?: number;
+  /**
+   * A signed principal assertion to re-submit a request with, when the operator passes none (dead
+   * letters never keep the original assertion). Undefined: the operator must pass one.
+   */
+  readonly principalAssertion?: (request: CaseRequest) => Promise<string | undefined>;
+}
+
+/** A case with what an operator needs to decide about it. */
+export interface CaseView {
+  readonly case: ReconciliationCase;
+  /** The original request (arguments included), when the dead letter carried one. */
+  readonly request: CaseRequest | undefined;
+  readonly checksThisRound: number;
+  /** The operations that apply to the case in its state. */
+  readonly actions: readonly ('resolveByHand' | 'redrive')[];
+}
+
+export interface ResolveByHandOptions {
+  readonly outcome: 'succeeded' | 'failed';
+  /** The operator's id (`ann` or `operator:ann`). */
+  readonly by: string;
+  /** Why; required. */
+  readonly note: string;
+  /** For `succeeded`: the call's result as the downstream shows it; checked against the tool's output schema. */
+  readonly result?: unknown;
+}
+
+export interface RedriveOptions {
+  readonly by: string;
+  readonly note: string;
+  /** For a re-submission: the principal assertion to send the request with. */
+  readonly principalAssertion?: string;
+}
+
+/** The answer of a state-changing operation. Nothing was written when `ok` is false. */
+export type OperationResult =
+  | {
+      readonly ok: true;
+      readonly case: ReconciliationCase;
+      readonly delivery: DeliveryReport;
+      /** Redrive only: the original request was published to the calls topic again. */
+      readonly resubmitted?: boolean;
+    }
+  | { readonly ok: false; readonly reason: 'not-found'; readonly detail: string }
+  | {
+      readonly ok: false;
+      readonly reason:
+        'state-changed' | 'not-allowed' | 'invalid-result' | 'not-redrivable' | 'needs-assertion';
+      readonly detail: string;
+      readonly case: ReconciliationCase;
+    };
+
+/** The operations the ops CLI wraps. */
+export interface Operations {
+  /** Cases matching the filter (see CaseFilter: soonest due first with dueBeforeMs, else oldest first). */
+  listCases(filter: CaseFilter): Promise<ReconciliationCase[]>;
+  /** One case by id, call id or dead-letter id, with its request and the actions open to it. */
+  showCase(ref: CaseRef): Promise<CaseView | undefined>;
+  /**
+   * A person's verdict: the case moves to resolved_succeeded / resolved_failed (from open or
+   * needs_manual), the call's UNRESOLVED idempotency record is settled with it, and an audit record
+   * and a superseding result (source 'operator') go out. A result given for `succeeded` must pass
+   * the tool's output schema and is redacted by it; `failed` takes none.
+   */
+  resolveByHand(caseId: string, options: ResolveByHandOptions): Promise<OperationResult>;
+  /**
+   * Another go for a needs_manual or resolved_failed case, audited. UNRESOLVED: the case reopens
+   * for a new round of status checks. POISON / EXHAUSTED with the request available: the original
+   * request is published to the calls topic again with the same callId and idempotency key (the
+   * executor's idempotency keeps it to one effect) and a principal assertion given by the operator
+   * (or `principalAssertion`); the case reopens, and its checks start after `resubmitGraceMs`.
+   */
+  redrive(caseId: string, options: RedriveOptions): Promise<OperationResult>;
+}

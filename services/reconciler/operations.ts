@@ -1,0 +1,269 @@
+import { outcomeForCode } from '../../libs/core/errors.js';
+import type { ToolResolver } from '../../libs/pipeline/deps.js';
+import type { CaseActor, CaseStore, ReconciliationCase } from '../../libs/ports/case-store.js';
+import { caseRequest, type CaseRequest } from '../../libs/reconcile/case-request.js';
+import { checksThisRound, DEFAULT_CHECK_SCHEDULE_MS } from '../../libs/reconcile/check-schedule.js';
+import { redactOutput } from '../../libs/reconcile/redact-output.js';
+import {
+  caseAuditEvent,
+  resolutionResultEvent,
+  type Resolution,
+  type ResolutionMeta,
+} from '../../libs/reconcile/resolution.js';
+import type { ToolDefinition } from '../../libs/registry/tool-definition.js';
+import { deliver } from './deliver.js';
+import type { CaseView, OperationResult, Operations, OperationsDeps } from './operation-types.js';
+import { resolveCaseTool } from './resolve-tool.js';
+import { caseErrorCode, failedByHand, resubmission } from './resubmission.js';
+import { retryUntil } from './retry.js';
+import { traceHeaders } from './trace-headers.js';
+
+/** Builds the operations over the given stores and bus. Every write is audited. */
+export function createOperations(deps: OperationsDeps): Operations {
+  const firstWaitMs = deps.firstCheckWaitMs ?? DEFAULT_CHECK_SCHEDULE_MS[0]!;
+  const resubmitGraceMs = deps.resubmitGraceMs ?? 30_000;
+
+  /** Runs `work` with a signal that aborts after the delivery timeout. */
+  const bounded = async <T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> => {
+    const timeout = new AbortController();
+    const timer = new AbortController();
+    deps.clock.sleep(deps.deliveryTimeoutMs ?? 30_000, timer.signal).then(
+      () => timeout.abort(new Error('operation timed out')),
+      () => undefined,
+    );
+    try {
+      return await work(timeout.signal);
+    } finally {
+      timer.abort();
+    }
+  };
+
+  const meta = (actor: CaseActor): ResolutionMeta => ({
+    source: 'operator',
+    producerId: actor,
+    nowMs: deps.clock.now(),
+  });
+
+  return {
+    listCases: (filter) => deps.cases.list(filter),
+
+    async showCase(ref) {
+      const c = await deps.cases.get(ref);
+      if (c === undefined) return undefined;
+      return {
+        case: c,
+        request: caseRequest(c),
+        checksThisRound: checksThisRound(c),
+        actions: actionsFor(c),
+      };
+    },
+
+    async resolveByHand(caseId, options) {
+      const c = await deps.cases.get(caseId);
+      if (c === undefined) return { ok: false, reason: 'not-found', detail: `no case ${caseId}` };
+      const actor = operatorActor(options.by);
+      const request = caseRequest(c);
+      const tool = request === undefined ? undefined : resolvedOrUndefined(deps.tools, c, request);
+      let resolution: Resolution;
+      if (options.outcome === 'failed') {
+        if (options.result !== undefined) {
+          return refused(c, 'invalid-result', 'a failed resolution carries no result');
+        }
+        resolution = { outcome: 'EXECUTION_ERROR', error: failedByHand(c) };
+      } else if (options.result === undefined) {
+        resolution = { outcome: 'SUCCESS', payload: null };
+      } else {
+        if (tool === undefined) {
+          return refused(c, 'invalid-result', 'the tool cannot be resolved, so the result cannot be checked');
+        }
+        const output = await redactOutput(tool, options.result);
+        if (!output.ok) {
+          return refused(
+            c,
+            'invalid-result',
+            `the result does not match ${tool.name}@${tool.version}'s output schema`,
+          );
+        }
+        resolution = { outcome: 'SUCCESS', payload: output.payload };
+      }
+      const to = options.outcome === 'succeeded' ? 'resolved_succeeded' : 'resolved_failed';
+      const moved = await deps.cases.transition(
+        c.caseId,
+        { to, by: actor, note: options.note },
+        { state: c.state, version: c.version },
+      );
+      if (!moved.ok) return notMoved(c, moved);
+      const m = meta(actor);
+      const audit = caseAuditEvent({
+        case: moved.case,
+        request,
+        outcome: resolution.outcome,
+        ...(resolution.outcome === 'SUCCESS'
+          ? { payload: resolution.payload }
+          : { errorCode: resolution.error.code }),
+        decision: resolution.outcome === 'SUCCESS' ? 'pass' : 'refuse',
+        reason: `resolved by hand (${options.outcome}) by ${actor}`,
+        recordId: `operator:${c.caseId}:v${moved.case.version}`,
+        auditFields: tool?.auditFields,
+        toolVersion: tool?.version,
+        meta: m,
+      });
+      const delivery = await bounded((signal) =>
+        deliver(
+          deps,
+          {
+            ...(request === undefined ? {} : { settle: { request, resolution } }),
+            ...(audit === undefined ? {} : { audit }),
+            ...(request === undefined
+              ? {}
+              : { result: { request, event: resolutionResultEvent(request, resolution, m) } }),
+          },
+          signal,
+        ),
+      );
+      return { ok: true, case: moved.case, delivery };
+    },
+
+    async redrive(caseId, options) {
+      const c = await deps.cases.get(caseId);
+      if (c === undefined) return { ok: false, reason: 'not-found', detail: `no case ${caseId}` };
+      if (c.state !== 'needs_manual' && c.state !== 'resolved_failed') {
+        return refused(c, 'not-allowed', `a ${c.state} case cannot be redriven`);
+      }
+      const actor = operatorActor(options.by);
+      const request = caseRequest(c);
+      const tool = request === undefined ? undefined : resolvedOrUndefined(deps.tools, c, request);
+      const resubmit = c.reason !== 'UNRESOLVED';
+      const now = deps.clock.now();
+
+      if (resubmit) {
+        if (request?.arguments === undefined) {
+          return refused(
+            c,
+            'not-redrivable',
+            'the original request (with its arguments) is not available; there is nothing to re-submit',
+          );
+        }
+        const assertion = options.principalAssertion ?? (await deps.principalAssertion?.(request));
+        if (assertion === undefined || assertion === '') {
+          return refused(
+            c,
+            'needs-assertion',
+            'a re-submission needs a signed principal assertion (dead letters do not keep one)',
+          );
+        }
+        const published = await bounded((signal) =>
+          retryUntil(
+            're-submitting the request',
+            async () =>
+              deps.publisher.publish(deps.topics.calls, [
+                {
+                  key: request.resourceKey || `${request.tenant}:task:${request.taskId}`,
+                  value: await deps.codec.encode('calls', resubmission(request, assertion, now)),
+                  headers: traceHeaders(request.traceId),
+                },
+              ]),
+            { clock: deps.clock, backoff: deps.backoff, logger: deps.logger, signal },
+            { caseId: c.caseId, callId: request.callId },
+          ),
+        );
+        if (published === undefined) {
+          return refused(
+            c,
+            'not-allowed',
+            'the calls topic could not be reached; nothing was re-submitted, try again',
+          );
+        }
+      }
+      const moved = await deps.cases.transition(
+        c.caseId,
+        {
+          to: 'open',
+          by: actor,
+          note: options.note,
+          nextCheckAtMs: now + (resubmit ? resubmitGraceMs : firstWaitMs),
+        },
+        { state: c.state, version: c.version },
+      );
+      if (!moved.ok) return notMoved(c, moved);
+      const errorCode = caseErrorCode(c);
+      const audit = caseAuditEvent({
+        case: moved.case,
+        request,
+        outcome:
+          c.reason === 'UNRESOLVED' || errorCode === undefined ? 'UNRESOLVED' : outcomeForCode(errorCode),
+        ...(errorCode === undefined ? {} : { errorCode }),
+        decision: 'short-circuit',
+        reason: resubmit
+          ? `re-submitted by ${actor}; the executor answers the call`
+          : `redriven by ${actor}: another round of status checks`,
+        recordId: `operator:${c.caseId}:v${moved.case.version}`,
+        auditFields: tool?.auditFields,
+        toolVersion: tool?.version,
+        meta: meta(actor),
+      });
+      const delivery = await bounded((signal) => deliver(deps, audit === undefined ? {} : { audit }, signal));
+      return { ok: true, case: moved.case, delivery, resubmitted: resubmit };
+    },
+  };
+}
+
+function actionsFor(c: ReconciliationCase): CaseView['actions'] {
+  switch (c.state) {
+    case 'open':
+      return ['resolveByHand'];
+    case 'needs_manual':
+      return ['resolveByHand', 'redrive'];
+    case 'resolved_failed':
+      return ['redrive'];
+    case 'resolved_succeeded':
+      return [];
+  }
+}
+
+/** `operator:<id>`; an id already carrying the prefix is kept as it is. */
+function operatorActor(by: string): CaseActor {
+  return (by.startsWith('operator:') ? by : `operator:${by}`) as CaseActor;
+}
+
+function refused(
+  c: ReconciliationCase,
+  reason: 'not-allowed' | 'invalid-result' | 'not-redrivable' | 'needs-assertion',
+  detail: string,
+): OperationResult {
+  return { ok: false, reason, detail, case: c };
+}
+
+function notMoved(
+  c: ReconciliationCase,
+  moved: Exclude<Awaited<ReturnType<CaseStore['transition']>>, { ok: true }>,
+): OperationResult {
+  if (moved.reason === 'not-found') return { ok: false, reason: 'not-found', detail: `no case ${c.caseId}` };
+  if (moved.reason === 'state-changed') {
+    return {
+      ok: false,
+      reason: 'state-changed',
+      detail: `the case is now ${moved.case.state}; look again`,
+      case: moved.case,
+    };
+  }
+  return { ok: false, reason: 'not-allowed', detail: moved.detail, case: moved.case };
+}
+
+function resolvedOrUndefined(
+  tools: ToolResolver,
+  c: ReconciliationCase,
+  request: CaseRequest,
+): ToolDefinition | undefined {
+  const resolved = resolveCaseTool(tools, c, request);
+  return resolved.ok ? resolved.tool : undefined;
+}
+
+export type {
+  CaseView,
+  OperationResult,
+  Operations,
+  OperationsDeps,
+  RedriveOptions,
+  ResolveByHandOptions,
+} from './operation-types.js';

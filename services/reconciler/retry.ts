@@ -1,0 +1,61 @@
+import type { Clock } from '../../libs/ports/clock.js';
+import type { ReconcilerLogger } from './logger.js';
+
+/** Delays between retries of a step that waits for a dependency (a store, the broker) to return. */
+export interface BackoffPolicy {
+  readonly firstDelayMs: number;
+  readonly maxDelayMs: number;
+}
+
+/** 100 ms doubling to 5 s: quick after a blip, light on a dependency that is down. */
+export const DEFAULT_BACKOFF: BackoffPolicy = { firstDelayMs: 100, maxDelayMs: 5_000 };
+
+/** The delay before retry number `retry` (1-based): first × 2^(retry−1), capped at the maximum. */
+export function backoffDelay(policy: BackoffPolicy, retry: number): number {
+  const exponent = Math.max(0, Math.min(30, retry - 1));
+  return Math.min(policy.maxDelayMs, policy.firstDelayMs * 2 ** exponent);
+}
+
+export interface RetryOptions {
+  readonly clock: Clock;
+  readonly backoff: BackoffPolicy;
+  readonly logger: ReconcilerLogger;
+  /** Stops retrying (the step is then reported as not done). */
+  readonly signal: AbortSignal;
+  /** Errors that retrying cannot fix: thrown at once instead of retried. */
+  readonly isFatal?: (err: unknown) => boolean;
+  /** Called before each wait, e.g. a consumer heartbeat. */
+  readonly onRetry?: () => void;
+}
+
+/**
+ * Runs `step` until it resolves, waiting with backoff between failures. Resolves `{ value }`, or
+ * undefined when `signal` aborted first (before a try, or during a wait). Rejects only with an error
+ * `isFatal` accepts. Each failure is logged at warn with `what` and `fields`.
+ */
+export async function retryUntil<T>(
+  what: string,
+  step: () => Promise<T>,
+  opts: RetryOptions,
+  fields: object = {},
+): Promise<{ value: T } | undefined> {
+  for (let retry = 1; ; retry++) {
+    if (opts.signal.aborted) return undefined;
+    try {
+      return { value: await step() };
+    } catch (err) {
+      if (opts.isFatal?.(err)) throw err;
+      const delayMs = backoffDelay(opts.backoff, retry);
+      opts.logger.warn(
+        { ...fields, err: err instanceof Error ? err.message : String(err), retry, delayMs },
+        `${what} failed; retrying`,
+      );
+      opts.onRetry?.();
+      try {
+        await opts.clock.sleep(delayMs, opts.signal);
+      } catch {
+        return undefined;
+      }
+    }
+  }
+}
