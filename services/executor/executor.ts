@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { processBatchByKey } from '../../libs/bus/keyed-processor.js';
 import type { BatchControl, BatchHandler, Subscription } from '../../libs/ports/event-bus.js';
 import type { ExecutorDeps } from './executor-deps.js';
@@ -48,6 +49,9 @@ export function createExecutor(deps: ExecutorDeps): Executor {
   const handleCall = createCallHandler(deps);
   const killTools = new AbortController();
   const killPublishing = new AbortController();
+  // Every running call listens on both (its pipeline run, its publishes) and stops listening when it
+  // settles, so the count is bounded by concurrency, not a leak; the default cap of 10 would warn.
+  setMaxListeners(0, killTools.signal, killPublishing.signal);
   let subscription: Subscription | undefined;
   let starting: Promise<void> | undefined;
   let stopping: Promise<void> | undefined;

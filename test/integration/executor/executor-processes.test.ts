@@ -181,6 +181,16 @@ describe('two executor processes in one group', () => {
         `ledgerRows=${rows.length} doubleEffects=${doubleEffects} timeMs=${elapsedMs}`,
     );
 
+    const processOutput = children.flatMap((c) => c.output);
+    expect(processOutput.filter((line) => line.includes('MaxListenersExceededWarning'))).toEqual([]);
+    expect(processOutput.filter((line) => line.includes('"level":50') && line.includes('defect'))).toEqual(
+      [],
+    );
+    if (process.env.EXECUTOR_TEST_DUMP) {
+      const { writeFileSync } = await import('node:fs');
+      writeFileSync(process.env.EXECUTOR_TEST_DUMP, processOutput.join('\n'));
+    }
+
     // The kill happened mid-run, while the killed process was doing work.
     expect(answeredAtKill).toBeLessThan(CALLS);
     expect(rows.some((r) => r.pid === killedPid)).toBe(true);
