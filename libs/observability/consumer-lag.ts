@@ -1,0 +1,65 @@
+import type { Admin } from 'kafkajs';
+
+/** How far one consumer group is behind on one partition. */
+export interface PartitionLag {
+  readonly topic: string;
+  readonly partition: number;
+  /** Messages at or after the group's committed position: high watermark − max(committed, low). */
+  readonly lag: number;
+}
+
+/**
+ * Reads a group's lag on every partition of its topics. What metrics call at scrape time; any
+ * transport can provide one (the memory bus, a test, Kafka below). Rejects when it cannot tell —
+ * it never reports a guess.
+ */
+export type ConsumerLagReader = () => Promise<readonly PartitionLag[]>;
+
+/** What {@link kafkaConsumerLag} reads from. */
+export interface KafkaConsumerLagOptions {
+  /** A connected kafkajs admin client; the caller owns (and disconnects) it. */
+  readonly admin: Pick<Admin, 'fetchOffsets' | 'fetchTopicOffsets'>;
+  readonly groupId: string;
+  readonly topics: readonly string[];
+}
+
+/**
+ * Consumer lag from Kafka: for each partition, the high watermark (`fetchTopicOffsets`) minus the
+ * group's committed offset (`fetchOffsets`).
+ *
+ * - A partition the group never committed on counts everything retained (high − low): those
+ *   messages are waiting for the group. (Subscriptions through libs/bus commit their start position
+ *   at once, so this is only seen before a member joined.)
+ * - A committed offset below the log start (retention removed messages) counts from the log start:
+ *   what is gone cannot be consumed any more.
+ * - Lag is never negative.
+ *
+ * Each call makes one `fetchOffsets` and one `fetchTopicOffsets` per topic; no state is kept, so
+ * the reader may be called concurrently and after broker restarts.
+ */
+export function kafkaConsumerLag(options: KafkaConsumerLagOptions): ConsumerLagReader {
+  const { admin, groupId } = options;
+  const topics = [...options.topics];
+  return async () => {
+    const [committed, ends] = await Promise.all([
+      admin.fetchOffsets({ groupId, topics }),
+      Promise.all(topics.map(async (topic) => ({ topic, offsets: await admin.fetchTopicOffsets(topic) }))),
+    ]);
+    const committedAt = new Map<string, bigint>();
+    for (const t of committed) {
+      for (const p of t.partitions) committedAt.set(`${t.topic}\u0000${p.partition}`, BigInt(p.offset));
+    }
+    const lags: PartitionLag[] = [];
+    for (const { topic, offsets } of ends) {
+      for (const p of offsets) {
+        const high = BigInt(p.high);
+        const low = BigInt(p.low);
+        const done = committedAt.get(`${topic}\u0000${p.partition}`) ?? -1n;
+        const from = done < low ? low : done;
+        const lag = high > from ? high - from : 0n;
+        lags.push({ topic, partition: p.partition, lag: Number(lag) });
+      }
+    }
+    return lags.sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition));
+  };
+}

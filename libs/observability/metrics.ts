@@ -1,0 +1,219 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import {
+  attemptResultLabel,
+  deadLetterReasonLabel,
+  decisionLabel,
+  outcomeLabel,
+  stageLabel,
+  toolLabel,
+  type KnownToolPredicate,
+} from './metric-labels.js';
+import { finiteOrZero, registerSourceGauges, type MetricSources } from './source-gauges.js';
+
+/** Tool latencies run from a cache hit (~1 ms) to a slow downstream near its timeout (~1 min). */
+export const TOOL_LATENCY_BUCKETS_SECONDS: readonly number[] = [
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
+];
+/** Guard stages are mostly sub-millisecond checks; `execute` includes the tool, so the top matches it. */
+export const STAGE_LATENCY_BUCKETS_SECONDS: readonly number[] = [
+  0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
+];
+/** Tool calls a task needed; a rising average is the early sign of a schema regression (seed §13.2). */
+export const TASK_TOOL_CALL_BUCKETS: readonly number[] = [1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 30, 50];
+/** Token equivalents of one call's arguments or result (see token-equivalent.ts). */
+export const TOKEN_BUCKETS: readonly number[] = [10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 25_000];
+
+/** How a finished task ended, for the tool-calls-per-task histogram. */
+export type TaskStatus = 'succeeded' | 'failed';
+
+/** What {@link createToolgateMetrics} needs; every source is optional (a service wires its own). */
+export interface ToolgateMetricsOptions extends MetricSources {
+  /** Decides the tool label: names it rejects are counted as "unknown" (see metric-labels.ts). */
+  readonly isKnownTool: KnownToolPredicate;
+}
+
+/**
+ * toolgate's metrics in one registry. Recording methods take raw values and map them to the closed
+ * label sets of metric-labels.ts, so no caller can put a call id, principal, argument or an
+ * invented tool name into a label. Recording never throws.
+ */
+export interface ToolgateMetrics {
+  readonly registry: Registry;
+  /** The label a tool name is counted under ("unknown" for names outside the registry). */
+  toolLabel(name: string): string;
+  /** One finished call: latency and outcome; DUPLICATE and RATE_LIMITED are also counted apart. */
+  observeCall(call: ObservedCall): void;
+  /** One stage decision (the pipeline reports every stage of every call). */
+  observeStage(stage: string, decision: string, durationMs: number): void;
+  /** One invocation of a tool (attempt numbers start at 1); attempts after the first count as retries. */
+  observeAttempt(tool: string, attempt: number, result: string): void;
+  /** One dead letter published (or received, in the service that stores them), by reason. */
+  observeDeadLetter(reason: string): void;
+  /** A task finished after `toolCalls` tool calls. */
+  observeTaskCompleted(toolCalls: number, status: TaskStatus): void;
+  /** Marks a call as running; the returned function (idempotent) marks it finished. */
+  callStarted(): () => void;
+}
+
+/** One finished call as {@link ToolgateMetrics.observeCall} takes it. */
+export interface ObservedCall {
+  readonly tool: string;
+  readonly outcome: string;
+  readonly durationMs: number;
+  /** Token equivalents of the arguments and of what went back to the model; omitted → not recorded. */
+  readonly inputTokens?: number;
+  readonly outputTokens?: number;
+}
+
+/**
+ * Creates toolgate's metrics in `registry` (never prom-client's global default, so two services or
+ * two tests in one process do not collide). Calling it twice on one registry throws, as prom-client
+ * refuses duplicate names.
+ *
+ * Gauges fed by sources (breaker state, reconciliation cases, consumer lag) are computed at scrape
+ * time and reset first, so a downstream or partition that disappears stops being reported. A source
+ * that throws or exceeds `sourceTimeoutMs` leaves its gauge empty for that scrape and increments
+ * `toolgate_metrics_source_errors_total{source}`; the scrape itself still succeeds.
+ */
+export function createToolgateMetrics(registry: Registry, options: ToolgateMetricsOptions): ToolgateMetrics {
+  const registers = [registry];
+
+  const callDuration = new Histogram({
+    name: 'toolgate_tool_call_duration_seconds',
+    help: 'Time from entering the guard pipeline to the terminal result, per tool and outcome.',
+    labelNames: ['tool', 'outcome'] as const,
+    buckets: [...TOOL_LATENCY_BUCKETS_SECONDS],
+    registers,
+  });
+  const calls = new Counter({
+    name: 'toolgate_tool_calls_total',
+    help: 'Tool calls that reached a terminal result, per tool and outcome.',
+    labelNames: ['tool', 'outcome'] as const,
+    registers,
+  });
+  const stageDuration = new Histogram({
+    name: 'toolgate_stage_duration_seconds',
+    help: 'Time one guard stage took to decide, per stage and decision.',
+    labelNames: ['stage', 'decision'] as const,
+    buckets: [...STAGE_LATENCY_BUCKETS_SECONDS],
+    registers,
+  });
+  const attempts = new Counter({
+    name: 'toolgate_tool_attempts_total',
+    help: 'Invocations of a tool, per tool and result ("ok" or the error code).',
+    labelNames: ['tool', 'result'] as const,
+    registers,
+  });
+  const retries = new Counter({
+    name: 'toolgate_tool_retries_total',
+    help: 'Invocations of a tool after the first for the same call.',
+    labelNames: ['tool'] as const,
+    registers,
+  });
+  const replays = new Counter({
+    name: 'toolgate_idempotent_replays_total',
+    help: 'Calls answered with the stored result of an earlier call with the same idempotency key.',
+    labelNames: ['tool'] as const,
+    registers,
+  });
+  const rateLimited = new Counter({
+    name: 'toolgate_rate_limited_total',
+    help: 'Calls refused by the rate limiter.',
+    labelNames: ['tool'] as const,
+    registers,
+  });
+  const deadLetters = new Counter({
+    name: 'toolgate_dead_letters_total',
+    help: 'Dead letters, by reason.',
+    labelNames: ['reason'] as const,
+    registers,
+  });
+  const inFlight = new Gauge({
+    name: 'toolgate_calls_in_flight',
+    help: 'Calls inside the guard pipeline right now.',
+    registers,
+  });
+  const taskToolCalls = new Histogram({
+    name: 'toolgate_task_tool_calls',
+    help: 'Tool calls one completed task needed, by how the task ended.',
+    labelNames: ['status'] as const,
+    buckets: [...TASK_TOOL_CALL_BUCKETS],
+    registers,
+  });
+  const tokens = new Histogram({
+    name: 'toolgate_tool_call_tokens',
+    help: 'Token equivalents per call: arguments in, result out (_sum is the total for cost attribution).',
+    labelNames: ['tool', 'direction'] as const,
+    buckets: [...TOKEN_BUCKETS],
+    registers,
+  });
+  registerSourceGauges(registry, options);
+
+  const tool = (name: string) => toolLabel(name, options.isKnownTool);
+  const safely = (fn: () => void): void => {
+    try {
+      fn();
+    } catch {
+      // Metrics are bookkeeping; a bad value must not fail the call being measured.
+    }
+  };
+
+  return {
+    registry,
+    toolLabel: tool,
+    observeCall(call) {
+      safely(() => {
+        const labels = { tool: tool(call.tool), outcome: outcomeLabel(call.outcome) };
+        calls.inc(labels);
+        callDuration.observe(labels, seconds(call.durationMs));
+        if (labels.outcome === 'DUPLICATE') replays.inc({ tool: labels.tool });
+        if (labels.outcome === 'RATE_LIMITED') rateLimited.inc({ tool: labels.tool });
+        if (call.inputTokens !== undefined) {
+          tokens.observe({ tool: labels.tool, direction: 'in' }, finiteOrZero(call.inputTokens));
+        }
+        if (call.outputTokens !== undefined) {
+          tokens.observe({ tool: labels.tool, direction: 'out' }, finiteOrZero(call.outputTokens));
+        }
+      });
+    },
+    observeStage(stage, decision, durationMs) {
+      safely(() =>
+        stageDuration.observe(
+          { stage: stageLabel(stage), decision: decisionLabel(decision) },
+          seconds(durationMs),
+        ),
+      );
+    },
+    observeAttempt(name, attempt, result) {
+      safely(() => {
+        const label = tool(name);
+        attempts.inc({ tool: label, result: attemptResultLabel(result) });
+        if (attempt > 1) retries.inc({ tool: label });
+      });
+    },
+    observeDeadLetter(reason) {
+      safely(() => deadLetters.inc({ reason: deadLetterReasonLabel(reason) }));
+    },
+    observeTaskCompleted(toolCalls, status) {
+      safely(() =>
+        taskToolCalls.observe(
+          { status: status === 'succeeded' ? 'succeeded' : 'failed' },
+          finiteOrZero(toolCalls),
+        ),
+      );
+    },
+    callStarted() {
+      inFlight.inc();
+      let done = false;
+      return () => {
+        if (done) return;
+        done = true;
+        inFlight.dec();
+      };
+    },
+  };
+}
+
+function seconds(ms: number): number {
+  return finiteOrZero(ms) / 1000;
+}

@@ -1,0 +1,73 @@
+import type { ToolCallResult } from '../core/types.js';
+import type { PipelineObserver } from '../pipeline/deps.js';
+import type { Clock } from '../ports/clock.js';
+import type { KnownToolPredicate } from './metric-labels.js';
+import type { ToolgateMetrics } from './metrics.js';
+import { tokenEquivalent } from './token-equivalent.js';
+
+/**
+ * A {@link PipelineObserver} that records every stage decision (`toolgate_stage_duration_seconds`)
+ * and every tool invocation (`toolgate_tool_attempts_total`, retries). Pass it as
+ * `PipelineDeps.observer`; it never throws, so it cannot change a decision.
+ */
+export function pipelineObserver(metrics: ToolgateMetrics): PipelineObserver {
+  return {
+    onStage(_tool, decision) {
+      metrics.observeStage(decision.stage, decision.decision, decision.durationMs);
+    },
+    onAttempt(tool, attempt, result) {
+      metrics.observeAttempt(tool, attempt, result);
+    },
+  };
+}
+
+/** What else {@link recordResult} may count about a call. */
+export interface RecordResultOptions {
+  /** The call's arguments as the model sent them; recorded as input token equivalents only. */
+  readonly arguments?: unknown;
+}
+
+/**
+ * Records one call's terminal result: latency and count per tool and outcome, idempotent replays,
+ * rate-limit refusals, and token equivalents (out: the payload or error the model gets back; in:
+ * `options.arguments` when given). Call it once per pipeline run, with the run's wall time.
+ * Never throws.
+ */
+export function recordResult(
+  metrics: ToolgateMetrics,
+  result: ToolCallResult,
+  durationMs: number,
+  options: RecordResultOptions = {},
+): void {
+  metrics.observeCall({
+    tool: result.tool,
+    outcome: result.outcome,
+    durationMs,
+    outputTokens: tokenEquivalent(result.payload ?? result.error),
+    ...('arguments' in options ? { inputTokens: tokenEquivalent(options.arguments) } : {}),
+  });
+}
+
+/** The part of ToolRegistry a {@link KnownToolPredicate} needs. */
+export interface ToolNameSource {
+  list(): readonly { readonly name: string }[];
+}
+
+/**
+ * A {@link KnownToolPredicate} over a tool registry. Names are cached; a miss re-reads the
+ * registry at most once per `refreshMs` (default 5000), so a tool registered after start-up is
+ * labelled by name within that time, while a model spraying invented names costs a set lookup.
+ */
+export function knownToolsOf(registry: ToolNameSource, clock: Clock, refreshMs = 5000): KnownToolPredicate {
+  let names = new Set<string>();
+  let readAtMs = Number.NEGATIVE_INFINITY;
+  const reload = () => {
+    names = new Set(registry.list().map((e) => e.name));
+    readAtMs = clock.now();
+  };
+  return (name) => {
+    if (names.has(name)) return true;
+    if (clock.now() - readAtMs >= refreshMs) reload();
+    return names.has(name);
+  };
+}
