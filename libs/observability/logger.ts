@@ -1,0 +1,88 @@
+import { pino, type DestinationStream, type LevelWithSilent, type Logger } from 'pino';
+import { redactArguments, REDACTED } from '../pipeline/build-audit-record.js';
+import { scrubSecrets, scrubText, secretRedactPaths } from './secret-scrub.js';
+
+/** What {@link createLogger} builds. */
+export interface LoggerOptions {
+  readonly level: LevelWithSilent;
+  /** The process or component name, written as `name` on every line. */
+  readonly name: string;
+  /** Where JSON lines go (default: stdout). Any object with `write(line)` works, e.g. in tests. */
+  readonly destination?: DestinationStream;
+  /** Fields on every line (service id, instance id). Scrubbed like everything else. */
+  readonly base?: Readonly<Record<string, string | number>>;
+}
+
+/**
+ * A pino JSON logger that keeps credentials out of log lines (DESIGN §3 invariant 7), in three
+ * layers:
+ * 1. pino `redact` paths for the usual credential field names (authorization, cookie, token,
+ *    accessToken, password, secret, apiKey, principalAssertion, …) at the first four levels;
+ * 2. a deep scrub of every logged object and of child bindings: any field whose name looks like a
+ *    credential, at any depth and in any spelling (`X-Api-Key`, `db_password`), and JWT- or
+ *    `Bearer …`-shaped text in any string, become "[redacted]"; Errors are serialized (with their
+ *    cause chain) and scrubbed the same way;
+ * 3. the message string is scrubbed for JWT/`Bearer` text too.
+ *
+ * None of this makes it fine to log a tool's arguments or output: log ids, codes and timings, and
+ * when arguments are needed, only {@link redactArgumentsForLog}'s allow-listed view.
+ */
+export function createLogger(options: LoggerOptions): Logger {
+  return pino(
+    {
+      name: options.name,
+      level: options.level,
+      ...(options.base === undefined ? {} : { base: { ...options.base } }),
+      redact: { paths: secretRedactPaths(), censor: REDACTED },
+      formatters: {
+        log: (obj) => scrubSecrets(obj),
+        bindings: (bindings) => scrubSecrets(bindings),
+      },
+      serializers: {
+        // Errors were already serialized and scrubbed by the log formatter; anything else is left.
+        err: (value: unknown) => scrubSecrets(value),
+        msg: (value: unknown) => (typeof value === 'string' ? scrubText(value) : value),
+      },
+    },
+    options.destination,
+  );
+}
+
+/** Where a log line is about: the call, its task and trace, and the bus position being handled. */
+export interface LogContext {
+  readonly callId?: string;
+  readonly taskId?: string;
+  readonly traceId?: string;
+  readonly topic?: string;
+  readonly partition?: number;
+  readonly offset?: string;
+}
+
+const CONTEXT_FIELDS = ['callId', 'taskId', 'traceId', 'topic', 'partition', 'offset'] as const;
+
+/**
+ * A child logger whose lines carry the given context fields. Only the six fields of
+ * {@link LogContext} are copied (so passing a whole event or execution context cannot smuggle in
+ * a principal assertion or arguments); undefined ones are left out.
+ */
+export function withLogContext(logger: Logger, context: LogContext): Logger {
+  const bindings: Record<string, string | number> = {};
+  for (const field of CONTEXT_FIELDS) {
+    const value = context[field];
+    if (value !== undefined) bindings[field] = value;
+  }
+  return logger.child(bindings);
+}
+
+/**
+ * A call's arguments reduced for a log line: top-level fields named in `allowList` are kept (then
+ * scrubbed, so a credential nested inside a kept field is still removed), every other field keeps
+ * its name with the value "[redacted]" — the same rule the audit record uses (`redactArguments`).
+ * With no allow-list every value is redacted. Never throws; a non-object input yields `{}`.
+ */
+export function redactArgumentsForLog(
+  args: unknown,
+  allowList: readonly string[] | undefined,
+): Record<string, unknown> {
+  return scrubSecrets(redactArguments(args, allowList));
+}
