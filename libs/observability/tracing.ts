@@ -1,0 +1,277 @@
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Span,
+  type Tracer,
+  type TracerProvider,
+} from '@opentelemetry/api';
+import type { ExecutionContext, NormalizedToolCall } from '../core/types.js';
+import { STAGES } from '../guards/stages.js';
+import type { AttemptRecord } from '../pipeline/audit-record.js';
+import type { PipelineRun, RunOptions } from '../pipeline/guard-pipeline.js';
+import type { Stage, StageResult } from '../pipeline/stage.js';
+import { tokenEquivalent } from './token-equivalent.js';
+import {
+  childSpanId,
+  isValidSpanId,
+  isValidTraceId,
+  newTraceId,
+  SAMPLED_FLAG,
+  type HexSource,
+  type TraceContext,
+} from './trace-context.js';
+
+/**
+ * Spans for tool calls through the OpenTelemetry API (seed §13.1): one `execute_tool <name>` span
+ * per call, one child span per guard stage, and one per tool invocation under the stage that made
+ * it. The trace id of every span is the call's `ExecutionContext.traceId` — the same id the audit
+ * record, the result and any reconciliation case carry (seed §13.3).
+ *
+ * Exporting is off by default: `@opentelemetry/api` alone is a no-op (spans cost a few allocations
+ * and go nowhere). To export, register an SDK before the service starts handling calls, e.g. in a
+ * file loaded with `node --import ./otel.js services/executor/main.js`:
+ *
+ * ```ts
+ * import { NodeSDK } from '@opentelemetry/sdk-node';
+ * import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+ * new NodeSDK({ serviceName: 'toolgate-executor', traceExporter: new OTLPTraceExporter() }).start();
+ * ```
+ *
+ * {@link toolgateTracer} returns the API's proxy tracer, which forwards to whatever provider is
+ * registered (also one registered after the tracer was obtained), so no toolgate code changes.
+ * Use a parent-based sampler: the agent's sampling decision (the `traceparent` flags) is kept.
+ */
+
+/** The instrumentation scope name of toolgate's spans. */
+export const TOOLGATE_TRACER_NAME = 'toolgate';
+
+/** toolgate's tracer from `provider`, or from the globally registered provider (no-op without an SDK). */
+export function toolgateTracer(provider?: TracerProvider): Tracer {
+  return (provider ?? trace).getTracer(TOOLGATE_TRACER_NAME);
+}
+
+/**
+ * The context a call's span starts in, so that its trace id is `traceId`:
+ * - `parent` from the same trace: a remote parent with its span id and flags (the agent's span);
+ * - otherwise, for a valid `traceId`: a remote parent with a made-up span id and the sampled flag —
+ *   the span then hangs under a parent nobody recorded, which backends show as a root with a
+ *   missing parent; keeping the join key matters more;
+ * - otherwise `parent`'s trace, or a new trace when there is none.
+ */
+export function parentContext(
+  traceId: string,
+  parent: TraceContext | null | undefined,
+  hex?: HexSource,
+): Context {
+  if (parent != null && parent.traceId === traceId && isValidSpanId(parent.spanId)) {
+    return remote(parent.traceId, parent.spanId, parent.flags);
+  }
+  if (isValidTraceId(traceId)) return remote(traceId, childSpanId(hex), SAMPLED_FLAG);
+  if (parent != null && isValidTraceId(parent.traceId) && isValidSpanId(parent.spanId)) {
+    return remote(parent.traceId, parent.spanId, parent.flags);
+  }
+  return ROOT_CONTEXT;
+}
+
+function remote(traceId: string, spanId: string, flags: number): Context {
+  return trace.setSpanContext(ROOT_CONTEXT, { traceId, spanId, traceFlags: flags & 0xff, isRemote: true });
+}
+
+/** What {@link CallTracing.run} needs of the pipeline (GuardPipeline has it). */
+export interface PipelineRunner {
+  run(call: NormalizedToolCall, ctx: ExecutionContext, opts?: RunOptions): Promise<PipelineRun>;
+}
+
+/** A pipeline run plus the trace context its outgoing messages should carry. */
+export interface TracedRun extends PipelineRun {
+  /**
+   * Put on every message published for this call (`traceHeaders(traceId, spanId, flags)`), so the
+   * consumers' spans are children of the call's span. With a recording span this is that span;
+   * with the no-op API it is a fresh span id in the call's trace.
+   */
+  readonly outgoing: TraceContext;
+}
+
+/** Call and stage tracing bound to one tracer. */
+export interface CallTracing {
+  /** The stages wrapped in spans; pass them to `new GuardPipeline(deps, tracing.stages)`. */
+  readonly stages: readonly Stage[];
+  /**
+   * Runs `pipeline.run(call, ctx, options)` inside the call's span (started with
+   * `tracer.startActiveSpan`, so instrumented clients the tool uses nest under it when a context
+   * manager is registered). Stage spans find their call span through the `call` object itself, so
+   * they nest correctly without any context manager. Outcome, retries, token equivalents and the
+   * error code are set on the span when the run ends; the status is ERROR only for
+   * EXECUTION_ERROR (refusals are the pipeline working, UNRESOLVED is not a failure). Rejects only
+   * if `pipeline.run` does (GuardPipeline never does). One run per `call` object at a time: the
+   * object is what links stage spans to their call span.
+   */
+  run(
+    pipeline: PipelineRunner,
+    call: NormalizedToolCall,
+    ctx: ExecutionContext,
+    options?: RunOptions & { readonly parent?: TraceContext | null },
+  ): Promise<TracedRun>;
+}
+
+/** Longest tool name or id put on a span; the model chooses these strings. */
+const MAX_ATTRIBUTE_CHARS = 256;
+
+/** Creates {@link CallTracing} for `tracer`, wrapping `stages` (default: the pipeline's STAGES). */
+export function createCallTracing(
+  tracer: Tracer,
+  stages: readonly Stage[] = STAGES,
+  hex?: HexSource,
+): CallTracing {
+  const callContexts = new WeakMap<NormalizedToolCall, Context>();
+  return {
+    stages: Object.freeze(stages.map((stage) => tracedStage(tracer, stage, callContexts))),
+    run(pipeline, call, ctx, options = {}) {
+      const { parent, ...runOptions } = options;
+      const name = clip(call.name);
+      return tracer.startActiveSpan(
+        `execute_tool ${name}`,
+        { kind: SpanKind.INTERNAL, attributes: callAttributes(call, ctx, name) },
+        parentContext(ctx.traceId, parent, hex),
+        async (span): Promise<TracedRun> => {
+          callContexts.set(call, trace.setSpan(ROOT_CONTEXT, span));
+          try {
+            const ran = await pipeline.run(call, ctx, runOptions);
+            annotateCall(span, ran);
+            return { ...ran, outgoing: outgoingContext(span, ctx.traceId, parent, hex) };
+          } catch (err) {
+            span.recordException(err instanceof Error ? err : String(err));
+            span.setStatus({ code: SpanStatusCode.ERROR });
+            throw err;
+          } finally {
+            callContexts.delete(call);
+            span.end();
+          }
+        },
+      );
+    },
+  };
+}
+
+function tracedStage(tracer: Tracer, stage: Stage, calls: WeakMap<NormalizedToolCall, Context>): Stage {
+  return {
+    name: stage.name,
+    run: (state, deps) => {
+      const parent = calls.get(state.call);
+      // A run not started through CallTracing.run gets no stage spans rather than orphan traces.
+      if (parent === undefined) return stage.run(state, deps);
+      return tracer.startActiveSpan(
+        `toolgate.stage ${stage.name}`,
+        { kind: SpanKind.INTERNAL, attributes: { 'toolgate.stage': stage.name } },
+        parent,
+        async (span): Promise<StageResult> => {
+          const attemptsBefore = state.attempts.length;
+          try {
+            const result = await stage.run(state, deps);
+            annotateStage(span, result);
+            return result;
+          } catch (err) {
+            span.recordException(err instanceof Error ? err : String(err));
+            span.setStatus({ code: SpanStatusCode.ERROR });
+            throw err;
+          } finally {
+            attemptSpans(tracer, span, state.attempts.slice(attemptsBefore));
+            span.end();
+          }
+        },
+      );
+    },
+  };
+}
+
+/** Tool invocations are timed by the pipeline's clock; their spans are written after the fact. */
+function attemptSpans(tracer: Tracer, stageSpan: Span, attempts: readonly AttemptRecord[]): void {
+  if (attempts.length === 0) return;
+  const parent = trace.setSpan(ROOT_CONTEXT, stageSpan);
+  for (const a of attempts) {
+    const span = tracer.startSpan(
+      'toolgate.attempt',
+      {
+        kind: SpanKind.CLIENT,
+        startTime: a.startedAtMs,
+        attributes: { 'toolgate.attempt': a.attempt, 'toolgate.attempt.result': a.result },
+      },
+      parent,
+    );
+    if (a.result !== 'ok') span.setStatus({ code: SpanStatusCode.ERROR, message: a.result });
+    span.end(a.startedAtMs + a.durationMs);
+  }
+}
+
+function callAttributes(call: NormalizedToolCall, ctx: ExecutionContext, name: string): Attributes {
+  return {
+    'gen_ai.operation.name': 'execute_tool',
+    'gen_ai.tool.name': name,
+    'gen_ai.tool.call.id': clip(call.id),
+    'toolgate.tenant': ctx.tenant,
+    'toolgate.principal.id': ctx.principal.id,
+    'toolgate.task.id': ctx.taskId,
+    'toolgate.step': ctx.step,
+    'toolgate.call.index': ctx.index,
+    'toolgate.input_tokens_equivalent': tokenEquivalent(call.arguments),
+  };
+}
+
+function annotateCall(span: Span, ran: PipelineRun): void {
+  const { result, audit } = ran;
+  const attributes: Attributes = {
+    'toolgate.outcome': result.outcome,
+    'toolgate.tool_invocations': result.toolInvocations,
+    'toolgate.retry_count': Math.max(0, audit.attempts.length - 1),
+    'toolgate.output_tokens_equivalent': tokenEquivalent(result.payload ?? result.error),
+  };
+  if (audit.toolVersion !== undefined) attributes['gen_ai.tool.version'] = audit.toolVersion;
+  if (result.idempotencyKey !== undefined) attributes['toolgate.idempotency_key'] = result.idempotencyKey;
+  if (result.error !== undefined) attributes['error.type'] = result.error.code;
+  span.setAttributes(attributes);
+  if (result.outcome === 'EXECUTION_ERROR') {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: result.error?.code ?? 'EXECUTION_ERROR' });
+  }
+}
+
+function annotateStage(span: Span, result: StageResult): void {
+  switch (result.kind) {
+    case 'continue':
+      span.setAttribute('toolgate.stage.decision', 'pass');
+      return;
+    case 'refuse':
+      span.setAttributes({ 'toolgate.stage.decision': 'refuse', 'error.type': result.error.code });
+      return;
+    case 'finish':
+      span.setAttributes({ 'toolgate.stage.decision': 'short-circuit', 'toolgate.outcome': result.outcome });
+  }
+}
+
+function outgoingContext(
+  span: Span,
+  traceId: string,
+  parent: TraceContext | null | undefined,
+  hex: HexSource | undefined,
+): TraceContext {
+  const own = span.spanContext();
+  if (span.isRecording() && isValidTraceId(own.traceId) && isValidSpanId(own.spanId)) {
+    return { traceId: own.traceId, spanId: own.spanId, flags: own.traceFlags };
+  }
+  const id = isValidTraceId(traceId)
+    ? traceId
+    : parent != null && isValidTraceId(parent.traceId)
+      ? parent.traceId
+      : isValidTraceId(own.traceId)
+        ? own.traceId
+        : newTraceId(hex);
+  const flags = parent != null && parent.traceId === id ? parent.flags : SAMPLED_FLAG;
+  return { traceId: id, spanId: childSpanId(hex), flags };
+}
+
+function clip(text: string): string {
+  return text.length > MAX_ATTRIBUTE_CHARS ? text.slice(0, MAX_ATTRIBUTE_CHARS) : text;
+}
