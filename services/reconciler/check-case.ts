@@ -152,6 +152,8 @@ export async function checkCase(
     return { kind: 'resolved', state: 'resolved_failed', delivery };
   }
 
+  // For a re-submitted call "not applied" only means "not yet": it is recorded as unknown.
+  const inconclusive = { state: 'unknown' } as const;
   const detail =
     answer.state === 'not-applied'
       ? 'not applied yet; the re-submitted call may still be queued'
@@ -165,7 +167,7 @@ export async function checkCase(
       to: 'needs_manual',
       by: 'status-check',
       note: manualNote(c, request, why, { made: number, lastDetail: detail }),
-      statusCheck: { atMs, answer },
+      statusCheck: { atMs, answer: inconclusive },
     });
     return moved === undefined ? { kind: 'skipped' } : { kind: 'escalated' };
   }
@@ -174,7 +176,7 @@ export async function checkCase(
     to: 'open',
     by: 'status-check',
     note: `status check ${number} of ${of}: ${detail}; next check in ${wait} ms`,
-    statusCheck: { atMs, answer },
+    statusCheck: { atMs, answer: inconclusive },
     nextCheckAtMs,
   });
   return moved === undefined ? { kind: 'skipped' } : { kind: 'rescheduled', nextCheckAtMs };
