@@ -1,0 +1,73 @@
+import type { Clock } from '../../ports/clock.js';
+import type { Approval, ConsumeResult, SingleUseStore } from '../../ports/single-use-store.js';
+import { checkDurationMs, checkKey } from './argument-checks.js';
+
+interface Entry<T> {
+  readonly value: T;
+  readonly expiresAtMs: number;
+}
+
+/**
+ * Single-use ids in process memory, timed by `clock` (embedded mode, one executor, tests). Every
+ * method runs synchronously to completion before its promise settles, so no two calls interleave:
+ * that is what makes consume atomic here. Expired entries are dropped lazily when touched and by
+ * {@link MemorySingleUseStore.purgeExpired}. See {@link SingleUseStore} for the contract.
+ */
+export class MemorySingleUseStore implements SingleUseStore {
+  readonly #consumed = new Map<string, Entry<string>>();
+  readonly #approvals = new Map<string, Entry<Approval>>();
+
+  constructor(private readonly clock: Clock) {}
+
+  async consume(id: string, ttlMs: number, holder = ''): Promise<ConsumeResult> {
+    checkKey('id', id);
+    const ttl = checkDurationMs('ttlMs', ttlMs);
+    const live = this.#live(this.#consumed, id);
+    if (live !== undefined) return holder !== '' && live === holder ? 'consumed' : 'already-used';
+    this.#consumed.set(id, { value: holder, expiresAtMs: this.clock.now() + ttl });
+    return 'consumed';
+  }
+
+  async approve(id: string, approver: string, ttlMs: number): Promise<Approval> {
+    checkKey('id', id);
+    checkKey('approver', approver);
+    const ttl = checkDurationMs('ttlMs', ttlMs);
+    const live = this.#live(this.#approvals, id);
+    if (live !== undefined) return { ...live };
+    const now = this.clock.now();
+    const approval: Approval = { approver, approvedAtMs: now };
+    this.#approvals.set(id, { value: approval, expiresAtMs: now + ttl });
+    return { ...approval };
+  }
+
+  async approval(id: string): Promise<Approval | undefined> {
+    checkKey('id', id);
+    const live = this.#live(this.#approvals, id);
+    return live === undefined ? undefined : { ...live };
+  }
+
+  /** Drops every expired entry; returns how many were dropped. */
+  purgeExpired(): number {
+    const now = this.clock.now();
+    let dropped = 0;
+    for (const map of [this.#consumed, this.#approvals] as Map<string, Entry<unknown>>[]) {
+      for (const [id, entry] of map) {
+        if (entry.expiresAtMs <= now) {
+          map.delete(id);
+          dropped += 1;
+        }
+      }
+    }
+    return dropped;
+  }
+
+  #live<T>(map: Map<string, Entry<T>>, id: string): T | undefined {
+    const entry = map.get(id);
+    if (entry === undefined) return undefined;
+    if (entry.expiresAtMs <= this.clock.now()) {
+      map.delete(id);
+      return undefined;
+    }
+    return entry.value;
+  }
+}
