@@ -45,17 +45,13 @@ function git(cwd: string, args: string[]): string {
   return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
+// `npm run schemas:check` runs this file: the same as `toolgate schemas check` (which imports this
+// module, hence the dynamic import: a static one would be a cycle).
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const results = checkSchemaHistory();
-  let failed = false;
-  for (const r of results) {
-    if (r.problems.length === 0) {
-      console.log(`ok    ${r.file} (${r.versionsChecked} versions)`);
-    } else {
-      failed = true;
-      console.log(`FAIL  ${r.file}`);
-      for (const p of r.problems) console.log(`      ${p}`);
-    }
-  }
-  process.exit(failed ? 1 : 0);
+  void import('./run-cli.js').then(async ({ runCli }) => {
+    process.exitCode = await runCli(['schemas', 'check', ...process.argv.slice(2)], {
+      stdout: process.stdout,
+      stderr: process.stderr,
+    });
+  });
 }

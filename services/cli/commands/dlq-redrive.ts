@@ -1,0 +1,50 @@
+import { EXIT } from '../cli-error.js';
+import type { CommandSpec } from '../command.js';
+import { operationSummary } from '../dlq-format.js';
+import { openOperations } from '../dlq-operations.js';
+import { ACTION_OPTIONS, actor, inlineOrFile } from './dlq-action-options.js';
+import { refusal } from './dlq-action-options.js';
+
+/** `dlq redrive`: another go for a case a person or the checker gave up on. */
+export const dlqRedriveCommand: CommandSpec = {
+  path: ['dlq', 'redrive'],
+  summary: 'Give a needs_manual or resolved_failed case another go: recheck or re-submit.',
+  details: [
+    'An UNRESOLVED case reopens for a new round of status checks. A POISON or EXHAUSTED case whose original request is known is re-submitted to the calls topic with the same call id and idempotency key (the executor keeps it to one effect), signed with the principal assertion you give (dead letters never keep one), and reopens; its checks start after a grace period. Audited either way.',
+    'Exit 1 when the case does not exist, was moved meanwhile, or cannot be redriven; exit 2 when a re-submission needs --assertion.',
+  ],
+  positionals: [{ name: 'caseId', description: 'The case to redrive.' }],
+  options: {
+    ...ACTION_OPTIONS,
+    assertion: {
+      type: 'string',
+      valueName: 'jwt',
+      description: 'For a re-submission: the signed principal assertion to send it with.',
+    },
+    'assertion-file': {
+      type: 'string',
+      valueName: 'path',
+      description: 'The same, read from a file (keeps it out of shell history).',
+    },
+  },
+  needs: ['postgres', 'kafka', 'schema-registry', 'redis'],
+  examples: [
+    'toolgate dlq redrive 5f0c… --by ann --note "payments API is back; check again"',
+    'toolgate dlq redrive 5f0c… --by ann --note "re-submit after fix" --assertion-file principal.jwt',
+  ],
+  async run({ args, out, config, resources, io }) {
+    const caseId = args.positional(0);
+    const { by, note } = actor(args);
+    const assertion = inlineOrFile(args, 'assertion', 'assertion-file', io.cwd ?? process.cwd())?.trim();
+    const ops = await openOperations({ args, config, resources, out, given: io.operations }, 'write');
+    const answer = await ops.redrive(caseId, {
+      by,
+      note,
+      ...(assertion ? { principalAssertion: assertion } : {}),
+    });
+    if (!answer.ok) throw refusal(answer, caseId, 'redrive', args.command);
+    out.json(answer);
+    out.text(operationSummary(answer, 'Redriven'));
+    return answer.delivery.complete ? EXIT.ok : EXIT.failure;
+  },
+};

@@ -1,0 +1,40 @@
+import type { CommandGroup } from '../command.js';
+import { auditQueryCommand } from './audit-query.js';
+import { auditVerifyCommand } from './audit-verify.js';
+import { auditWhoCommand } from './audit-who.js';
+import { dlqListCommand } from './dlq-list.js';
+import { dlqRedriveCommand } from './dlq-redrive.js';
+import { dlqResolveCommand } from './dlq-resolve.js';
+import { dlqShowCommand } from './dlq-show.js';
+import { registryExportCommand } from './registry-export.js';
+import { schemasCheckCommand } from './schemas-check.js';
+import { topicsCreateCommand } from './topics-create.js';
+
+/** Every command of the CLI, by group, in the order the help lists them. */
+export const COMMAND_GROUPS: readonly CommandGroup[] = [
+  {
+    name: 'dlq',
+    summary: 'Reconciliation cases of dead-lettered calls: inspect, resolve by hand, redrive.',
+    commands: [dlqListCommand, dlqShowCommand, dlqResolveCommand, dlqRedriveCommand],
+  },
+  {
+    name: 'audit',
+    summary: 'Query and verify the append-only, hash-chained audit log.',
+    commands: [auditQueryCommand, auditWhoCommand, auditVerifyCommand],
+  },
+  {
+    name: 'registry',
+    summary: 'The tool registry, as providers see it.',
+    commands: [registryExportCommand],
+  },
+  {
+    name: 'schemas',
+    summary: 'The Avro event contracts.',
+    commands: [schemasCheckCommand],
+  },
+  {
+    name: 'topics',
+    summary: 'The Kafka topics toolgate uses.',
+    commands: [topicsCreateCommand],
+  },
+];

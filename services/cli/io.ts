@@ -1,0 +1,42 @@
+import type { AuditStore } from '../../libs/ports/audit-store.js';
+import type { CaseStore } from '../../libs/ports/case-store.js';
+import type { Clock } from '../../libs/ports/clock.js';
+import type { Catalog } from '../executor/catalog.js';
+import type { Operations } from '../reconciler/operations.js';
+
+/** Where the CLI writes; each call gets whole lines. */
+export interface TextSink {
+  write(text: string): void;
+}
+
+/**
+ * Everything {@link runCli} touches outside itself, so tests can run it in-process with captured
+ * output and chosen stores. In production (main.ts) stdout/stderr are the process streams, `env` is
+ * the process environment and every store is opened from the configured URLs.
+ */
+export interface CliIo {
+  readonly stdout: TextSink;
+  /** Errors, warnings and progress; never part of `--json` output. */
+  readonly stderr: TextSink;
+  /** The environment to configure from (default: the process environment, read in config.ts). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Relative paths given on the command line are resolved against it (default: process.cwd()). */
+  readonly cwd?: string;
+  /** Times written to cases (default: the system clock). */
+  readonly clock?: Clock;
+  /**
+   * Stores to use instead of opening Postgres (tests run commands against the in-memory adapters,
+   * which pass the same contract suites). A command then opens no database connection for them.
+   */
+  readonly stores?: { readonly audit?: AuditStore; readonly cases?: CaseStore };
+  /**
+   * The tool catalog to export instead of loading the configured catalog module (which gets a
+   * database pool, as in the executor). The CLI does not close a catalog given here.
+   */
+  readonly catalog?: Catalog;
+  /**
+   * The reconciliation operations to run `dlq` commands against instead of wiring them to Postgres,
+   * Kafka, the schema registry and Redis (tests pass operations built over in-memory adapters).
+   */
+  readonly operations?: Operations;
+}

@@ -1,0 +1,33 @@
+import type { CliIo } from '../../../services/cli/io.js';
+import { runCli } from '../../../services/cli/run-cli.js';
+
+/** What one in-process CLI run printed and returned. */
+export interface CliRun {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** stdout parsed as JSON (throws when it is not exactly one JSON document). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  json<T = any>(): T;
+}
+
+/**
+ * Runs the CLI in-process with captured output. `env` replaces the process environment entirely (an
+ * empty one by default), so a developer's DATABASE_URL never leaks into a unit test.
+ */
+export async function cli(argv: readonly string[], io: Partial<CliIo> = {}): Promise<CliRun> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(argv, {
+    env: {},
+    ...io,
+    stdout: { write: (t) => void (stdout += t) },
+    stderr: { write: (t) => void (stderr += t) },
+  });
+  return {
+    code,
+    stdout,
+    stderr,
+    json: <T>() => JSON.parse(stdout) as T,
+  };
+}
