@@ -20,7 +20,7 @@ export const STAGE_LATENCY_BUCKETS_SECONDS: readonly number[] = [
 ];
 /** Tool calls a task needed; a rising average is the early sign of a schema regression (seed §13.2). */
 export const TASK_TOOL_CALL_BUCKETS: readonly number[] = [1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 30, 50];
-/** Token equivalents of one call's arguments or result (see token-equivalent.ts). */
+/** Token equivalents of one call's arguments or result (libs/cost `tokenEquivalents`). */
 export const TOKEN_BUCKETS: readonly number[] = [10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 25_000];
 
 /** How a finished task ended, for the tool-calls-per-task histogram. */

@@ -3,7 +3,7 @@ import type { PipelineObserver } from '../pipeline/deps.js';
 import type { Clock } from '../ports/clock.js';
 import type { KnownToolPredicate } from './metric-labels.js';
 import type { ToolgateMetrics } from './metrics.js';
-import { tokenEquivalent } from './token-equivalent.js';
+import { tokenEquivalents } from '../cost/token-equivalents.js';
 
 /**
  * A {@link PipelineObserver} that records every stage decision (`toolgate_stage_duration_seconds`)
@@ -29,9 +29,10 @@ export interface RecordResultOptions {
 
 /**
  * Records one call's terminal result: latency and count per tool and outcome, idempotent replays,
- * rate-limit refusals, and token equivalents (out: the payload or error the model gets back; in:
- * `options.arguments` when given). Call it once per pipeline run, with the run's wall time.
- * Never throws.
+ * rate-limit refusals, and token equivalents by the cost model's rule (libs/cost
+ * `tokenEquivalents`): out = the payload, else the error, the model gets back; in = the tool name
+ * and `options.arguments`, recorded only when arguments are given. Call it once per pipeline run,
+ * with the run's wall time. Never throws.
  */
 export function recordResult(
   metrics: ToolgateMetrics,
@@ -39,12 +40,17 @@ export function recordResult(
   durationMs: number,
   options: RecordResultOptions = {},
 ): void {
+  const withArguments = 'arguments' in options;
+  const tokens = tokenEquivalents(
+    result,
+    withArguments ? { name: result.tool, arguments: options.arguments } : undefined,
+  );
   metrics.observeCall({
     tool: result.tool,
     outcome: result.outcome,
     durationMs,
-    outputTokens: tokenEquivalent(result.payload ?? result.error),
-    ...('arguments' in options ? { inputTokens: tokenEquivalent(options.arguments) } : {}),
+    outputTokens: tokens.tokensOut,
+    ...(withArguments ? { inputTokens: tokens.tokensIn } : {}),
   });
 }
 

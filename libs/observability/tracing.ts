@@ -14,7 +14,7 @@ import { STAGES } from '../guards/stages.js';
 import type { AttemptRecord } from '../pipeline/audit-record.js';
 import type { PipelineRun, RunOptions } from '../pipeline/guard-pipeline.js';
 import type { Stage, StageResult } from '../pipeline/stage.js';
-import { tokenEquivalent } from './token-equivalent.js';
+import { tokenEquivalents } from '../cost/token-equivalents.js';
 import {
   childSpanId,
   isValidSpanId,
@@ -217,7 +217,7 @@ function callAttributes(call: NormalizedToolCall, ctx: ExecutionContext, name: s
     'toolgate.task.id': ctx.taskId,
     'toolgate.step': ctx.step,
     'toolgate.call.index': ctx.index,
-    'toolgate.input_tokens_equivalent': tokenEquivalent(call.arguments),
+    'toolgate.input_tokens_equivalent': tokenEquivalents({}, call).tokensIn,
   };
 }
 
@@ -227,7 +227,7 @@ function annotateCall(span: Span, ran: PipelineRun): void {
     'toolgate.outcome': result.outcome,
     'toolgate.tool_invocations': result.toolInvocations,
     'toolgate.retry_count': Math.max(0, audit.attempts.length - 1),
-    'toolgate.output_tokens_equivalent': tokenEquivalent(result.payload ?? result.error),
+    'toolgate.output_tokens_equivalent': tokenEquivalents(result).tokensOut,
   };
   if (audit.toolVersion !== undefined) attributes['gen_ai.tool.version'] = audit.toolVersion;
   if (result.idempotencyKey !== undefined) attributes['toolgate.idempotency_key'] = result.idempotencyKey;

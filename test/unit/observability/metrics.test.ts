@@ -228,8 +228,9 @@ describe('what the metrics count', () => {
     expect(value(f, 'toolgate_tool_call_duration_seconds_sum', success)).toBeCloseTo(0.04);
     expect(value(f, 'toolgate_tool_call_duration_seconds_bucket', { ...success, le: '0.025' })).toBe(0);
     expect(value(f, 'toolgate_tool_call_duration_seconds_bucket', { ...success, le: '0.05' })).toBe(1);
-    // {"order_id":"O-1","amount":5} is 29 bytes → 8 token equivalents in; input recorded only once.
-    expect(value(f, 'toolgate_tool_call_tokens_sum', { tool: 'issue_refund', direction: 'in' })).toBe(8);
+    // {"name":"issue_refund","arguments":{"order_id":"O-1","amount":5}} is 65 characters → 17 token
+    // equivalents in (the cost model's chars/4); input is recorded only where arguments were given.
+    expect(value(f, 'toolgate_tool_call_tokens_sum', { tool: 'issue_refund', direction: 'in' })).toBe(17);
     expect(value(f, 'toolgate_tool_call_tokens_count', { tool: 'issue_refund', direction: 'in' })).toBe(1);
     expect(value(f, 'toolgate_tool_call_tokens_count', { tool: 'issue_refund', direction: 'out' })).toBe(2);
   });
@@ -306,9 +307,9 @@ describe('gauges read at scrape time', () => {
     expect(value(f, 'toolgate_circuit_breaker_state', { downstream: 'payments' })).toBe(2);
   });
 
-  it('reconciliation cases per state (missing states are 0) and consumer lag per partition', async () => {
+  it('reconciliation cases per reported state and consumer lag per partition', async () => {
     const { registry } = fresh({
-      caseCounts: async () => ({ open: 4, needs_manual: 1 }),
+      caseCounts: async () => ({ open: 4, needs_manual: 1, resolved_failed: 0 }),
       consumerLag: async () => [
         { topic: 'toolgate.calls', partition: 0, lag: 12 },
         { topic: 'toolgate.calls', partition: 1, lag: 0 },
@@ -321,6 +322,11 @@ describe('gauges read at scrape time', () => {
       f.get('toolgate_reconciliation_cases')?.samples.find((s) => s.labels.state === 'resolved_failed')
         ?.value,
     ).toBe(0);
+    expect(f.get('toolgate_reconciliation_cases')?.samples.map((s) => s.labels.state)).toEqual([
+      'open',
+      'needs_manual',
+      'resolved_failed',
+    ]);
     expect(value(f, 'toolgate_consumer_lag_messages', { topic: 'toolgate.calls', partition: '0' })).toBe(12);
     expect(value(f, 'toolgate_consumer_lag_messages', { topic: 'toolgate.calls', partition: '1' })).toBe(0);
   });
