@@ -4,7 +4,10 @@ import type { CaseState } from '../ports/case-store.js';
 import type { ConsumerLagReader } from './consumer-lag.js';
 import { BREAKER_STATE_VALUE, CASE_STATES } from './metric-labels.js';
 
-/** Counts of reconciliation cases per state; states left out are reported as 0. */
+/**
+ * Counts of reconciliation cases per state. Only the states present are reported (a reader may
+ * count just the unfinished ones); keys that are not case states are ignored.
+ */
 export type CaseCountReader = () => Promise<Partial<Readonly<Record<CaseState, number>>>>;
 
 /** Where the scrape-time gauges read from; a service passes the ones it has. */
@@ -72,7 +75,9 @@ export function registerSourceGauges(registry: Registry, sources: MetricSources)
       const read = sources.caseCounts;
       if (read === undefined) return;
       await fromSource('cases', read, (counts) => {
-        for (const state of CASE_STATES) this.set({ state }, finiteOrZero(counts[state]));
+        for (const state of CASE_STATES) {
+          if (counts[state] !== undefined) this.set({ state }, finiteOrZero(counts[state]));
+        }
       });
     },
   });
