@@ -1,0 +1,62 @@
+import type { ExecutionContext, NormalizedToolCall } from '../core/types.js';
+import type { RunOptions } from '../pipeline/guard-pipeline.js';
+import type { Clock } from '../ports/clock.js';
+import type { ToolgateMetrics } from './metrics.js';
+import { recordResult } from './pipeline-metrics.js';
+import type { TraceContext } from './trace-context.js';
+import {
+  createCallTracing,
+  toolgateTracer,
+  type CallTracing,
+  type PipelineRunner,
+  type TracedRun,
+} from './tracing.js';
+
+/** What {@link instrumentPipeline} adds around each run. */
+export interface InstrumentOptions {
+  readonly metrics: ToolgateMetrics;
+  /** Default: call spans on the global tracer (a no-op until an SDK is registered). */
+  readonly tracing?: CallTracing;
+  /** Times the run for `toolgate_tool_call_duration_seconds`; use the pipeline's clock. */
+  readonly clock: Clock;
+}
+
+/** Runs calls like the pipeline does, recording metrics and the call span around each run. */
+export interface InstrumentedRunner {
+  /** `opts.parent`: the request's `traceparent` (see `readTraceContext`), when it has one. */
+  run(
+    call: NormalizedToolCall,
+    ctx: ExecutionContext,
+    opts?: RunOptions & { readonly parent?: TraceContext | null },
+  ): Promise<TracedRun>;
+}
+
+/**
+ * Wraps a pipeline so every run is counted and traced in one place: in-flight gauge up for the
+ * duration, the call span around it (see `CallTracing.run`), then `recordResult` with the run's
+ * wall time by `clock` and the arguments' token equivalents. The result and audit record are
+ * returned unchanged; metrics and tracing never alter them or make a run reject. Structurally a
+ * drop-in for anything that takes `{ run(call, ctx, opts) }` (the executor's `CallRunner`).
+ *
+ * For stage spans and stage metrics, construct the pipeline with `tracing.stages` and
+ * `observer: pipelineObserver(metrics)` — those hooks live inside the pipeline.
+ */
+export function instrumentPipeline(pipeline: PipelineRunner, options: InstrumentOptions): InstrumentedRunner {
+  const { metrics, clock } = options;
+  const tracing = options.tracing ?? createCallTracing(toolgateTracer());
+  return {
+    async run(call, ctx, opts = {}) {
+      const finished = metrics.callStarted();
+      const startedAtMs = clock.now();
+      try {
+        const ran = await tracing.run(pipeline, call, ctx, opts);
+        recordResult(metrics, ran.result, Math.max(0, clock.now() - startedAtMs), {
+          arguments: call.arguments,
+        });
+        return ran;
+      } finally {
+        finished();
+      }
+    },
+  };
+}
