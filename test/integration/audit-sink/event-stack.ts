@@ -1,0 +1,100 @@
+import { KafkaEventBus } from '../../../libs/bus/kafka/kafka-event-bus.js';
+import type { EventKind, EventKinds } from '../../../libs/events/contracts.js';
+import { RegistryEventCodec } from '../../../libs/events/registry-codec.js';
+import { topicNames, type TopicNames } from '../../../libs/events/topics.js';
+import { schemaRegistryUrl } from '../../helpers/env.js';
+import { consumeMessages, createTestKafka, type TestKafka } from '../../helpers/kafka.js';
+import { uniqueName } from '../../helpers/names.js';
+
+/** Partition counts of the test topics. */
+export const PARTITIONS = { calls: 3, results: 3, audit: 2, dlq: 1 } as const;
+
+/** Kafka topics under a fresh prefix, the schema registry codec for them, and a reader. */
+export interface EventStack {
+  readonly kafka: TestKafka;
+  readonly bus: KafkaEventBus;
+  readonly codec: RegistryEventCodec;
+  readonly topics: TopicNames;
+  readonly prefix: string;
+  /** Encodes and publishes events of one kind, each with its key, in order. */
+  publish<K extends EventKind>(
+    kind: K,
+    events: ReadonlyArray<{ key: string; event: EventKinds[K] }>,
+  ): Promise<void>;
+  /** Reads `count` messages of a topic from the beginning with a fresh group, decoded, with partitions. */
+  read<K extends EventKind>(
+    kind: K,
+    count: number,
+    timeoutMs?: number,
+  ): Promise<Array<{ event: EventKinds[K]; partition: number }>>;
+  close(): Promise<void>;
+}
+
+/** Real Kafka with short group timings (joins and rebalances well under a second). */
+export async function createEventStack(name: string): Promise<EventStack> {
+  const kafka = createTestKafka(name);
+  const prefix = uniqueName(name);
+  const topics = topicNames(prefix);
+  const bus = new KafkaEventBus({
+    brokers: kafka.brokers,
+    clientId: uniqueName(name),
+    logLevel: 'error',
+    sessionTimeoutMs: 6_000,
+    rebalanceTimeoutMs: 15_000,
+    heartbeatIntervalMs: 300,
+    maxWaitTimeMs: 100,
+    commitIntervalMs: 50,
+    redeliveryDelayMs: 20,
+  });
+  await bus.ensureTopics([
+    { topic: topics.calls, partitions: PARTITIONS.calls, replicationFactor: 1 },
+    { topic: topics.results, partitions: PARTITIONS.results, replicationFactor: 1 },
+    { topic: topics.audit, partitions: PARTITIONS.audit, replicationFactor: 1 },
+    { topic: topics.dlq, partitions: PARTITIONS.dlq, replicationFactor: 1 },
+  ]);
+  const codec = await RegistryEventCodec.create({ url: schemaRegistryUrl(), topics });
+  return {
+    kafka,
+    bus,
+    codec,
+    topics,
+    prefix,
+    async publish(kind, events) {
+      const messages = await Promise.all(
+        events.map(async ({ key, event }) => ({ key, value: await codec.encode(kind, event) })),
+      );
+      await bus.publish(topics[kind], messages);
+    },
+    async read(kind, count, timeoutMs = 30_000) {
+      const consumer = kafka.consumer({
+        groupId: kafka.uniqueGroupId(`${name}_${kind}`),
+        maxWaitTimeInMs: 100,
+      });
+      const got = await consumeMessages(consumer, topics[kind], count, timeoutMs);
+      return Promise.all(
+        got.map(async (m) => ({ event: await codec.decode(kind, m.value!), partition: m.partition })),
+      );
+    },
+    async close() {
+      await bus.close();
+      const admin = await kafka.admin();
+      await admin.deleteTopics({ topics: Object.values(topics), timeout: 10_000 }).catch(() => undefined);
+      await kafka.close();
+    },
+  };
+}
+
+/** Polls until `probe` gives a value (not undefined/false); fails after `timeoutMs` naming `what`. */
+export async function eventually<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > until) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
