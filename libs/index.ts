@@ -20,3 +20,4 @@ export type * from './ports/case-store.js';
 export type * from './ports/event-bus.js';
 export type * from './ports/event-codec.js';
 export * from './bus/index.js';
+export * from './observability/index.js';
