@@ -1,0 +1,46 @@
+import type { ContentBlock, Message } from '@anthropic-ai/sdk/resources/messages';
+import type { ChatCompletionMessage } from 'openai/resources/chat/completions';
+import type { ProviderTurn } from '../sdk/index.js';
+
+/** One tool call a (scripted) model proposes. */
+export interface ProposedCall {
+  readonly tool: string;
+  readonly args: Record<string, unknown>;
+}
+
+/**
+ * The assistant message an OpenAI model returns when it decides to call tools: no text, one
+ * `tool_calls` entry per call, arguments as a JSON string (seed §2.1). The demo scripts the model's
+ * decisions so the story is the same on every run; everything after this message is real.
+ */
+export function openAITurn(turnId: string, calls: readonly ProposedCall[]): ProviderTurn {
+  const message: ChatCompletionMessage = {
+    role: 'assistant',
+    content: null,
+    refusal: null,
+    tool_calls: calls.map((call, i) => ({
+      id: `call_${turnId}_${i}`,
+      type: 'function' as const,
+      function: { name: call.tool, arguments: JSON.stringify(call.args) },
+    })),
+  };
+  return { provider: 'openai', response: message };
+}
+
+/**
+ * The same decision from an Anthropic model: `tool_use` content blocks with already-parsed input
+ * (seed §2.2), after a line of text.
+ */
+export function anthropicTurn(turnId: string, text: string, calls: readonly ProposedCall[]): ProviderTurn {
+  const content = [
+    { type: 'text', text, citations: null },
+    ...calls.map((call, i) => ({
+      type: 'tool_use',
+      id: `toolu_${turnId}_${i}`,
+      name: call.tool,
+      input: call.args,
+    })),
+  ] as ContentBlock[];
+  const response: Pick<Message, 'content'> = { content };
+  return { provider: 'anthropic', response };
+}
