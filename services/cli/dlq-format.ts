@@ -62,7 +62,7 @@ export function caseDetails(view: CaseView): string {
       ['last known state', c.lastKnownState === null ? null : JSON.stringify(c.lastKnownState)],
     ]),
   ];
-  parts.push(`Status checks (${c.statusChecks.length}):`);
+  parts.push(`\nStatus checks (${c.statusChecks.length}):`);
   parts.push(
     c.statusChecks.length === 0
       ? '  none\n'
@@ -71,7 +71,7 @@ export function caseDetails(view: CaseView): string {
           c.statusChecks.map((s) => [isoTime(s.atMs), s.answer.state]),
         ),
   );
-  parts.push(`History (${c.history.length}):`);
+  parts.push(`\nHistory (${c.history.length}):`);
   parts.push(
     c.history.length === 0
       ? '  none\n'
@@ -86,7 +86,7 @@ export function caseDetails(view: CaseView): string {
           c.history.map((h) => [isoTime(h.atMs), h.from, h.to, h.by, h.note]),
         ),
   );
-  parts.push(`Next: ${nextSteps(view)}`);
+  parts.push(`\nNext: ${nextSteps(view)}`);
   return parts.map((p) => (p.endsWith('\n') ? p : `${p}\n`)).join('');
 }
 
