@@ -1,0 +1,187 @@
+import type { Principal } from '../../core/types.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Approval, SingleUseStore } from '../../ports/single-use-store.js';
+import { issuePreviewToken, type IssuedPreviewToken } from './issue-preview-token.js';
+import { DEFAULT_PREVIEW_TTL_MS, argumentsHash, type PreviewClaims } from './preview-claims.js';
+import type { PreviewKey } from './preview-key.js';
+import type { PreviewRefusal } from './preview-refusal.js';
+import { verifyPreviewToken } from './verify-preview-token.js';
+
+/** What a {@link PreviewGate} signs with, records in, and reads time from. */
+export interface PreviewGateOptions {
+  readonly key: PreviewKey;
+  readonly store: SingleUseStore;
+  readonly clock: Clock;
+  /** Token lifetime; default {@link DEFAULT_PREVIEW_TTL_MS} (10 minutes). */
+  readonly ttlMs?: number;
+  /**
+   * How much longer than a token's remaining life its used mark is kept, covering clock differences
+   * between executors (a token must never become usable again while any executor still accepts it).
+   * Default 60 s.
+   */
+  readonly retentionMarginMs?: number;
+}
+
+/** What the preview step computed and wants the confirm bound to. */
+export interface PreviewRequest {
+  /** The verified principal (never from arguments). */
+  readonly principal: Principal;
+  /** The confirm tool's name. */
+  readonly tool: string;
+  /** The arguments the confirm will carry, without the token; hashed canonically. */
+  readonly arguments: unknown;
+  readonly resourceKey: string;
+  readonly resourceVersion: string;
+  readonly policyVersion: string;
+  /** What the preview shows (lines, totals): hashed, so the confirm executes exactly that. */
+  readonly preview?: unknown;
+  /** Make the token unusable until a person approves it. Default false. */
+  readonly requireApproval?: boolean;
+}
+
+/** The state the confirm would act on now, read after the token is accepted. */
+export interface CurrentState {
+  readonly resourceVersion: string;
+  /** Recomputed preview; compared with the previewed one when the token bound one. */
+  readonly preview?: unknown;
+}
+
+/** A confirm call, described from its verified context and its own arguments. */
+export interface ConfirmRequest {
+  readonly token: string;
+  readonly principal: Principal;
+  readonly tool: string;
+  /** The confirm's arguments without the token. */
+  readonly arguments: unknown;
+  readonly resourceKey: string;
+  /** The policy version in force now. */
+  readonly policyVersion: string;
+  /**
+   * The logical call redeeming the token (its idempotency key): a retry of the same call passes the
+   * single-use check again, any other call is refused as a replay.
+   */
+  readonly holder: string;
+  /** Reads the resource's current version (and the recomputed preview). */
+  readonly current: () => Promise<CurrentState>;
+}
+
+/** The token was accepted and is now used up; or why not. */
+export type Confirmation =
+  | { readonly ok: true; readonly claims: PreviewClaims; readonly approval?: Approval }
+  | { readonly ok: false; readonly refusal: PreviewRefusal };
+
+/**
+ * Preview/confirm with signed, single-use, time-boxed tokens and an optional human approval step
+ * (seed §11.2). The same token is both the approval gate and the idempotency mechanism: a replayed
+ * confirm finds its token used and is refused, not re-executed.
+ */
+export class PreviewGate {
+  readonly #opts: PreviewGateOptions;
+
+  constructor(options: PreviewGateOptions) {
+    this.#opts = options;
+  }
+
+  /** The token lifetime this gate issues. */
+  get ttlMs(): number {
+    return this.#opts.ttlMs ?? DEFAULT_PREVIEW_TTL_MS;
+  }
+
+  /**
+   * Signs a token binding `request` (see `issuePreviewToken`). No side effect: nothing is stored,
+   * so previewing is read-only and may be repeated freely (each preview gets its own token).
+   */
+  issue(request: PreviewRequest): Promise<IssuedPreviewToken> {
+    const p = request.principal;
+    return issuePreviewToken(
+      {
+        principalId: p.id,
+        tenant: p.tenant,
+        ...(p.onBehalfOf === undefined ? {} : { onBehalfOf: p.onBehalfOf }),
+        tool: request.tool,
+        argumentsHash: argumentsHash(request.arguments),
+        resourceKey: request.resourceKey,
+        resourceVersion: request.resourceVersion,
+        policyVersion: request.policyVersion,
+        ...(request.preview === undefined ? {} : { previewHash: argumentsHash(request.preview) }),
+        requiresApproval: request.requireApproval === true,
+      },
+      this.#opts.key,
+      { nowMs: this.#opts.clock.now(), ttlMs: this.ttlMs },
+    );
+  }
+
+  /**
+   * Redeems a token for one confirm call. In order, stopping at the first refusal:
+   * 1. {@link verifyPreviewToken}: signature over the whole payload, expiry, tool, principal,
+   *    arguments hash, resource key, policy version — pure, nothing used up;
+   * 2. approval, when the token requires it: none recorded → `awaiting-approval` (the token stays
+   *    usable, so the same call can be repeated after approval); approved only by the requester
+   *    → `self-approved`;
+   * 3. the single-use mark, atomically in the store (`already-used` for any call but `holder`);
+   * 4. `current()`: the resource version and recomputed preview must equal the previewed ones
+   *    (`resource-changed` / `preview-changed`). The token is already used by then: a stale preview
+   *    is never good again, and the model must preview anew either way.
+   *
+   * Only an `ok` answer may be followed by the effect. Throws only what the store or `current()`
+   * throws (unreachable store, failing downstream): callers fail closed.
+   */
+  async confirm(request: ConfirmRequest): Promise<Confirmation> {
+    const p = request.principal;
+    const verified = await verifyPreviewToken(
+      request.token,
+      {
+        principalId: p.id,
+        tenant: p.tenant,
+        ...(p.onBehalfOf === undefined ? {} : { onBehalfOf: p.onBehalfOf }),
+        tool: request.tool,
+        argumentsHash: argumentsHash(request.arguments),
+        resourceKey: request.resourceKey,
+        policyVersion: request.policyVersion,
+      },
+      this.#opts.key,
+      this.#opts.clock.now(),
+    );
+    if (!verified.ok) return verified;
+    const { claims } = verified;
+
+    let approval: Approval | undefined;
+    if (claims.requiresApproval) {
+      approval = await this.#opts.store.approval(claims.jti);
+      if (approval === undefined) {
+        return refuse({ reason: 'awaiting-approval', jti: claims.jti, expiresAtMs: claims.expiresAtMs });
+      }
+      if (approval.approver === claims.principalId || approval.approver === claims.onBehalfOf) {
+        return refuse({ reason: 'self-approved', jti: claims.jti });
+      }
+    }
+
+    const remainingMs = Math.max(1, claims.expiresAtMs - this.#opts.clock.now());
+    const used = await this.#opts.store.consume(
+      claims.jti,
+      remainingMs + (this.#opts.retentionMarginMs ?? 60_000),
+      request.holder,
+    );
+    if (used === 'already-used') return refuse({ reason: 'already-used', jti: claims.jti });
+
+    const current = await request.current();
+    if (current.resourceVersion !== claims.resourceVersion) {
+      return refuse({
+        reason: 'resource-changed',
+        previewedVersion: claims.resourceVersion,
+        currentVersion: current.resourceVersion,
+      });
+    }
+    if (
+      claims.previewHash !== undefined &&
+      (current.preview === undefined || argumentsHash(current.preview) !== claims.previewHash)
+    ) {
+      return refuse({ reason: 'preview-changed' });
+    }
+    return { ok: true, claims, ...(approval === undefined ? {} : { approval }) };
+  }
+}
+
+function refuse(refusal: PreviewRefusal): Confirmation {
+  return { ok: false, refusal };
+}
