@@ -75,7 +75,7 @@ describe('Postgres payments', () => {
     const refused = results.filter((r) => r.status === 'rejected');
     // $25.98 captured: exactly one $20 refund fits.
     expect(ok).toHaveLength(1);
-    for (const r of refused) expect((r).reason).toMatchObject({ status: 422 });
+    for (const r of refused) expect(r.reason).toMatchObject({ status: 422 });
     const { rows } = await db.pool.query<{ sum: number }>(
       "SELECT sum(amount_cents)::int AS sum FROM store_refunds WHERE order_id = 'O-6120'",
     );
