@@ -21,7 +21,7 @@ afterEach(async () => {
 describe('dlq list', () => {
   it('lists cases oldest first, filtered by state, tenant and tool, as a table or JSON', async () => {
     const a = await f.open();
-    f.clock.advance(1_000);
+    await f.clock.advance(1_000);
     const b = await f.open();
     await f.cases.transition(
       b.caseId,
@@ -59,7 +59,7 @@ describe('dlq list', () => {
     const b = await f.open();
     const due = await run(['list', '--due', '--json']);
     expect(due.json<{ cases: { caseId: string }[] }>().cases.map((c) => c.caseId)).toEqual([b.caseId]);
-    f.clock.advance(60_000);
+    await f.clock.advance(60_000);
     expect((await run(['list', '--due', '--json'])).json<{ count: number }>().count).toBe(2);
     const conflict = await run(['list', '--due', '--state', 'needs_manual']);
     expect(conflict.code).toBe(EXIT.usage);

@@ -3,14 +3,22 @@ import { EXIT } from '../../../services/cli/cli-error.js';
 import { cli } from './capture.js';
 import { smallCatalog } from './small-catalog.js';
 
+/** An object schema, as far as these tests read it. */
+interface JsonObject {
+  readonly type?: string;
+  readonly additionalProperties?: unknown;
+  readonly required: string[];
+  readonly properties: Record<string, unknown>;
+}
+
 interface OpenAITool {
   type: string;
-  function: { name: string; description: string; parameters: Record<string, any>; strict: boolean };
+  function: { name: string; description: string; parameters: JsonObject; strict: boolean };
 }
 interface AnthropicTool {
   name: string;
   description: string;
-  input_schema: Record<string, any>;
+  input_schema: JsonObject;
 }
 
 const run = (argv: string[]) => cli(['registry', 'export', ...argv], { catalog: smallCatalog() });
@@ -45,7 +53,7 @@ describe('registry export', () => {
     const tools = r.json<AnthropicTool[]>();
     expect(tools.map((t) => t.name)).toEqual(['issue_refund', 'lookup_order']);
     expect(tools[1]!.input_schema.type).toBe('object');
-    expect(Object.keys(tools[1]!.input_schema.properties as object)).toEqual(['orderId', 'verbose']);
+    expect(Object.keys(tools[1]!.input_schema.properties)).toEqual(['orderId', 'verbose']);
   });
 
   it('--tenant shows that tenant its restricted version; --scopes keeps tools needing no other scope', async () => {
