@@ -1,0 +1,148 @@
+import { randomBytes } from 'node:crypto';
+import { MemoryIdempotencyStore, MemoryRateLimiter } from '../../../libs/adapters/memory/index.js';
+import { MemorySingleUseStore } from '../../../libs/adapters/memory/single-use-store.js';
+import { ManualClock } from '../../../libs/core/manual-clock.js';
+import type { ExecutionContext, NormalizedToolCall, Principal } from '../../../libs/core/types.js';
+import { createCircuitBreakers, type ManagedCircuitBreakers } from '../../../libs/execution/breakers.js';
+import { createOutboundLimiter } from '../../../libs/execution/outbound-limiter.js';
+import { PreviewGate } from '../../../libs/patterns/preview/preview-gate.js';
+import type { PreviewKey } from '../../../libs/patterns/preview/preview-key.js';
+import type { PipelineDeps, PolicyEngine } from '../../../libs/pipeline/deps.js';
+import { GuardPipeline, type PipelineRun } from '../../../libs/pipeline/guard-pipeline.js';
+import { createPolicyEngine } from '../../../libs/policy/policy-engine.js';
+import type { JobStore } from '../../../libs/ports/job-store.js';
+import type { SingleUseStore } from '../../../libs/ports/single-use-store.js';
+import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
+import { STORE_DOWNSTREAM_LIMITS, STORE_POLICY_RULES, storeTools } from '../../../services/catalog/index.js';
+import { MemoryPurchaseOrders } from '../../../services/catalog/tools/purchase-order-backend.js';
+import { purchaseOrderTools } from '../../../services/catalog/tools/purchase-order-tools.js';
+import { MemoryJobStore } from '../../../libs/adapters/memory/job-store.js';
+import { reportJobTools } from '../../../services/catalog/tools/report-job-tools.js';
+import { createMemoryDownstreams } from '../../../services/downstreams/memory-downstreams.js';
+import type { StoreDownstreams } from '../../../services/downstreams/store-downstreams.js';
+
+export const T0 = Date.parse('2026-11-30T09:00:00.000Z');
+
+/** An assistant ordering stock for warehouse worker W-1. */
+export const buyer: Principal = {
+  id: 'agent:purchasing',
+  tenant: 't1',
+  kind: 'agent',
+  onBehalfOf: 'W-1',
+  roles: ['warehouse'],
+  scopes: ['purchase_orders:write', 'inventory:write', 'reports:read'],
+};
+
+/** The same assistant acting for another warehouse worker. */
+export const otherBuyer: Principal = { ...buyer, onBehalfOf: 'W-2' };
+
+/** A support assistant: no purchasing role. */
+export const support: Principal = {
+  id: 'agent:support-desk',
+  tenant: 't1',
+  kind: 'agent',
+  onBehalfOf: 'S-1',
+  roles: ['support'],
+  scopes: ['purchase_orders:write', 'inventory:write', 'reports:read'],
+};
+
+let task = 0;
+/** A fresh task's context for `principal`, unless `overrides` pin one. */
+export function ctxFor(principal: Principal, overrides: Partial<ExecutionContext> = {}): ExecutionContext {
+  task += 1;
+  return {
+    principal,
+    tenant: principal.tenant,
+    taskId: `task-${task}`,
+    step: 0,
+    index: 0,
+    traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+    ...overrides,
+  };
+}
+
+let seq = 0;
+export function toolCall(name: string, args: Record<string, unknown>): NormalizedToolCall {
+  seq += 1;
+  return { id: `call_${seq}`, name, arguments: args };
+}
+
+/** The store's tools plus the purchase-order and report-job tools behind a real guard pipeline. */
+export interface PatternHarness {
+  readonly clock: ManualClock;
+  readonly key: PreviewKey;
+  readonly singleUse: SingleUseStore;
+  readonly jobs: JobStore;
+  readonly purchaseOrders: MemoryPurchaseOrders;
+  readonly downstreams: StoreDownstreams;
+  readonly pipeline: GuardPipeline;
+  readonly registry: ToolRegistry;
+  /** Replaces the policy in force (same rules, another version). */
+  setPolicyVersion(version: string): void;
+  run(call: NormalizedToolCall, ctx: ExecutionContext): Promise<PipelineRun>;
+  /** Purchase orders placed in t1: the effect count. */
+  placed(): Promise<number>;
+  close(): void;
+}
+
+/** Everything in memory, on one manual clock. */
+export function patternHarness(): PatternHarness {
+  const clock = new ManualClock(T0);
+  const key: PreviewKey = { alg: 'HS256', secret: randomBytes(32) };
+  const singleUse = new MemorySingleUseStore(clock);
+  const jobs = new MemoryJobStore();
+  const downstreams = createMemoryDownstreams({ clock });
+  const purchaseOrders = new MemoryPurchaseOrders(clock);
+  let policy = createPolicyEngine(STORE_POLICY_RULES, 'store-p1');
+  const livePolicy: PolicyEngine = {
+    get version() {
+      return policy.version;
+    },
+    evaluate: (tool, args, ctx) => policy.evaluate(tool, args, ctx),
+  };
+  const registry = new ToolRegistry();
+  const tools = [
+    ...storeTools(downstreams, clock),
+    ...purchaseOrderTools({
+      inventory: downstreams.inventory,
+      purchaseOrders,
+      gate: new PreviewGate({ key, store: singleUse, clock }),
+      policyVersion: () => livePolicy.version,
+    }),
+    ...reportJobTools({ jobs, payments: downstreams.payments, clock }),
+  ];
+  for (const tool of tools) registry.register(tool);
+  const rateLimiter = new MemoryRateLimiter(clock);
+  const breakers: ManagedCircuitBreakers = createCircuitBreakers(
+    { errorThresholdPercentage: 50, volumeThreshold: 20, resetTimeoutMs: 30_000, timeoutMs: false },
+    clock,
+  );
+  const deps: PipelineDeps = {
+    tools: registry,
+    idempotency: new MemoryIdempotencyStore(clock),
+    rateLimiter,
+    policy: livePolicy,
+    breakers,
+    outbound: createOutboundLimiter(rateLimiter, STORE_DOWNSTREAM_LIMITS, clock),
+    clock,
+    owner: 'executor-patterns-test',
+    settings: { resultTtlMs: 86_400_000, leaseMarginMs: 5_000 },
+  };
+  const pipeline = new GuardPipeline(deps);
+  return {
+    clock,
+    key,
+    singleUse,
+    jobs,
+    purchaseOrders,
+    downstreams,
+    pipeline,
+    registry,
+    setPolicyVersion: (version) => {
+      policy = createPolicyEngine(STORE_POLICY_RULES, version);
+    },
+    run: (call, ctx) => pipeline.run(call, ctx),
+    placed: async () => (await purchaseOrders.list('t1')).length,
+    close: () => breakers.shutdown(),
+  };
+}
