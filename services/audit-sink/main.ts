@@ -6,6 +6,7 @@ import { KafkaEventBus } from '../../libs/bus/kafka/kafka-event-bus.js';
 import { systemClock } from '../../libs/core/system-clock.js';
 import { RegistryEventCodec } from '../../libs/events/registry-codec.js';
 import { topicNames } from '../../libs/events/topics.js';
+import { retryStartupStep } from '../executor/startup-retry.js';
 import { createAuditSink, type AuditSink } from './audit-sink.js';
 import { AuditSinkConfigError, loadAuditSinkConfig } from './config.js';
 
@@ -65,11 +66,22 @@ async function main(): Promise<void> {
       heartbeatIntervalMs: config.kafka.heartbeatMs,
     });
     closers.push(['kafka', () => bus.close()]);
-    await bus.ensureTopics([
-      { topic: topics.audit, partitions: config.partitions.audit },
-      { topic: topics.dlq, partitions: config.partitions.dlq },
-    ]);
-    const codec = await RegistryEventCodec.create({ url: config.schemaRegistryUrl, topics });
+    // Fresh topics and a booting registry answer transiently wrong for a moment (see retryStartupStep).
+    const retryDeps = { clock: systemClock, logger };
+    await retryStartupStep(
+      'ensure topics',
+      () =>
+        bus.ensureTopics([
+          { topic: topics.audit, partitions: config.partitions.audit },
+          { topic: topics.dlq, partitions: config.partitions.dlq },
+        ]),
+      retryDeps,
+    );
+    const codec = await retryStartupStep(
+      'register schemas',
+      () => RegistryEventCodec.create({ url: config.schemaRegistryUrl, topics }),
+      retryDeps,
+    );
 
     sink = createAuditSink({
       subscriber: bus,

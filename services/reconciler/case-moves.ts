@@ -1,5 +1,8 @@
 import type { CaseChange, CaseStore, ReconciliationCase } from '../../libs/ports/case-store.js';
+import type { CaseRequest } from '../../libs/reconcile/case-request.js';
+import type { DeliveryReport } from './deliver.js';
 import type { ReconcilerLogger } from './logger.js';
+import { manualNote } from './manual-note.js';
 
 /**
  * Moves `c` exactly from the version it was read at: of two reconcilers (or a reconciler and a
@@ -22,4 +25,33 @@ export async function moveCase(
     'case not moved',
   );
   return undefined;
+}
+
+/** What one visit to a due case did. */
+export type CheckStep =
+  | {
+      readonly kind: 'resolved';
+      readonly state: 'resolved_succeeded' | 'resolved_failed';
+      readonly delivery: DeliveryReport | undefined;
+    }
+  | { readonly kind: 'rescheduled'; readonly nextCheckAtMs: number }
+  | { readonly kind: 'escalated' }
+  /** The case moved under us (another checker, a person) or the move was refused: nothing done. */
+  | { readonly kind: 'skipped' };
+
+/** Hands the case to a person; the note says why and what the call was. */
+export async function escalate(
+  c: ReconciliationCase,
+  request: CaseRequest | undefined,
+  deps: { readonly cases: CaseStore; readonly logger: ReconcilerLogger },
+  why: string,
+): Promise<CheckStep> {
+  const moved = await moveCase(deps.cases, deps.logger, c, {
+    to: 'needs_manual',
+    by: 'status-check',
+    note: manualNote(c, request, why),
+  });
+  if (moved === undefined) return { kind: 'skipped' };
+  deps.logger.info({ caseId: c.caseId, callId: c.callId, reason: c.reason }, 'case needs a person');
+  return { kind: 'escalated' };
 }

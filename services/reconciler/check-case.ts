@@ -12,9 +12,10 @@ import {
 } from '../../libs/reconcile/resolution.js';
 import { runStatusCheck } from '../../libs/reconcile/status-check.js';
 import type { ToolDefinition } from '../../libs/registry/tool-definition.js';
-import { moveCase } from './case-moves.js';
+import { escalate, moveCase, type CheckStep } from './case-moves.js';
 import { resolveCaseTool } from './resolve-tool.js';
 import { deliver, type DeliveryDeps, type DeliveryReport } from './deliver.js';
+import { triage } from './triage.js';
 import { manualNote, reasonNote } from './manual-note.js';
 
 /** What checking a case needs besides delivery. */
@@ -29,20 +30,9 @@ export interface CheckerDeps extends DeliveryDeps {
   readonly checkTimeoutMs?: number;
 }
 
-/** What one visit to a due case did. */
-export type CheckStep =
-  | {
-      readonly kind: 'resolved';
-      readonly state: 'resolved_succeeded' | 'resolved_failed';
-      readonly delivery: DeliveryReport | undefined;
-    }
-  | { readonly kind: 'rescheduled'; readonly nextCheckAtMs: number }
-  | { readonly kind: 'escalated' }
-  /** The case moved under us (another checker, a person) or the move was refused: nothing done. */
-  | { readonly kind: 'skipped' };
-
 /**
  * One visit to an open, due case (seed §8.4, DESIGN §3 invariant 3):
+ * - a case never triaged (its dead letter's consumer stopped before) is triaged, not checked;
  * - a POISON or EXHAUSTED case nobody redrove goes to a person;
  * - otherwise the call's tool is resolved for its tenant (the version it ran, else the current
  *   one) and, when its retry safety is a status check, the check runs once with the request's
@@ -66,6 +56,8 @@ export async function checkCase(
   deps: CheckerDeps,
   signal: AbortSignal,
 ): Promise<CheckStep> {
+  // Opened but never triaged (the consumer stopped in between): triage now, do not check early.
+  if (c.history.length === 0) return (await triage(c, deps)) ?? { kind: 'skipped' };
   const redriven = redrivenAtMs(c) !== undefined;
   const request = caseRequest(c);
   if (c.reason !== 'UNRESOLVED' && !redriven) return escalate(c, request, deps, reasonNote(c));
@@ -180,23 +172,6 @@ export async function checkCase(
     nextCheckAtMs,
   });
   return moved === undefined ? { kind: 'skipped' } : { kind: 'rescheduled', nextCheckAtMs };
-}
-
-/** Hands the case to a person; the note says why and what the call was. */
-export async function escalate(
-  c: ReconciliationCase,
-  request: CaseRequest | undefined,
-  deps: Pick<CheckerDeps, 'cases' | 'logger'>,
-  why: string,
-): Promise<CheckStep> {
-  const moved = await moveCase(deps.cases, deps.logger, c, {
-    to: 'needs_manual',
-    by: 'status-check',
-    note: manualNote(c, request, why),
-  });
-  if (moved === undefined) return { kind: 'skipped' };
-  deps.logger.info({ caseId: c.caseId, callId: c.callId, reason: c.reason }, 'case needs a person');
-  return { kind: 'escalated' };
 }
 
 function deliverResolution(

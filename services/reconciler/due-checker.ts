@@ -1,5 +1,6 @@
 import type { ReconciliationCase } from '../../libs/ports/case-store.js';
-import { checkCase, type CheckerDeps, type CheckStep } from './check-case.js';
+import type { CheckStep } from './case-moves.js';
+import { checkCase, type CheckerDeps } from './check-case.js';
 import { backoffDelay } from './retry.js';
 
 export interface DueCheckerOptions {

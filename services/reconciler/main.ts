@@ -8,6 +8,7 @@ import { KafkaEventBus } from '../../libs/bus/kafka/kafka-event-bus.js';
 import { systemClock } from '../../libs/core/system-clock.js';
 import { RegistryEventCodec } from '../../libs/events/registry-codec.js';
 import { topicNames } from '../../libs/events/topics.js';
+import { retryStartupStep } from '../executor/startup-retry.js';
 import { loadCatalogFactory } from '../executor/catalog.js';
 import { loadReconcilerConfig, ReconcilerConfigError } from './config.js';
 import { createReconciler, type Reconciler } from './reconciler.js';
@@ -76,13 +77,24 @@ async function main(): Promise<void> {
       heartbeatIntervalMs: config.kafka.heartbeatMs,
     });
     closers.push(['kafka', () => bus.close()]);
-    await bus.ensureTopics([
-      { topic: topics.calls, partitions: config.partitions.calls },
-      { topic: topics.results, partitions: config.partitions.results },
-      { topic: topics.audit, partitions: config.partitions.audit },
-      { topic: topics.dlq, partitions: config.partitions.dlq },
-    ]);
-    const codec = await RegistryEventCodec.create({ url: config.schemaRegistryUrl, topics });
+    // Fresh topics and a booting registry answer transiently wrong for a moment (see retryStartupStep).
+    const retryDeps = { clock: systemClock, logger };
+    await retryStartupStep(
+      'ensure topics',
+      () =>
+        bus.ensureTopics([
+          { topic: topics.calls, partitions: config.partitions.calls },
+          { topic: topics.results, partitions: config.partitions.results },
+          { topic: topics.audit, partitions: config.partitions.audit },
+          { topic: topics.dlq, partitions: config.partitions.dlq },
+        ]),
+      retryDeps,
+    );
+    const codec = await retryStartupStep(
+      'register schemas',
+      () => RegistryEventCodec.create({ url: config.schemaRegistryUrl, topics }),
+      retryDeps,
+    );
 
     const catalog = await (await loadCatalogFactory(config.catalogModule))({ pool, clock });
     if (catalog.close) closers.push(['catalog', () => catalog.close!()]);

@@ -6,7 +6,7 @@ import type { Clock } from '../../libs/ports/clock.js';
 import type { EventPublisher, EventSubscriber } from '../../libs/ports/event-bus.js';
 import type { EventCodec } from '../../libs/ports/event-codec.js';
 import type { IdempotencyStore } from '../../libs/ports/idempotency-store.js';
-import type { CheckStep } from './check-case.js';
+import type { CheckStep } from './case-moves.js';
 import { createDeadLetterConsumer } from './dead-letter-consumer.js';
 import { createDueChecker } from './due-checker.js';
 import type { ReconcilerLogger } from './logger.js';

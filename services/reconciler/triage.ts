@@ -1,7 +1,7 @@
 import type { ReconciliationCase } from '../../libs/ports/case-store.js';
 import { caseRequest } from '../../libs/reconcile/case-request.js';
-import { escalate, type CheckerDeps, type CheckStep } from './check-case.js';
-import { moveCase } from './case-moves.js';
+import type { CheckerDeps } from './check-case.js';
+import { escalate, moveCase, type CheckStep } from './case-moves.js';
 import { reasonNote } from './manual-note.js';
 
 /**

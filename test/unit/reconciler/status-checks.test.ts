@@ -97,6 +97,25 @@ describe('reconciler: dead letters become cases', () => {
   });
 });
 
+describe('reconciler: a case opened but never triaged', () => {
+  it('is triaged by the due loop (first check one wait out), not checked early', async () => {
+    h = await createHarness();
+    h.script.push({ state: 'applied', result: { confirmation: 'CNF-4', status: 'accepted' } });
+    const letter = deadLetter(h.topics, { callId: 'c-untriaged' });
+    await h.recordUnresolved(letter.idempotencyKey!, ARGS);
+    // As if the consumer stopped right after opening the case: open in the store, due now.
+    const { case: opened } = await h.cases.openFromDeadLetter(letter);
+    expect(opened).toMatchObject({ state: 'open', nextCheckAtMs: T0, history: [] });
+    await h.reconciler.start();
+    await h.clock.advance(0);
+    expect(h.checks).toHaveLength(0);
+    expect(await caseOf('c-untriaged')).toMatchObject({ state: 'open', nextCheckAtMs: T0 + 1_000 });
+    await h.clock.advance(1_000);
+    expect(h.checks.map((c) => c.atMs)).toEqual([T0 + 1_000]);
+    expect((await caseOf('c-untriaged')).state).toBe('resolved_succeeded');
+  });
+});
+
 describe('reconciler: status checks', () => {
   it('applied → resolved_succeeded; settled, answered and audited with the redacted result', async () => {
     h = await createHarness();
