@@ -1,0 +1,149 @@
+/**
+ * The small part of Grafana's dashboard JSON model the toolgate dashboards use (schemaVersion 39,
+ * Grafana 10/11): time-series, stat and bar-gauge panels over the provisioned Prometheus datasource,
+ * laid out two per row. Every panel and target names the datasource by uid, so a dashboard works
+ * whatever the datasource is called in the Grafana it is imported into, as long as the uid matches
+ * provisioning/datasources/prometheus.yml.
+ */
+
+/** The uid provisioning/datasources/prometheus.yml gives the Prometheus datasource. */
+export const PROMETHEUS_DATASOURCE_UID = 'toolgate-prometheus';
+
+const datasource = { type: 'prometheus', uid: PROMETHEUS_DATASOURCE_UID } as const;
+
+/** One query of a panel: the PromQL and how each returned series is named in the legend. */
+export interface QuerySpec {
+  readonly expr: string;
+  readonly legend?: string;
+}
+
+/** What a dashboard author writes per panel; ids, datasource and layout are filled in. */
+export interface PanelSpec {
+  readonly title: string;
+  readonly description: string;
+  readonly type?: 'timeseries' | 'stat' | 'bargauge';
+  /** Grafana unit id: "reqps", "s", "short", "percentunit", … */
+  readonly unit: string;
+  readonly queries: readonly QuerySpec[];
+  /** Full width instead of half. */
+  readonly wide?: boolean;
+  /** Colour steps for stat panels: [value, colour] from the lowest. */
+  readonly thresholds?: readonly (readonly [number | null, string])[];
+  /** Stacked areas (outcome mixes). */
+  readonly stacked?: boolean;
+}
+
+/** A template variable filled from a label's values. */
+export interface VariableSpec {
+  readonly name: string;
+  readonly label: string;
+  /** PromQL series selector whose label `label` values fill the drop-down. */
+  readonly metric: string;
+  readonly labelName: string;
+}
+
+/** A dashboard before it is rendered. */
+export interface DashboardSpec {
+  readonly uid: string;
+  readonly title: string;
+  readonly description: string;
+  readonly tags: readonly string[];
+  readonly variables?: readonly VariableSpec[];
+  readonly panels: readonly PanelSpec[];
+}
+
+/**
+ * Renders a dashboard: panel ids 1..n in order, half-width panels two per row (8 units high),
+ * wide ones alone, refresh 30 s over the last hour. Pure: the same spec gives the same JSON.
+ */
+export function renderDashboard(spec: DashboardSpec): Record<string, unknown> {
+  let x = 0;
+  let y = 0;
+  const panels = spec.panels.map((p, i) => {
+    const w = p.wide === true ? 24 : 12;
+    if (x + w > 24) {
+      x = 0;
+      y += 8;
+    }
+    const gridPos = { x, y, w, h: 8 };
+    x += w;
+    if (x >= 24) {
+      x = 0;
+      y += 8;
+    }
+    return renderPanel(p, i + 1, gridPos);
+  });
+  return {
+    uid: spec.uid,
+    title: spec.title,
+    description: spec.description,
+    tags: [...spec.tags],
+    editable: true,
+    graphTooltip: 1,
+    schemaVersion: 39,
+    version: 1,
+    refresh: '30s',
+    time: { from: 'now-1h', to: 'now' },
+    timezone: 'utc',
+    templating: { list: (spec.variables ?? []).map(renderVariable) },
+    annotations: { list: [] },
+    links: [],
+    panels,
+  };
+}
+
+function renderPanel(p: PanelSpec, id: number, gridPos: Record<string, number>): Record<string, unknown> {
+  const type = p.type ?? 'timeseries';
+  const custom =
+    type === 'timeseries'
+      ? {
+          drawStyle: 'line',
+          lineWidth: 1,
+          fillOpacity: p.stacked === true ? 60 : 10,
+          showPoints: 'never',
+          stacking: { mode: p.stacked === true ? 'normal' : 'none', group: 'A' },
+        }
+      : {};
+  const steps = (p.thresholds ?? [[null, 'green']]).map(([value, color]) => ({ value, color }));
+  return {
+    id,
+    type,
+    title: p.title,
+    description: p.description,
+    datasource,
+    gridPos,
+    fieldConfig: {
+      defaults: { unit: p.unit, custom, thresholds: { mode: 'absolute', steps } },
+      overrides: [],
+    },
+    options:
+      type === 'timeseries'
+        ? { legend: { displayMode: 'table', placement: 'bottom', calcs: ['lastNotNull', 'max'] } }
+        : { reduceOptions: { calcs: ['lastNotNull'], fields: '', values: false } },
+    targets: p.queries.map((q, i) => ({
+      refId: String.fromCharCode(65 + i),
+      datasource,
+      expr: q.expr,
+      legendFormat: q.legend ?? '__auto',
+      range: true,
+    })),
+  };
+}
+
+function renderVariable(v: VariableSpec): Record<string, unknown> {
+  const query = `label_values(${v.metric}, ${v.labelName})`;
+  return {
+    name: v.name,
+    label: v.label,
+    type: 'query',
+    datasource,
+    query: { query, refId: `${v.name}-values` },
+    definition: query,
+    refresh: 2,
+    sort: 1,
+    includeAll: false,
+    multi: false,
+    current: {},
+    options: [],
+  };
+}
