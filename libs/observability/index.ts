@@ -59,6 +59,7 @@ export {
   readTraceContext,
   childSpanId,
   newTraceId,
+  randomHex,
   isValidTraceId,
   isValidSpanId,
   TRACEPARENT_HEADER,

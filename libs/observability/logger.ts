@@ -1,5 +1,6 @@
 import { pino, type DestinationStream, type LevelWithSilent, type Logger } from 'pino';
 import { redactArguments, REDACTED } from '../pipeline/build-audit-record.js';
+import type { Logger as LoggerPort } from '../ports/logger.js';
 import { scrubSecrets, scrubText, secretRedactPaths } from './secret-scrub.js';
 
 /** What {@link createLogger} builds. */
@@ -64,14 +65,25 @@ const CONTEXT_FIELDS = ['callId', 'taskId', 'traceId', 'topic', 'partition', 'of
  * A child logger whose lines carry the given context fields. Only the six fields of
  * {@link LogContext} are copied (so passing a whole event or execution context cannot smuggle in
  * a principal assertion or arguments); undefined ones are left out.
+ *
+ * A pino logger gets a pino child. Any other logger of the libs/ports logging port gets a wrapper
+ * that adds the fields to each logged object (the object's own fields win), so code written
+ * against the port keeps its context with a test's recording logger too.
  */
-export function withLogContext(logger: Logger, context: LogContext): Logger {
+export function withLogContext(logger: Logger, context: LogContext): Logger;
+export function withLogContext(logger: LoggerPort, context: LogContext): LoggerPort;
+export function withLogContext(logger: Logger | LoggerPort, context: LogContext): Logger | LoggerPort {
   const bindings: Record<string, string | number> = {};
   for (const field of CONTEXT_FIELDS) {
     const value = context[field];
     if (value !== undefined) bindings[field] = value;
   }
-  return logger.child(bindings);
+  if ('child' in logger && typeof logger.child === 'function') return logger.child(bindings);
+  const bound =
+    (level: keyof LoggerPort) =>
+    (obj: object, msg?: string): void =>
+      logger[level]({ ...bindings, ...obj }, msg);
+  return { debug: bound('debug'), info: bound('info'), warn: bound('warn'), error: bound('error') };
 }
 
 /**

@@ -80,7 +80,8 @@ export function formatTraceparent(context: TraceContext): string {
 /** Random bytes as lowercase hex; replaceable in tests. */
 export type HexSource = (bytes: number) => string;
 
-const randomHex: HexSource = (bytes) => randomBytes(bytes).toString('hex');
+/** The default {@link HexSource}: `crypto.randomBytes` as lowercase hex. */
+export const randomHex: HexSource = (bytes) => randomBytes(bytes).toString('hex');
 
 /** A fresh trace id (random, never all zeros). */
 export function newTraceId(hex: HexSource = randomHex): string {

@@ -3,8 +3,8 @@ import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
 import type { Clock } from '../../libs/ports/clock.js';
 import type { EventCodec } from '../../libs/ports/event-codec.js';
 import type { BusMessage } from '../../libs/ports/event-bus.js';
-import { backoffDelay, waitUnlessAborted, type BackoffPolicy } from './backoff.js';
-import type { ExecutorLogger } from './logger.js';
+import { backoffDelay, waitUnlessAborted, type BackoffPolicy } from '../../libs/core/backoff.js';
+import type { Logger } from '../../libs/ports/logger.js';
 
 export type DecodedCall =
   | { readonly kind: 'call'; readonly event: ToolCallRequestedEvent }
@@ -16,7 +16,8 @@ export type DecodedCall =
 export interface DecodeOptions {
   readonly clock: Clock;
   readonly backoff: BackoffPolicy;
-  readonly logger: ExecutorLogger;
+  /** A child carrying the message's topic, partition and offset (see `withLogContext`). */
+  readonly logger: Logger;
   /** Aborts when the batch turns stale or the executor is shut down hard. */
   readonly signal: AbortSignal;
   readonly heartbeat: () => Promise<void>;
@@ -47,10 +48,8 @@ export async function decodeCall(
       if (options.signal.aborted) return { kind: 'gave-up' };
       const delayMs = backoffDelay(options.backoff, retry);
       if (retry === 1 || retry % 10 === 0) {
-        options.logger.warn(
-          { topic: message.topic, partition: message.partition, offset: message.offset, retry, delayMs },
-          'schema registry unavailable; retrying the same message',
-        );
+        // The logger is the message's context child: topic, partition and offset are on the line.
+        options.logger.warn({ retry, delayMs }, 'schema registry unavailable; retrying the same message');
       }
       void options.heartbeat();
       if (!(await waitUnlessAborted(options.clock, delayMs, options.signal))) return { kind: 'gave-up' };

@@ -2,20 +2,31 @@ import type { PrincipalVerifier } from '../../libs/auth/principal-verifier.js';
 import type { ExecutionContext, NormalizedToolCall } from '../../libs/core/types.js';
 import type { TopicNames } from '../../libs/events/topics.js';
 import type { PipelineRun, RunOptions } from '../../libs/pipeline/guard-pipeline.js';
+import type { TraceContext } from '../../libs/observability/trace-context.js';
 import type { ToolResolver } from '../../libs/pipeline/deps.js';
 import type { Clock } from '../../libs/ports/clock.js';
 import type { EventPublisher, EventSubscriber } from '../../libs/ports/event-bus.js';
 import type { EventCodec } from '../../libs/ports/event-codec.js';
-import type { BackoffPolicy } from './backoff.js';
-import type { ExecutorLogger } from './logger.js';
+import type { BackoffPolicy } from '../../libs/core/backoff.js';
+import type { Logger } from '../../libs/ports/logger.js';
+import type { ExecutorObserver } from './executor-observer.js';
 
 /**
- * Runs one call through the guard pipeline. `GuardPipeline` is the implementation; the contract is
- * its: total (never rejects), exactly one result and one audit record per run, and safe to repeat
- * for the same call (the idempotency stage makes one effect out of many runs).
+ * Runs one call through the guard pipeline. `GuardPipeline` is the implementation, usually wrapped
+ * by libs/observability `instrumentPipeline`; the contract is the pipeline's: total (never
+ * rejects), exactly one result and one audit record per run, and safe to repeat for the same call
+ * (the idempotency stage makes one effect out of many runs).
+ *
+ * `opts.parent` is the request's `traceparent`, the remote parent of the call's span. A traced
+ * runner returns `outgoing`, the span everything published about the call is a child of; a plain
+ * pipeline ignores `parent` and returns none (the executor then makes a span id of its own).
  */
 export interface CallRunner {
-  run(call: NormalizedToolCall, ctx: ExecutionContext, opts: RunOptions): Promise<PipelineRun>;
+  run(
+    call: NormalizedToolCall,
+    ctx: ExecutionContext,
+    opts: RunOptions & { readonly parent?: TraceContext | null },
+  ): Promise<PipelineRun & { readonly outgoing?: TraceContext }>;
 }
 
 /** Everything an executor uses. main.ts wires the real adapters; tests wire in-memory ones. */
@@ -35,7 +46,10 @@ export interface ExecutorDeps {
   readonly tools: ToolResolver;
   readonly verifier: PrincipalVerifier;
   readonly clock: Clock;
-  readonly logger: ExecutorLogger;
+  /** Call handling logs through per-message children of it (see `withLogContext`). */
+  readonly logger: Logger;
+  /** Answers given without the pipeline, and dead letters. Default: observes nothing. */
+  readonly observer?: ExecutorObserver;
   /** This instance's id: `producerId` of everything it publishes (the pipeline's lease owner too). */
   readonly ownerId: string;
   /** The consumer group all executors of a deployment share. */

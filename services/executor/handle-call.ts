@@ -1,20 +1,23 @@
 import { randomUUID } from 'node:crypto';
+import { DEFAULT_BACKOFF } from '../../libs/core/backoff.js';
 import { ToolgateError } from '../../libs/core/errors.js';
 import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
+import { withLogContext } from '../../libs/observability/logger.js';
 import type { PipelineRun } from '../../libs/pipeline/guard-pipeline.js';
 import type { BusMessage } from '../../libs/ports/event-bus.js';
+import type { Logger } from '../../libs/ports/logger.js';
 import { toAuditEvent } from './audit-event.js';
-import { DEFAULT_BACKOFF } from './backoff.js';
 import { encodeOutputs, type CallOutputs } from './call-outputs.js';
+import { callTrace, outputHeaders, type CallTrace } from './call-trace.js';
 import { callDeadLetter, deadLetterReasonFor, poisonDeadLetter } from './dead-letter-event.js';
 import { decodeCall } from './decode-call.js';
 import { checkEnvelope } from './envelope-check.js';
 import type { ExecutorDeps } from './executor-deps.js';
+import { noExecutorObserver } from './executor-observer.js';
 import { publishPhases } from './publish-outcome.js';
 import { refusalRun } from './refusal.js';
-import { toResultEvent } from './result-event.js';
+import { argumentsAsSent, callTokens, toResultEvent } from './result-event.js';
 import { runCall } from './run-call.js';
-import { callTrace, type CallTrace } from './trace-context.js';
 import { UNVERIFIED_PRINCIPAL } from './verify-principal.js';
 
 /** The signals a handled message lives under. */
@@ -39,7 +42,12 @@ export type CallHandler = (message: BusMessage, scope: HandlingScope) => Promise
  *    MALFORMED_EVENT result + POISON dead letter;
  * 3. principal, arguments, guard pipeline — see `runCall`;
  * 4. publish the audit record and, for UNRESOLVED or EXHAUSTED calls, the dead letter; then the
- *    result to the requester's reply partition. All carry the call's trace headers.
+ *    result to the requester's reply partition. All carry a `traceparent` that makes them children
+ *    of the call's span (see `outputHeaders`), and the request's `tracestate`.
+ *
+ * Every line logged about a message goes through a child of `deps.logger` carrying its topic,
+ * partition and offset, and once decoded its callId, taskId and traceId. Dead letters the broker
+ * acknowledged, and answers given without the pipeline, are reported to `deps.observer`.
  *
  * Resolves true once everything the message produced is acknowledged by the broker (the caller then
  * marks it done), false when it must be delivered again (stale before finishing, or publishing never
@@ -50,41 +58,37 @@ export type CallHandler = (message: BusMessage, scope: HandlingScope) => Promise
 export function createCallHandler(deps: ExecutorDeps): CallHandler {
   const backoff = deps.backoff ?? DEFAULT_BACKOFF;
   const newId = deps.newId ?? randomUUID;
-  const { clock, logger, codec, topics, ownerId } = deps;
+  const observer = deps.observer ?? noExecutorObserver;
+  const { clock, codec, topics, ownerId } = deps;
 
   const publish = async (
+    log: Logger,
     message: BusMessage,
     scope: HandlingScope,
     outputs: CallOutputs,
-    trace?: CallTrace,
+    headers: Readonly<Record<string, string>> = {},
   ): Promise<boolean> => {
-    const phases = await encodeOutputs(codec, topics, outputs, trace?.headers ?? {}, message.key);
-    return publishPhases(deps.publisher, phases, {
+    const phases = await encodeOutputs(codec, topics, outputs, headers, message.key);
+    const published = await publishPhases(deps.publisher, phases, {
       clock,
       backoff,
-      logger,
+      logger: log,
       stale: scope.stale,
       kill: scope.killPublishing,
       heartbeat: scope.heartbeat,
     });
+    if (published && outputs.deadLetter !== undefined) observer.deadLettered(outputs.deadLetter.reason);
+    return published;
   };
 
   const poison = (
+    log: Logger,
     message: BusMessage,
     errorMessage: string,
     request?: ToolCallRequestedEvent,
     trace?: CallTrace,
   ): CallOutputs => {
-    logger.warn(
-      {
-        topic: message.topic,
-        partition: message.partition,
-        offset: message.offset,
-        callId: request?.callId,
-        errorMessage,
-      },
-      'dead-lettering a calls message that cannot be handled',
-    );
+    log.warn({ errorMessage }, 'dead-lettering a calls message that cannot be handled');
     const deadLetter = poisonDeadLetter({
       message,
       errorMessage,
@@ -108,38 +112,40 @@ export function createCallHandler(deps: ExecutorDeps): CallHandler {
       producerId: ownerId,
       traceId: trace.traceId,
       completedAtMs: clock.now(),
+      tokens: callTokens(request, run.result),
     }),
   });
 
-  const handle = async (message: BusMessage, scope: HandlingScope): Promise<boolean> => {
+  const handle = async (message: BusMessage, scope: HandlingScope, log: Logger): Promise<boolean> => {
     const decoded = await decodeCall(codec, message, {
       clock,
       backoff,
-      logger,
+      logger: log,
       signal: AbortSignal.any([scope.stale, scope.killPublishing]),
       heartbeat: scope.heartbeat,
     });
     if (decoded.kind === 'gave-up') return false;
-    if (decoded.kind === 'poison') return publish(message, scope, poison(message, decoded.errorMessage));
+    if (decoded.kind === 'poison') {
+      return publish(log, message, scope, poison(log, message, decoded.errorMessage));
+    }
     const request = decoded.event;
     const trace = callTrace(request.traceId, message.headers);
+    const callLog = withLogContext(log, {
+      callId: request.callId,
+      taskId: request.taskId,
+      traceId: trace.traceId,
+    });
 
     const envelope = checkEnvelope(request, deps.replyTopics);
     if (envelope.kind === 'unroutable') {
-      return publish(
-        message,
-        scope,
-        poison(message, `malformed event: ${envelope.reason}`, request, trace),
-        trace,
-      );
+      const outputs = poison(callLog, message, `malformed event: ${envelope.reason}`, request, trace);
+      return publish(callLog, message, scope, outputs, trace.headers);
     }
     if (envelope.kind === 'malformed') {
       const error = new ToolgateError(
         'MALFORMED_EVENT',
         'The tool call request was malformed, so it was not run.',
-        {
-          retryable: false,
-        },
+        { retryable: false },
       );
       const now = clock.now();
       const refused = refusalRun({
@@ -153,9 +159,16 @@ export function createCallHandler(deps: ExecutorDeps): CallHandler {
         startedAtMs: now,
         finishedAtMs: now,
       });
+      observer.callAnswered(refused.result, 0, argumentsAsSent(request.argumentsJson));
       // No audit record: the audit store indexes tenant and task, which are what is missing here.
-      const outputs = poison(message, `malformed event: ${envelope.reason}`, request, trace);
-      return publish(message, scope, { ...outputs, result: resultOf(request, refused, trace) }, trace);
+      const outputs = poison(callLog, message, `malformed event: ${envelope.reason}`, request, trace);
+      return publish(
+        callLog,
+        message,
+        scope,
+        { ...outputs, result: resultOf(request, refused, trace) },
+        trace.headers,
+      );
     }
 
     const ran = await runCall(deps, request, trace, scope);
@@ -166,16 +179,8 @@ export function createCallHandler(deps: ExecutorDeps): CallHandler {
       ...(request.toolVersion === null ? {} : { version: request.toolVersion }),
     });
     const reason = deadLetterReasonFor(run.result, resolved.ok ? resolved.tool.stateChanging : undefined);
-    logger.debug(
-      {
-        callId: request.callId,
-        tool: request.tool,
-        tenant: request.tenant,
-        outcome: run.result.outcome,
-        partition: message.partition,
-        offset: message.offset,
-        traceId: trace.traceId,
-      },
+    callLog.debug(
+      { tool: request.tool, tenant: request.tenant, outcome: run.result.outcome },
       'call handled',
     );
     const deadLetter =
@@ -193,6 +198,7 @@ export function createCallHandler(deps: ExecutorDeps): CallHandler {
             nowMs: clock.now(),
           });
     return publish(
+      callLog,
       message,
       scope,
       {
@@ -208,25 +214,25 @@ export function createCallHandler(deps: ExecutorDeps): CallHandler {
         ...(deadLetter === undefined ? {} : { deadLetter }),
         result: resultOf(request, run, trace),
       },
-      trace,
+      outputHeaders(trace, ran.outgoing),
     );
   };
 
   return async (message, scope) => {
+    const log = withLogContext(deps.logger, {
+      topic: message.topic,
+      partition: message.partition,
+      offset: message.offset,
+    });
     try {
-      return await handle(message, scope);
+      return await handle(message, scope, log);
     } catch (err) {
-      logger.error(
-        { err, topic: message.topic, partition: message.partition, offset: message.offset },
-        'defect while handling a calls message; dead-lettering it',
-      );
+      log.error({ err }, 'defect while handling a calls message; dead-lettering it');
       try {
-        return await publish(message, scope, poison(message, 'internal error while handling the message'));
+        const outputs = poison(log, message, 'internal error while handling the message');
+        return await publish(log, message, scope, outputs);
       } catch (again) {
-        logger.error(
-          { err: again, offset: message.offset },
-          'could not dead-letter the message; it will be delivered again',
-        );
+        log.error({ err: again }, 'could not dead-letter the message; it will be delivered again');
         return false;
       }
     }

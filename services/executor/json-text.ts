@@ -12,12 +12,6 @@ export function jsonText(value: unknown): string {
   }
 }
 
-/** Rough token equivalents of a text (4 UTF-8 bytes per token), capped to an Avro int. */
-export function tokenEstimate(text: string | null | undefined): number {
-  if (text === null || text === undefined || text.length === 0) return 0;
-  return Math.min(2_147_483_647, Math.ceil(Buffer.byteLength(text, 'utf8') / 4));
-}
-
 /** An epoch-ms value as a whole number, as Avro `long` fields require. */
 export function wholeMs(ms: number): number {
   return Number.isFinite(ms) ? Math.round(ms) : 0;

@@ -1,18 +1,8 @@
+import type { Logger } from '../../libs/ports/logger.js';
+
 /**
- * The logging surface the executor needs. pino's `Logger` satisfies it structurally, so main.ts
- * passes a pino (child) logger and tests pass a recording one; nothing here logs through a global.
- *
- * What is logged is chosen so no secret reaches a log line: never the principal assertion, never
- * the call's arguments or the tool's output — ids, codes, topic coordinates and timings only.
+ * @deprecated The executor logs through the shared port; import `Logger` and `silentLogger` from
+ * libs/ports/logger.ts. This alias stays while code outside the executor still names it.
  */
-export interface ExecutorLogger {
-  debug(obj: object, msg?: string): void;
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-
-const ignore = (): void => undefined;
-
-/** Drops everything. */
-export const silentLogger: ExecutorLogger = { debug: ignore, info: ignore, warn: ignore, error: ignore };
+export type ExecutorLogger = Logger;
+export { silentLogger } from '../../libs/ports/logger.js';

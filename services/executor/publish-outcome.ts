@@ -1,8 +1,8 @@
 import { raceAbort } from '../../libs/execution/attempt-scope.js';
 import type { Clock } from '../../libs/ports/clock.js';
 import type { EventPublisher, OutgoingMessage } from '../../libs/ports/event-bus.js';
-import { backoffDelay, waitUnlessAborted, type BackoffPolicy } from './backoff.js';
-import type { ExecutorLogger } from './logger.js';
+import { backoffDelay, waitUnlessAborted, type BackoffPolicy } from '../../libs/core/backoff.js';
+import type { Logger } from '../../libs/ports/logger.js';
 
 /** One encoded message headed for one topic. */
 export interface Outgoing {
@@ -15,7 +15,7 @@ export interface Outgoing {
 export interface PublishOptions {
   readonly clock: Clock;
   readonly backoff: BackoffPolicy;
-  readonly logger: ExecutorLogger;
+  readonly logger: Logger;
   /** Aborts when the batch turns stale: stop retrying (the message will be delivered again). */
   readonly stale: AbortSignal;
   /** Aborts at the hard shutdown deadline: stop waiting even for a publish in progress. */

@@ -1,17 +1,22 @@
 import type { ToolgateError } from '../../libs/core/errors.js';
 import type { ExecutionContext, NormalizedToolCall, Principal } from '../../libs/core/types.js';
 import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
+import type { TraceContext } from '../../libs/observability/trace-context.js';
 import type { PipelineRun } from '../../libs/pipeline/guard-pipeline.js';
 import { parseCallArguments } from './call-arguments.js';
+import type { CallTrace } from './call-trace.js';
 import type { ExecutorDeps } from './executor-deps.js';
+import { noExecutorObserver } from './executor-observer.js';
 import { refusalRun } from './refusal.js';
-import type { CallTrace } from './trace-context.js';
+import { argumentsAsSent } from './result-event.js';
 import { verifyCallPrincipal } from './verify-principal.js';
 
 /** The one run of a call, and whom the audit record and dead letter name. */
 export interface CallRun {
   readonly run: PipelineRun;
   readonly principalId: string;
+  /** The call span's context when a traced pipeline ran: what the outputs are children of. */
+  readonly outgoing?: TraceContext;
 }
 
 /**
@@ -21,13 +26,15 @@ export interface CallRun {
  * 2. parse the arguments — anything but a JSON object is SCHEMA_INVALID, likewise;
  * 3. unless the batch turned stale (or the hard shutdown began) meanwhile, run the guard pipeline
  *    with the event's idempotency key (the pipeline recomputes it and refuses a mismatch) and a
- *    context whose authorization facts come only from the verified principal. `signal` is the hard
- *    shutdown signal only: a rebalance never cuts a started call short.
+ *    context whose authorization facts come only from the verified principal, and the request's
+ *    `traceparent` as the parent of the call's span. `signal` is the hard shutdown signal only: a
+ *    rebalance never cuts a started call short.
+ * Refusals of steps 1–2 are reported to `deps.observer` (the pipeline never sees them).
  * Resolves undefined when the call was not started because the batch is stale. Never rejects for a
  * refusal; rejects only on a defect (the pipeline itself is total).
  */
 export async function runCall(
-  deps: Pick<ExecutorDeps, 'verifier' | 'pipeline' | 'clock'>,
+  deps: Pick<ExecutorDeps, 'verifier' | 'pipeline' | 'clock' | 'observer'>,
   request: ToolCallRequestedEvent,
   trace: CallTrace,
   scope: { readonly stale: AbortSignal; readonly killTools: AbortSignal },
@@ -38,9 +45,9 @@ export async function runCall(
     stage: 'authorize' | 'validate-input',
     error: ToolgateError,
     auditReason: string,
-  ): CallRun => ({
-    principalId,
-    run: refusalRun({
+  ): CallRun => {
+    const finishedAtMs = deps.clock.now();
+    const run = refusalRun({
       event: request,
       traceId: trace.traceId,
       principalId,
@@ -49,9 +56,15 @@ export async function runCall(
       error,
       auditReason,
       startedAtMs,
-      finishedAtMs: deps.clock.now(),
-    }),
-  });
+      finishedAtMs,
+    });
+    (deps.observer ?? noExecutorObserver).callAnswered(
+      run.result,
+      Math.max(0, finishedAtMs - startedAtMs),
+      argumentsAsSent(request.argumentsJson),
+    );
+    return { principalId, run };
+  };
 
   const checked = await verifyCallPrincipal(deps.verifier, request.principalAssertion, request.tenant);
   if (!checked.ok) return refuse(checked.principalId, 'authorize', checked.error, checked.auditReason);
@@ -59,11 +72,17 @@ export async function runCall(
   const parsed = parseCallArguments(request.argumentsJson);
   if (!parsed.ok) return refuse(principal.id, 'validate-input', parsed.error, parsed.error.message);
   if (scope.stale.aborted || scope.killTools.aborted) return undefined;
-  const run = await deps.pipeline.run(toCall(request, parsed.args), toContext(request, principal, trace), {
+  const ran = await deps.pipeline.run(toCall(request, parsed.args), toContext(request, principal, trace), {
     signal: scope.killTools,
+    parent: trace.parent,
     ...(request.idempotencyKey === '' ? {} : { idempotencyKey: request.idempotencyKey }),
   });
-  return { run, principalId: principal.id };
+  const run: PipelineRun = { result: ran.result, audit: ran.audit };
+  return {
+    run,
+    principalId: principal.id,
+    ...(ran.outgoing === undefined ? {} : { outgoing: ran.outgoing }),
+  };
 }
 
 function toCall(request: ToolCallRequestedEvent, args: Record<string, unknown>): NormalizedToolCall {

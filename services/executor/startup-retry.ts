@@ -1,6 +1,6 @@
 import type { Clock } from '../../libs/ports/clock.js';
-import { backoffDelay, type BackoffPolicy } from './backoff.js';
-import type { ExecutorLogger } from './logger.js';
+import { backoffDelay, type BackoffPolicy } from '../../libs/core/backoff.js';
+import type { Logger } from '../../libs/ports/logger.js';
 
 /** 6 attempts, 250 ms doubling: about 8 s before a start-up step is declared failed. */
 export const STARTUP_RETRY: BackoffPolicy & { readonly attempts: number } = {
@@ -20,7 +20,7 @@ export const STARTUP_RETRY: BackoffPolicy & { readonly attempts: number } = {
 export async function retryStartupStep<T>(
   what: string,
   step: () => Promise<T>,
-  deps: { readonly clock: Clock; readonly logger: ExecutorLogger },
+  deps: { readonly clock: Clock; readonly logger: Logger },
   policy: BackoffPolicy & { readonly attempts: number } = STARTUP_RETRY,
 ): Promise<T> {
   for (let attempt = 1; ; attempt++) {

@@ -8,8 +8,8 @@ import type { ToolResolver } from '../../libs/pipeline/deps.js';
 import type { Clock } from '../../libs/ports/clock.js';
 import type { EventPublisher, EventSubscriber } from '../../libs/ports/event-bus.js';
 import type { EventCodec } from '../../libs/ports/event-codec.js';
+import { randomHex, type HexSource } from '../../libs/observability/trace-context.js';
 import type { ToolCallResolution } from './result-inbox.js';
-import { randomHex, type HexSource } from './trace-context.js';
 
 /** How the client signs the principal of each turn (see libs/auth signPrincipal). */
 export interface PrincipalSigning {

@@ -3,6 +3,12 @@ import { ToolgateError } from '../../libs/core/errors.js';
 import type { ExecutionContext, ToolCallResult } from '../../libs/core/types.js';
 import { refusedCallResult } from '../../libs/providers/normalized-call.js';
 import type { OutgoingMessage, Subscription } from '../../libs/ports/event-bus.js';
+import {
+  childSpanId,
+  isValidTraceId,
+  newTraceId,
+  traceHeaders,
+} from '../../libs/observability/trace-context.js';
 import { resultFromEvent, stillExecuting } from './call-results.js';
 import {
   replyGroupId,
@@ -21,7 +27,6 @@ import {
 } from './provider-turn.js';
 import { listenForReplies } from './reply-listener.js';
 import { ResultInbox } from './result-inbox.js';
-import { TRACEPARENT, traceparent, turnTraceId } from './trace-context.js';
 import { untilDeadline } from './until-deadline.js';
 
 /** One requested call of a turn and, when it was published, the identity fixed for it. */
@@ -144,7 +149,8 @@ export function createToolgateClient(options: ToolgateClientOptions): ToolgateCl
       // Published calls would be reported UNRESOLVED at once while they may still run.
       throw new ToolgateError('INTERNAL', 'The turn deadline must lie in the future.');
     }
-    const traceId = turnTraceId(ctx.traceId, o.randomHex);
+    // The caller's trace when it is a valid W3C id, else a fresh one: every call carries one.
+    const traceId = isValidTraceId(ctx.traceId) ? ctx.traceId : newTraceId(o.randomHex);
     const tenant = ctx.principal.tenant;
 
     const prepared = new Map<number, PreparedCall>();
@@ -181,7 +187,8 @@ export function createToolgateClient(options: ToolgateClientOptions): ToolgateCl
       messages.push({
         key: call.resourceKey,
         value: await o.codec.encode('calls', requestedEvent(call, envelope)),
-        headers: { [TRACEPARENT]: traceparent(traceId, o.randomHex) },
+        // Each call is its own span, a sampled child of the turn, so the executor's span hangs under it.
+        headers: traceHeaders(traceId, childSpanId(o.randomHex)),
       });
     }
 

@@ -17,7 +17,7 @@ import { createPolicyEngine } from '../../../libs/policy/index.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
 import { createExecutor, type Executor } from '../../../services/executor/executor.js';
 import type { ExecutorDeps } from '../../../services/executor/executor-deps.js';
-import type { ExecutorLogger } from '../../../services/executor/logger.js';
+import type { Logger } from '../../../libs/ports/logger.js';
 import { schemaRegistryUrl } from '../../helpers/env.js';
 import {
   consumeMessages,
@@ -87,7 +87,7 @@ export interface ExecutorStack {
   close(): Promise<void>;
 }
 
-export function quietLogger(errors: Array<{ obj: object; msg?: string }> = []): ExecutorLogger {
+export function quietLogger(errors: Array<{ obj: object; msg?: string }> = []): Logger {
   const ignore = (): void => undefined;
   return {
     debug: ignore,

@@ -22,7 +22,7 @@ import type { ToolDefinition } from '../../../libs/registry/tool-definition.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
 import { createExecutor, type Executor } from '../../../services/executor/executor.js';
 import type { ExecutorDeps } from '../../../services/executor/executor-deps.js';
-import type { ExecutorLogger } from '../../../services/executor/logger.js';
+import type { Logger } from '../../../libs/ports/logger.js';
 import { uniqueName } from '../../helpers/names.js';
 
 export const ISSUER = 'agent-backend';
@@ -93,7 +93,7 @@ export interface LogEntry {
   readonly msg: string | undefined;
 }
 
-export function recordingLogger(entries: LogEntry[]): ExecutorLogger {
+export function recordingLogger(entries: LogEntry[]): Logger {
   const at =
     (level: string) =>
     (obj: object, msg?: string): void => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Clock } from '../../../libs/ports/clock.js';
 import { retryStartupStep } from '../../../services/executor/startup-retry.js';
-import { silentLogger } from '../../../services/executor/logger.js';
+import { silentLogger } from '../../../libs/ports/logger.js';
 
 function instantClock(slept: number[]): Clock {
   return {
