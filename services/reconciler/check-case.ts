@@ -46,7 +46,10 @@ export interface CheckerDeps extends DeliveryDeps {
  *   with a note saying what a person needs.
  *
  * The case moves first, from the exact version read, and only then are the outputs delivered: of
- * concurrent visitors exactly one acts. A re-submitted call (a redriven POISON or EXHAUSTED case)
+ * concurrent visitors exactly one acts, so a requester never gets two different resolutions. The
+ * price: a process killed between the move and the delivery leaves a resolved case whose requester
+ * keeps its UNRESOLVED answer (still a terminal result; DESIGN §3 invariant 4), and later duplicates
+ * are still told UNRESOLVED; a person sees the resolution on the case. A re-submitted call (a redriven POISON or EXHAUSTED case)
  * was answered by the executor itself, so its case is only closed here — on "applied" — and never
  * answered or settled; "not-applied" is not conclusive for it (the re-submission may still be
  * queued) and counts as unknown. `signal` stops the check and the delivery retries (shutdown).

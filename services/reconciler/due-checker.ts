@@ -46,6 +46,12 @@ export function createDueChecker(deps: CheckerDeps, options: DueCheckerOptions =
     try {
       const step = await checkCase(c, deps, signal);
       deps.logger.debug({ caseId: c.caseId, callId: c.callId, step: step.kind }, 'case visited');
+      if (step.kind === 'resolved' && step.delivery?.complete === false) {
+        deps.logger.error(
+          { caseId: c.caseId, callId: c.callId, ...step.delivery },
+          'resolved, but stopped before its outputs were all delivered; the requester keeps its UNRESOLVED answer',
+        );
+      }
       return step;
     } catch (err) {
       deps.logger.error({ caseId: c.caseId, callId: c.callId, err }, 'case visit failed; it stays due');
