@@ -21,3 +21,5 @@ export type * from './ports/event-bus.js';
 export type * from './ports/event-codec.js';
 export * from './bus/index.js';
 export * from './observability/index.js';
+export * from './execution/index.js';
+export * from './batch/index.js';
