@@ -12,10 +12,16 @@ import {
   statusOutputFields,
 } from './report-job-shared.js';
 
+/** Whether `s` (YYYY-MM-DD) names a real day: Date.parse alone rolls 2026-02-30 over to March. */
+function isCalendarDate(s: string): boolean {
+  const ms = Date.parse(`${s}T00:00:00Z`);
+  return Number.isFinite(ms) && new Date(ms).toISOString().slice(0, 10) === s;
+}
+
 const date = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/)
-  .refine((s) => Number.isFinite(Date.parse(`${s}T00:00:00Z`)), 'must be a real calendar date');
+  .refine(isCalendarDate, 'must be a real calendar date');
 
 const input = z.strictObject({
   report_type: z
