@@ -12,8 +12,8 @@ export type RegistryVerdict =
 
 /**
  * Asks a Confluent-compatible schema registry whether `schema` could be registered under `subject`
- * now, under the subject's configured compatibility rule (POST
- * /compatibility/subjects/{subject}/versions/latest). Read-only: nothing is registered. Throws
+ * now, under the subject's configured compatibility rule (GET the subject's latest version, then
+ * POST /compatibility/subjects/{subject}/versions/latest). Read-only: nothing is registered. Throws
  * UnreachableError when the registry cannot be reached, and an Error with the registry's answer for
  * any other refusal.
  */
@@ -22,15 +22,42 @@ export async function checkWithRegistry(
   subject: string,
   schema: AvroSchemaJson,
 ): Promise<RegistryVerdict> {
-  const url = `${baseUrl}/compatibility/subjects/${encodeURIComponent(subject)}/versions/latest?verbose=true`;
-  let response: Response;
+  const path = `/subjects/${encodeURIComponent(subject)}`;
+  // Asked first and separately: some registries (Apicurio) call any schema "compatible" with a
+  // subject that has no version, where Confluent answers 404.
+  const latest = await call(baseUrl, `${path}/versions/latest`, { method: 'GET' });
+  if (latest.status === 404) return { status: 'not-registered' };
+  if (!latest.ok) throw refused(subject, latest);
+  const answer = await call(baseUrl, `/compatibility${path}/versions/latest?verbose=true`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/vnd.schemaregistry.v1+json' },
+    body: JSON.stringify({ schema: JSON.stringify(schema), schemaType: 'AVRO' }),
+  });
+  if (answer.status === 404) return { status: 'not-registered' };
+  if (!answer.ok) throw refused(subject, answer);
+  const verdict = parse(answer.text) as { is_compatible?: unknown; messages?: unknown } | undefined;
+  if (typeof verdict?.is_compatible !== 'boolean') {
+    throw new Error(`the schema registry gave no verdict for ${subject}: ${answer.text.slice(0, 300)}`);
+  }
+  if (verdict.is_compatible) return { status: 'compatible' };
+  const messages = Array.isArray(verdict.messages) ? verdict.messages.map(String) : [];
+  return { status: 'incompatible', messages };
+}
+
+interface Answer {
+  readonly ok: boolean;
+  readonly status: number;
+  readonly text: string;
+}
+
+async function call(baseUrl: string, path: string, init: RequestInit): Promise<Answer> {
   try {
-    response = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/vnd.schemaregistry.v1+json', accept: 'application/json' },
-      body: JSON.stringify({ schema: JSON.stringify(schema), schemaType: 'AVRO' }),
+    const response = await fetch(`${baseUrl}${path}`, {
+      ...init,
+      headers: { accept: 'application/json', ...(init.headers as Record<string, string> | undefined) },
       signal: AbortSignal.timeout(CONNECT_TIMEOUT_MS),
     });
+    return { ok: response.ok, status: response.status, text: await response.text() };
   } catch (err) {
     throw new UnreachableError(
       'schema-registry',
@@ -40,19 +67,12 @@ export async function checkWithRegistry(
       },
     );
   }
-  const text = await response.text();
-  const body = parse(text);
-  if (response.status === 404) return { status: 'not-registered' };
-  if (!response.ok) {
-    throw new Error(`the schema registry answered ${response.status} for ${subject}: ${text.slice(0, 300)}`);
-  }
-  const answer = body as { is_compatible?: unknown; messages?: unknown } | undefined;
-  if (typeof answer?.is_compatible !== 'boolean') {
-    throw new Error(`the schema registry gave no verdict for ${subject}: ${text.slice(0, 300)}`);
-  }
-  if (answer.is_compatible) return { status: 'compatible' };
-  const messages = Array.isArray(answer.messages) ? answer.messages.map(String) : [];
-  return { status: 'incompatible', messages };
+}
+
+function refused(subject: string, answer: Answer): Error {
+  return new Error(
+    `the schema registry answered ${answer.status} for ${subject}: ${answer.text.slice(0, 300)}`,
+  );
 }
 
 function parse(text: string): unknown {

@@ -1,0 +1,262 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresCaseStore } from '../../../libs/adapters/postgres/case-store.js';
+import { migrate } from '../../../libs/adapters/postgres/migrate.js';
+import { RedisIdempotencyStore } from '../../../libs/adapters/redis/redis-idempotency-store.js';
+import { argumentsFingerprint } from '../../../libs/core/idempotency-key.js';
+import { systemClock } from '../../../libs/core/system-clock.js';
+import { RegistryEventCodec } from '../../../libs/events/registry-codec.js';
+import { topicNames, type TopicNames } from '../../../libs/events/topics.js';
+import type { ReconciliationCase } from '../../../libs/ports/case-store.js';
+import { EXIT } from '../../../services/cli/cli-error.js';
+import { REDIS_URL, schemaRegistryUrl } from '../../helpers/env.js';
+import { consumeMessages, createTestKafka } from '../../helpers/kafka.js';
+import { uniqueName } from '../../helpers/names.js';
+import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
+import { createTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { cli } from '../../unit/cli/capture.js';
+import { databaseUrlFor } from './cli-env.js';
+
+/**
+ * The dlq commands wired to the real servers: cases in Postgres, the executors' idempotency records
+ * in Redis, audit records and results on Kafka through the schema registry, the store catalog as
+ * the tool resolver. Resolving and redriving real cases through the CLI.
+ */
+let db: TestSchema;
+let redis: TestRedis;
+let cases: PostgresCaseStore;
+let idempotency: RedisIdempotencyStore;
+let topics: TopicNames;
+let env: Record<string, string>;
+const kafka = createTestKafka('cli-dlq');
+const ARGS = { order_id: 'O-5512', amount: 12.5, reason: 'damaged' };
+
+beforeAll(async () => {
+  db = await createTestSchema('cli_dlq');
+  await migrate(db.pool);
+  redis = createTestRedis('cli_dlq');
+  cases = new PostgresCaseStore(db.pool, systemClock);
+  idempotency = new RedisIdempotencyStore(redis.redis, { keyPrefix: redis.prefix });
+  const prefix = uniqueName('cli_dlq');
+  topics = topicNames(prefix);
+  env = {
+    DATABASE_URL: databaseUrlFor(db.schema),
+    KAFKA_BROKERS: kafka.brokers.join(','),
+    SCHEMA_REGISTRY_URL: schemaRegistryUrl(),
+    REDIS_URL,
+    REDIS_KEY_PREFIX: redis.prefix,
+    TOOLGATE_TOPIC_PREFIX: prefix,
+  };
+  expect((await cli(['topics', 'create', '--partitions', '2'], { env })).code).toBe(EXIT.ok);
+});
+
+afterAll(async () => {
+  await (await kafka.admin()).deleteTopics({ topics: Object.values(topics), timeout: 10_000 });
+  await kafka.close();
+  await redis.close();
+  await db.drop();
+});
+
+let n = 0;
+
+/** A case for a dead-lettered issue_refund whose outcome is unknown, with an UNRESOLVED record in Redis. */
+async function unresolvedRefund(): Promise<ReconciliationCase> {
+  n += 1;
+  const callId = uniqueName(`call${n}`);
+  const idempotencyKey = uniqueName(`idem${n}`);
+  const request = {
+    callId,
+    providerCallId: `prov-${n}`,
+    tool: 'issue_refund',
+    toolVersion: '1.0.0',
+    tenant: 't1',
+    taskId: 'task-1',
+    step: 1,
+    index: 0,
+    idempotencyKey,
+    resourceKey: 't1:order:O-5512',
+    principalId: 'agent-ann',
+    traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+    replyTopic: topics.results,
+    replyPartition: 1,
+    deadlineMs: null,
+    requestedAtMs: Date.now() - 60_000,
+    arguments: ARGS,
+  };
+  const { case: c } = await cases.openFromDeadLetter({
+    deadLetterId: uniqueName('dl'),
+    reason: 'UNRESOLVED',
+    callId,
+    tenant: 't1',
+    tool: 'issue_refund',
+    idempotencyKey,
+    resourceKey: request.resourceKey,
+    principalId: 'agent-ann',
+    traceId: request.traceId,
+    requestJson: JSON.stringify(request),
+    errorCode: 'TIMEOUT',
+    errorMessage: 'The payments service did not answer in time.',
+    attemptsJson: '[]',
+    lastKnownStateJson: JSON.stringify({ toolVersion: '1.0.0' }),
+    createdAtMs: Date.now() - 30_000,
+  });
+  const claim = await idempotency.claim(idempotencyKey, argumentsFingerprint(ARGS), 'executor-1', 60_000);
+  expect(claim.kind).toBe('claimed');
+  await idempotency.complete(
+    idempotencyKey,
+    'executor-1',
+    { outcome: 'UNRESOLVED', result: { code: 'UNRESOLVED', message: 'unknown' }, completedAtMs: Date.now() },
+    3_600_000,
+  );
+  return c;
+}
+
+describe('dlq against Postgres, Kafka, the schema registry and Redis', () => {
+  it('lists and shows a real case', async () => {
+    const c = await unresolvedRefund();
+    const list = await cli(['dlq', 'list', '--state', 'open', '--tool', 'issue_refund', '--json'], { env });
+    expect(list.code).toBe(EXIT.ok);
+    expect(list.json<{ cases: { caseId: string }[] }>().cases.map((x) => x.caseId)).toContain(c.caseId);
+    const show = await cli(['dlq', 'show', c.caseId], { env });
+    expect(show.code).toBe(EXIT.ok);
+    expect(show.stdout).toMatch(new RegExp(`^case: +${c.caseId}\\n`));
+    expect(show.stdout).toContain(`toolgate dlq resolve ${c.caseId}`);
+  });
+
+  it('resolves a case by hand: case resolved, Redis record settled, audit record and result published', async () => {
+    const c = await unresolvedRefund();
+    const result = {
+      refund_id: 'R-88',
+      order_id: 'O-5512',
+      amount: 12.5,
+      currency: 'USD',
+      reason: 'damaged',
+      status: 'succeeded',
+      created_at: '2025-03-01T12:00:00Z',
+    };
+    const r = await cli(
+      [
+        'dlq',
+        'resolve',
+        c.caseId,
+        '--outcome',
+        'succeeded',
+        '--by',
+        'ann',
+        '--note',
+        'payments ledger shows refund R-88',
+        '--result',
+        JSON.stringify(result),
+        '--json',
+      ],
+      { env },
+    );
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(EXIT.ok);
+    expect(r.json()).toMatchObject({
+      ok: true,
+      case: { caseId: c.caseId, state: 'resolved_succeeded' },
+      delivery: { settled: true, audited: true, answered: true, complete: true },
+    });
+
+    const stored = await cases.get(c.caseId);
+    expect(stored).toMatchObject({
+      state: 'resolved_succeeded',
+      resolution: { by: 'operator:ann', note: 'payments ledger shows refund R-88' },
+    });
+    // A retry of the call now gets the verdict instead of UNRESOLVED.
+    const retry = await idempotency.claim(
+      c.idempotencyKey!,
+      argumentsFingerprint(ARGS),
+      'executor-2',
+      60_000,
+    );
+    expect(retry).toMatchObject({
+      kind: 'completed',
+      stored: { outcome: 'SUCCESS', result: { refund_id: 'R-88' } },
+    });
+
+    // This is the first test of the file to publish, so the first record of each topic is its own.
+    const codec = await RegistryEventCodec.create({ url: schemaRegistryUrl(), topics });
+    const [auditMessage] = await consumeMessages(
+      kafka.consumer({ groupId: kafka.uniqueGroupId('audit') }),
+      topics.audit,
+      1,
+    );
+    const audit = await codec.decode('audit', auditMessage!.value!);
+    expect(audit).toMatchObject({
+      callId: c.callId,
+      outcome: 'SUCCESS',
+      recordId: `operator:${c.caseId}:v2`,
+    });
+    const [resultMessage] = await consumeMessages(
+      kafka.consumer({ groupId: kafka.uniqueGroupId('results') }),
+      topics.results,
+      1,
+    );
+    expect(resultMessage!.partition).toBe(1);
+    const event = await codec.decode('results', resultMessage!.value!);
+    expect(event).toMatchObject({ callId: c.callId, outcome: 'SUCCESS', source: 'operator' });
+    expect(JSON.parse(event.payloadJson!)).toMatchObject({ refund_id: 'R-88' });
+  });
+
+  it('redrives a needs_manual case back to open, and refuses to resolve it twice', async () => {
+    const c = await unresolvedRefund();
+    const escalated = await cases.transition(
+      c.caseId,
+      { to: 'needs_manual', by: 'status-check', note: 'status checks exhausted' },
+      { state: 'open', version: c.version },
+    );
+    expect(escalated.ok).toBe(true);
+
+    const r = await cli(
+      ['dlq', 'redrive', c.caseId, '--by', 'ann', '--note', 'payments API is back; check again'],
+      { env },
+    );
+    expect(r.code).toBe(EXIT.ok);
+    expect(r.stdout).toContain(`Redriven: case ${c.caseId} is now open (version 3).`);
+    expect(r.stdout).toContain('audit record published:     yes');
+    const reopened = await cases.get(c.caseId);
+    expect(reopened?.state).toBe('open');
+    expect(reopened?.history.at(-1)).toMatchObject({ from: 'needs_manual', to: 'open', by: 'operator:ann' });
+
+    const failed = await cli(
+      ['dlq', 'resolve', c.caseId, '--outcome', 'failed', '--by', 'bob', '--note', 'no refund in the ledger'],
+      {
+        env,
+      },
+    );
+    expect(failed.code).toBe(EXIT.ok);
+    const twice = await cli(
+      ['dlq', 'resolve', c.caseId, '--outcome', 'succeeded', '--by', 'eve', '--note', 'maybe it did'],
+      { env },
+    );
+    expect(twice.code).toBe(EXIT.failure);
+    expect(twice.stderr).toContain(`cannot resolve case ${c.caseId}`);
+    expect((await cases.get(c.caseId))?.state).toBe('resolved_failed');
+  });
+
+  it('a resolve whose broker is unreachable exits 3 before the case is touched', async () => {
+    const c = await unresolvedRefund();
+    const r = await cli(
+      [
+        'dlq',
+        'resolve',
+        c.caseId,
+        '--outcome',
+        'failed',
+        '--by',
+        'ann',
+        '--note',
+        'x',
+        '--brokers',
+        '127.0.0.1:1',
+      ],
+      {
+        env,
+      },
+    );
+    expect(r.code).toBe(EXIT.unreachable);
+    expect(r.stderr).toContain('cannot connect to Kafka at 127.0.0.1:1');
+    expect(await cases.get(c.caseId)).toMatchObject({ state: 'open', version: 1 });
+  });
+});
