@@ -66,7 +66,8 @@ export function getJobResultTool(
           },
         );
       }
-      return { job_id: args.job_id, ...(answer.result as Report) };
+      const report = answer.result as Report;
+      return { job_id: args.job_id, ...report, rows: report.rows.map((row) => ({ ...row })) };
     },
   });
 }
