@@ -25,6 +25,8 @@ export const principalClaimsSchema = z.object({
   scopes: names,
   roles: names,
   obo: id.optional(),
+  /** Opaque reference to the user's delegated token (see `Principal.delegationRef`); never a token. */
+  dref: id.optional(),
 });
 
 export type PrincipalClaims = z.infer<typeof principalClaimsSchema>;
@@ -38,6 +40,7 @@ export function claimsOf(principal: Principal): PrincipalClaims {
     scopes: [...principal.scopes],
     roles: [...principal.roles],
     ...(principal.onBehalfOf === undefined ? {} : { obo: principal.onBehalfOf }),
+    ...(principal.delegationRef === undefined ? {} : { dref: principal.delegationRef }),
   };
 }
 
@@ -50,5 +53,6 @@ export function principalOf(claims: PrincipalClaims): Principal {
     scopes: Object.freeze([...claims.scopes]),
     roles: Object.freeze([...claims.roles]),
     ...(claims.obo === undefined ? {} : { onBehalfOf: claims.obo }),
+    ...(claims.dref === undefined ? {} : { delegationRef: claims.dref }),
   });
 }

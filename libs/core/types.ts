@@ -28,6 +28,12 @@ export interface Principal {
   readonly roles: readonly string[];
   /** For an agent acting on behalf of a user: that user's id. */
   readonly onBehalfOf?: string;
+  /**
+   * An opaque, short-lived reference to the end user's own downstream token, deposited by the agent
+   * backend in a token reference store (seed §6.3). Never the token itself: the token stays out of
+   * Kafka; an executor-side tool resolves the reference just before calling the downstream.
+   */
+  readonly delegationRef?: string;
 }
 
 /**
