@@ -6,7 +6,7 @@ export {
   type PreviewBinding,
   type PreviewClaims,
 } from './preview-claims.js';
-export { MIN_HMAC_SECRET_BYTES, type PreviewKey } from './preview-key.js';
+export { MIN_HMAC_SECRET_BYTES, hmacPreviewKey, type PreviewKey } from './preview-key.js';
 export { issuePreviewToken, type IssueOptions, type IssuedPreviewToken } from './issue-preview-token.js';
 export {
   verifyPreviewToken,

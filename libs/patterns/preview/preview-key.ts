@@ -38,3 +38,16 @@ function checkedSecret(secret: Uint8Array): Uint8Array {
   }
   return secret;
 }
+
+/**
+ * An HS256 preview key from configuration: `secret` is base64 or base64url text (e.g. the output of
+ * `openssl rand -base64 32`) decoding to at least {@link MIN_HMAC_SECRET_BYTES} bytes. Every executor
+ * of a deployment must be given the same secret, or a token previewed on one is refused on another.
+ * Throws TypeError for text that is not base64 or decodes too short; the message never echoes it.
+ */
+export function hmacPreviewKey(secret: string): PreviewKey {
+  const text = secret.trim();
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(text)) throw new TypeError('the preview secret is not base64 text');
+  const bytes = Buffer.from(text.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+  return { alg: 'HS256', secret: checkedSecret(new Uint8Array(bytes)) };
+}

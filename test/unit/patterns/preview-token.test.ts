@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import {
   PREVIEW_TOKEN_TYPE,
   argumentsHash,
+  hmacPreviewKey,
   issuePreviewToken,
   peekPreviewClaims,
   previewRefusalError,
@@ -194,5 +195,20 @@ describe('preview tokens: expiry and binding', () => {
     const { token, claims } = await issue(hmac());
     expect(peekPreviewClaims(token)).toEqual(claims);
     expect(peekPreviewClaims('nope')).toBeUndefined();
+  });
+});
+
+describe('hmacPreviewKey', () => {
+  it('reads base64 and base64url secrets of 32+ bytes; two executors given one secret agree', async () => {
+    const raw = randomBytes(32);
+    const a = hmacPreviewKey(raw.toString('base64'));
+    const b = hmacPreviewKey(raw.toString('base64url'));
+    const { token } = await issue(a);
+    expect((await verifyPreviewToken(token, expected, b, T0)).ok).toBe(true);
+  });
+
+  it('refuses short or non-base64 secrets without echoing them', () => {
+    expect(() => hmacPreviewKey(randomBytes(16).toString('base64'))).toThrow(TypeError);
+    expect(() => hmacPreviewKey('not base64 at all!')).toThrow('the preview secret is not base64 text');
   });
 });
