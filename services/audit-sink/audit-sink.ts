@@ -15,7 +15,12 @@ import type {
 } from '../../libs/ports/event-bus.js';
 import type { EventCodec } from '../../libs/ports/event-codec.js';
 import { toAuditEnvelope } from './audit-envelope.js';
-import { backoffDelay, DEFAULT_BACKOFF, waitUnlessAborted, type BackoffPolicy } from './backoff.js';
+import {
+  backoffDelay,
+  DEFAULT_BACKOFF,
+  waitUnlessAborted,
+  type BackoffPolicy,
+} from '../../libs/core/backoff.js';
 import type { SinkLogger } from './logger.js';
 import { auditPoisonLetter } from './poison-letter.js';
 

@@ -7,7 +7,8 @@ import type { EventPublisher } from '../../libs/ports/event-bus.js';
 import type { EventCodec } from '../../libs/ports/event-codec.js';
 import type { IdempotencyStore } from '../../libs/ports/idempotency-store.js';
 import type { ReconcilerLogger } from './logger.js';
-import { retryUntil, type BackoffPolicy } from './retry.js';
+import type { BackoffPolicy } from '../../libs/core/backoff.js';
+import { retryUntil } from './retry.js';
 import { traceHeaders } from './trace-headers.js';
 
 /** What delivering a reconciliation step needs. */

@@ -1,7 +1,7 @@
 import type { ReconciliationCase } from '../../libs/ports/case-store.js';
 import type { CheckStep } from './case-moves.js';
 import { checkCase, type CheckerDeps } from './check-case.js';
-import { backoffDelay } from './retry.js';
+import { backoffDelay } from '../../libs/core/backoff.js';
 
 export interface DueCheckerOptions {
   /** How often the loop looks for due cases when the last look found fewer than a page. Default 500 ms. */

@@ -1,20 +1,10 @@
-/**
- * The logging surface the reconciler needs; pino's `Logger` satisfies it structurally. Lines carry
- * case ids, call ids, states and codes, never arguments or results.
- */
-export interface ReconcilerLogger {
-  debug(obj: object, msg?: string): void;
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
+import { silentLogger, type Logger } from '../../libs/ports/logger.js';
 
-const ignore = (): void => undefined;
+/**
+ * The logging surface the reconciler needs: the shared Logger port. Lines carry case ids, call ids,
+ * states and codes, never arguments or results.
+ */
+export type ReconcilerLogger = Logger;
 
 /** Drops everything. */
-export const silentReconcilerLogger: ReconcilerLogger = {
-  debug: ignore,
-  info: ignore,
-  warn: ignore,
-  error: ignore,
-};
+export const silentReconcilerLogger: ReconcilerLogger = silentLogger;

@@ -10,7 +10,7 @@ import type { CheckStep } from './case-moves.js';
 import { createDeadLetterConsumer } from './dead-letter-consumer.js';
 import { createDueChecker } from './due-checker.js';
 import type { ReconcilerLogger } from './logger.js';
-import { DEFAULT_BACKOFF, type BackoffPolicy } from './retry.js';
+import { DEFAULT_BACKOFF, type BackoffPolicy } from '../../libs/core/backoff.js';
 
 /** Everything a reconciler uses. main.ts wires Kafka, Postgres and Redis; tests wire memory adapters. */
 export interface ReconcilerDeps {

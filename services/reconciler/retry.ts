@@ -1,20 +1,9 @@
+import { backoffDelay, type BackoffPolicy } from '../../libs/core/backoff.js';
 import type { Clock } from '../../libs/ports/clock.js';
 import type { ReconcilerLogger } from './logger.js';
 
-/** Delays between retries of a step that waits for a dependency (a store, the broker) to return. */
-export interface BackoffPolicy {
-  readonly firstDelayMs: number;
-  readonly maxDelayMs: number;
-}
-
-/** 100 ms doubling to 5 s: quick after a blip, light on a dependency that is down. */
-export const DEFAULT_BACKOFF: BackoffPolicy = { firstDelayMs: 100, maxDelayMs: 5_000 };
-
-/** The delay before retry number `retry` (1-based): first × 2^(retry−1), capped at the maximum. */
-export function backoffDelay(policy: BackoffPolicy, retry: number): number {
-  const exponent = Math.max(0, Math.min(30, retry - 1));
-  return Math.min(policy.maxDelayMs, policy.firstDelayMs * 2 ** exponent);
-}
+// Re-exported for callers that take their pacing from here (the ops CLI).
+export { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from '../../libs/core/backoff.js';
 
 export interface RetryOptions {
   readonly clock: Clock;
