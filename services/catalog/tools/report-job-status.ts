@@ -21,8 +21,10 @@ export type CheckJobStatusOutput = z.infer<typeof output>;
 
 /**
  * `check_job_status` (read-only): where a job submitted by this principal stands — queued, running
- * with progress, succeeded or failed — and when to poll again. Its rate limit (a burst of 3, then one
- * every 5 s per principal) enforces the cadence its description states.
+ * with progress, succeeded or failed — and when to poll again. The cadence is the description's and
+ * `poll_after_seconds`' job: a model that polls early still pays for each answer in tokens, so
+ * refusing it would save nothing. The rate limit only stops a runaway loop; it is per principal, and
+ * one agent principal serves many users, so it is sized for all of them rather than for one job.
  */
 export function checkJobStatusTool(
   jobs: ReportJobContext,
@@ -39,7 +41,7 @@ export function checkJobStatusTool(
     downstream: 'reports',
     timeoutMs: 2_000,
     auditFields: ['job_id'],
-    rateLimit: { capacity: 3, refillPerSecond: 0.2, per: ['principal'] },
+    rateLimit: { capacity: 30, refillPerSecond: 5, per: ['principal'] },
     cost: { tokensIn: 30, tokensOut: 40 },
     execute: async (args, inv) => {
       await ownJob(jobs.jobs, args.job_id, inv.ctx);
