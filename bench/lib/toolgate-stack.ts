@@ -1,0 +1,385 @@
+/**
+ * Wiring for benchmarks on the real servers, as services/executor/main.ts wires production: the
+ * Kafka event bus, the registry codec, Redis idempotency and rate limits, breakers, the outbound
+ * limiter, the guard pipeline and the executor — plus counting wrappers around the executor's
+ * ports, so a benchmark knows when the first batch arrived and when the last result was
+ * acknowledged by the broker, without a consumer of its own competing for the CPU.
+ */
+import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { JWK } from 'jose';
+import { Redis } from 'ioredis';
+import { RedisIdempotencyStore, RedisRateLimiter } from '../../libs/adapters/redis/index.js';
+import { createPrincipalVerifier } from '../../libs/auth/principal-verifier.js';
+import { signPrincipal } from '../../libs/auth/sign-principal.js';
+import { KafkaEventBus } from '../../libs/bus/kafka/kafka-event-bus.js';
+import { idempotencyKey } from '../../libs/core/idempotency-key.js';
+import { systemClock } from '../../libs/core/system-clock.js';
+import type { Principal } from '../../libs/core/types.js';
+import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
+import { RegistryEventCodec } from '../../libs/events/registry-codec.js';
+import { topicNames, type TopicNames } from '../../libs/events/topics.js';
+import { createCircuitBreakers } from '../../libs/execution/breakers.js';
+import { createOutboundLimiter } from '../../libs/execution/outbound-limiter.js';
+import { GuardPipeline } from '../../libs/pipeline/guard-pipeline.js';
+import type { EventPublisher, EventSubscriber, OutgoingMessage } from '../../libs/ports/event-bus.js';
+import { createPolicyEngine } from '../../libs/policy/index.js';
+import { createExecutor, type Executor } from '../../services/executor/executor.js';
+import type { CallRunner } from '../../services/executor/executor-deps.js';
+import type { ExecutorLogger } from '../../services/executor/logger.js';
+import { benchRegistry } from './bench-tools.js';
+import { nowMs } from './report.js';
+
+export const ISSUER = 'toolgate-bench-agents';
+export const AUDIENCE = 'toolgate-bench-executors';
+export const KID = 'bench-key-1';
+export const TENANT = 't1';
+export const PRINCIPAL: Principal = {
+  id: 'bench-agent',
+  tenant: TENANT,
+  kind: 'agent',
+  scopes: [],
+  roles: [],
+};
+
+/** Partition counts as the executor's configuration defaults them. */
+export const PARTITIONS = { calls: 12, results: 12, audit: 6, dlq: 3 } as const;
+
+/** A principal-signing key pair: the private half for publishers, the JWKS for executors. */
+export interface BenchKeys {
+  readonly privateKey: KeyObject;
+  readonly jwks: { keys: JWK[] };
+  /** A signed assertion for {@link PRINCIPAL}, valid for `ttlSeconds`. */
+  assertion(ttlSeconds: number): Promise<string>;
+}
+
+export function createBenchKeys(): BenchKeys {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  return {
+    privateKey,
+    jwks: { keys: [{ ...(publicKey.export({ format: 'jwk' }) as JWK), kid: KID, use: 'sig' }] },
+    assertion: (ttlSeconds) =>
+      signPrincipal(PRINCIPAL, privateKey, { issuer: ISSUER, audience: AUDIENCE, ttlSeconds, kid: KID }),
+  };
+}
+
+/** A unique name for one run's topics, groups and keys. */
+export function runName(what: string): string {
+  return `bench-${what}-${process.pid}-${randomUUID().slice(0, 8)}`;
+}
+
+export interface ConnectionSettings {
+  readonly brokers: readonly string[];
+  readonly registryUrl: string;
+}
+
+/** A bus with the executor's production defaults (kafkajs logs errors only). */
+export function createBus(conn: ConnectionSettings, clientId: string): KafkaEventBus {
+  return new KafkaEventBus({ brokers: conn.brokers, clientId, logLevel: 'error' });
+}
+
+/** One run's topics, created on the broker, with a codec whose schemas are registered for them. */
+export interface BenchTopics {
+  readonly prefix: string;
+  readonly topics: TopicNames;
+  readonly partitions: Readonly<Record<keyof TopicNames, number>>;
+  readonly bus: KafkaEventBus;
+  readonly codec: RegistryEventCodec;
+  /** Deletes the topics and closes the bus. */
+  close(): Promise<void>;
+}
+
+export async function createBenchTopics(
+  conn: ConnectionSettings,
+  prefix: string,
+  partitions: Readonly<Record<keyof TopicNames, number>> = PARTITIONS,
+): Promise<BenchTopics> {
+  const topics = topicNames(prefix);
+  const bus = createBus(conn, `${prefix}-setup`);
+  const specs = (Object.keys(topics) as (keyof TopicNames)[]).map((kind) => ({
+    topic: topics[kind],
+    partitions: partitions[kind],
+    replicationFactor: 1,
+  }));
+  // A freshly created topic briefly reports unknown partitions (as the executor's start-up knows);
+  // ensureTopics is idempotent, so it is simply asked again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await bus.ensureTopics(specs);
+      break;
+    } catch (err) {
+      if (attempt >= 8) throw err;
+      await sleep(250 * attempt);
+    }
+  }
+  const codec = await RegistryEventCodec.create({ url: conn.registryUrl, topics });
+  return {
+    prefix,
+    topics,
+    partitions,
+    bus,
+    codec,
+    async close() {
+      await bus.close();
+      await deleteTopics(conn, Object.values(topics));
+    },
+  };
+}
+
+/** Deletes topics (best effort: a benchmark's clean-up never hides its figures). */
+export async function deleteTopics(conn: ConnectionSettings, topics: readonly string[]): Promise<void> {
+  const { Kafka, logLevel } = await import('kafkajs');
+  const admin = new Kafka({
+    clientId: 'bench-cleanup',
+    brokers: [...conn.brokers],
+    logLevel: logLevel.NOTHING,
+  }).admin();
+  try {
+    await admin.connect();
+    await admin.deleteTopics({ topics: [...topics], timeout: 15_000 });
+  } catch {
+    // Topics that cannot be deleted now carry unique names and never collide with later runs.
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+}
+
+/** Options of {@link buildCallMessages}. */
+export interface CallBatchOptions {
+  readonly runId: string;
+  readonly tool: string;
+  readonly firstIndex: number;
+  readonly count: number;
+  /** Distinct resource keys (the calls-topic partition key) the calls cycle through. */
+  readonly keyCount: number;
+  readonly assertion: string;
+  readonly topics: TopicNames;
+  /** Results are addressed round-robin to this many reply partitions. */
+  readonly replyPartitions: number;
+  /** Calls per task (index within the task runs 0..callsPerTask-1). */
+  readonly callsPerTask?: number;
+}
+
+/**
+ * Encoded tool-call events as the SDK publishes them: distinct idempotency keys (task, step, index,
+ * tool, arguments), the call's resource key as message key, a signed principal, a traceparent.
+ */
+export async function buildCallMessages(
+  codec: RegistryEventCodec,
+  o: CallBatchOptions,
+): Promise<OutgoingMessage[]> {
+  const perTask = o.callsPerTask ?? 50;
+  const out: OutgoingMessage[] = [];
+  for (let i = o.firstIndex; i < o.firstIndex + o.count; i++) {
+    const args = { n: i };
+    const taskId = `${o.runId}-task-${Math.floor(i / perTask)}`;
+    const index = i % perTask;
+    const traceId = randomUUID().replaceAll('-', '');
+    const event: ToolCallRequestedEvent = {
+      callId: `${o.runId}-call-${i}`,
+      providerCallId: `call_${i}`,
+      tool: o.tool,
+      toolVersion: null,
+      argumentsJson: JSON.stringify(args),
+      tenant: TENANT,
+      taskId,
+      step: 0,
+      index,
+      idempotencyKey: idempotencyKey({ tenant: TENANT, taskId, step: 0, index }, o.tool, args),
+      resourceKey: `${TENANT}:bench:k${i % o.keyCount}`,
+      principalAssertion: o.assertion,
+      traceId,
+      replyTopic: o.topics.results,
+      replyPartition: i % o.replyPartitions,
+      deadlineMs: null,
+      requestedAtMs: Date.now(),
+    };
+    out.push({
+      key: event.resourceKey,
+      value: await codec.encode('calls', event),
+      headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+    });
+  }
+  return out;
+}
+
+/** Publishes in chunks (one produce request each), in order. */
+export async function publishChunked(
+  publisher: EventPublisher,
+  topic: string,
+  messages: readonly OutgoingMessage[],
+  chunk = 500,
+): Promise<void> {
+  for (let i = 0; i < messages.length; i += chunk) {
+    await publisher.publish(topic, messages.slice(i, i + chunk));
+  }
+}
+
+/** What the counting wrappers saw. */
+export interface ExecutorCounts {
+  /** Results acknowledged by the broker. */
+  results: number;
+  /** When the first batch reached the executor (epoch ms), NaN before. */
+  firstBatchAtMs: number;
+  /** When the latest result was acknowledged (epoch ms). */
+  lastResultAtMs: number;
+  /** Pipeline outcomes by name (SUCCESS, DUPLICATE, …). */
+  readonly outcomes: Map<string, number>;
+  /** Errors the executor logged. */
+  errors: number;
+}
+
+export interface BenchExecutorOptions {
+  readonly conn: ConnectionSettings;
+  readonly topics: TopicNames;
+  readonly resultsPartitions: number;
+  readonly jwks: { keys: JWK[] };
+  readonly redisUrl: string;
+  readonly redisPrefix: string;
+  readonly groupId: string;
+  readonly ownerId: string;
+  readonly maxConcurrency: number;
+  readonly partitionsConcurrently: number;
+  /** How long results stay in Redis (default 10 minutes: long enough for any redelivery here). */
+  readonly resultTtlMs?: number;
+  /** Called with each pipeline run's duration, ms. */
+  readonly onPipelineRun?: (durationMs: number) => void;
+}
+
+/** An executor on its own bus and Redis connection, with counters. */
+export interface BenchExecutor {
+  readonly executor: Executor;
+  readonly counts: ExecutorCounts;
+  /** Resolves when `n` results have been acknowledged in total. */
+  untilResults(n: number): Promise<void>;
+  /** The partitions this member owns now. */
+  assignment(): readonly number[];
+  /** Stops the executor, closes its bus and Redis, deletes its Redis keys. */
+  close(): Promise<void>;
+}
+
+export async function createBenchExecutor(o: BenchExecutorOptions): Promise<BenchExecutor> {
+  const bus = createBus(o.conn, o.ownerId);
+  const codec = await RegistryEventCodec.create({ url: o.conn.registryUrl, topics: o.topics });
+  const redis = new Redis(o.redisUrl, { maxRetriesPerRequest: 2 });
+  const registry = benchRegistry();
+  const breakers = createCircuitBreakers(
+    { errorThresholdPercentage: 50, volumeThreshold: 20, resetTimeoutMs: 30_000, timeoutMs: false },
+    systemClock,
+  );
+  const rateLimiter = new RedisRateLimiter(redis, { keyPrefix: o.redisPrefix });
+  const pipeline = new GuardPipeline({
+    tools: registry,
+    idempotency: new RedisIdempotencyStore(redis, { keyPrefix: o.redisPrefix }),
+    rateLimiter,
+    policy: createPolicyEngine([], 'bench'),
+    breakers,
+    outbound: createOutboundLimiter(rateLimiter, {}, systemClock),
+    clock: systemClock,
+    owner: o.ownerId,
+    settings: { resultTtlMs: o.resultTtlMs ?? 600_000, leaseMarginMs: 5_000 },
+  });
+
+  const counts: ExecutorCounts = {
+    results: 0,
+    firstBatchAtMs: Number.NaN,
+    lastResultAtMs: Number.NaN,
+    outcomes: new Map(),
+    errors: 0,
+  };
+  const waiters: Array<{ n: number; resolve: () => void }> = [];
+  const publisher: EventPublisher = {
+    async publish(topic, messages) {
+      await bus.publish(topic, messages);
+      if (topic !== o.topics.results) return;
+      counts.results += messages.length;
+      counts.lastResultAtMs = nowMs();
+      for (let i = waiters.length - 1; i >= 0; i--) {
+        if (counts.results >= waiters[i]!.n) waiters.splice(i, 1)[0]!.resolve();
+      }
+    },
+  };
+  let subscription: { assignment(): readonly { partition: number }[] } | undefined;
+  const subscriber: EventSubscriber = {
+    async subscribe(options, handler) {
+      const sub = await bus.subscribe(options, (batch, control) => {
+        if (Number.isNaN(counts.firstBatchAtMs)) counts.firstBatchAtMs = nowMs();
+        return handler(batch, control);
+      });
+      subscription = sub;
+      return sub;
+    },
+  };
+  const runner: CallRunner = {
+    async run(call, ctx, opts) {
+      const started = nowMs();
+      const run = await pipeline.run(call, ctx, opts);
+      o.onPipelineRun?.(nowMs() - started);
+      const outcome = run.result.outcome;
+      counts.outcomes.set(outcome, (counts.outcomes.get(outcome) ?? 0) + 1);
+      return run;
+    },
+  };
+  const ignore = (): void => undefined;
+  const logger: ExecutorLogger = {
+    debug: ignore,
+    info: ignore,
+    warn: ignore,
+    error: () => {
+      counts.errors += 1;
+    },
+  };
+  const executor = createExecutor({
+    publisher,
+    subscriber,
+    codec,
+    topics: o.topics,
+    replyTopics: { [o.topics.results]: o.resultsPartitions },
+    pipeline: runner,
+    tools: registry,
+    verifier: createPrincipalVerifier({ keys: o.jwks, issuer: ISSUER, audience: AUDIENCE }),
+    clock: systemClock,
+    logger,
+    ownerId: o.ownerId,
+    groupId: o.groupId,
+    maxConcurrency: o.maxConcurrency,
+    partitionsConcurrently: o.partitionsConcurrently,
+    fromBeginning: true,
+    shutdownTimeoutMs: 10_000,
+  });
+  let closed: Promise<void> | undefined;
+  return {
+    executor,
+    counts,
+    untilResults(n) {
+      if (counts.results >= n) return Promise.resolve();
+      return new Promise((resolve) => waiters.push({ n, resolve }));
+    },
+    assignment: () => (subscription?.assignment() ?? []).map((tp) => tp.partition),
+    close() {
+      closed ??= (async () => {
+        await executor.stop();
+        breakers.shutdown();
+        await bus.close();
+        await deleteRedisKeys(redis, o.redisPrefix);
+        await redis.quit();
+      })();
+      return closed;
+    },
+  };
+}
+
+/** Deletes every key under `prefix` (SCAN + UNLINK, so a large run does not block Redis). */
+export async function deleteRedisKeys(redis: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    if (keys.length > 0) await redis.unlink(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+}
+
+/** Outcome counts as "SUCCESS 1000, DUPLICATE 2". */
+export function outcomeSummary(outcomes: ReadonlyMap<string, number>): string {
+  return [...outcomes.entries()].map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
+}

@@ -1,0 +1,185 @@
+/**
+ * Throughput through real Kafka: guarded calls/s of one in-process executor (full pipeline: registry,
+ * zod, signed-principal verification, Redis rate limit and idempotency claim, audit then result
+ * published) on a pre-published backlog, against baselines measured in the same run, alternating:
+ *
+ * - raw kafkajs pass-through writing one output per input (results), and two (results + audit),
+ *   each as one produce request per fetched batch;
+ * - raw kafkajs with the executor's publish pattern (per input: audit acknowledged, then result);
+ * - BullMQ no-op jobs on the same Redis (bulk add, then one Worker with the same concurrency).
+ *
+ *   npx tsx bench/throughput.ts [--quick] [--calls N] [--repeats R]
+ *
+ * Calls/s is measured from the first batch (or job) reaching the consumer to the last output
+ * acknowledged by the broker (or job completed); group joins and pre-publishing are outside it.
+ */
+import { randomUUID } from 'node:crypto';
+import { parseArgs } from './lib/args.js';
+import { NOOP_TOOL } from './lib/bench-tools.js';
+import { runBullmq } from './lib/bullmq-baseline.js';
+import { startPassThrough, type PassThroughMode } from './lib/raw-pass-through.js';
+import {
+  alternate,
+  fmt,
+  loadAverage,
+  machineLine,
+  median,
+  note,
+  ratio,
+  say,
+  table,
+  within,
+} from './lib/report.js';
+import { acquireServers, type BenchServers } from './lib/servers.js';
+import {
+  buildCallMessages,
+  createBenchExecutor,
+  createBenchKeys,
+  createBenchTopics,
+  outcomeSummary,
+  PARTITIONS,
+  publishChunked,
+  runName,
+  type BenchKeys,
+  type BenchTopics,
+} from './lib/toolgate-stack.js';
+
+const args = parseArgs();
+const CALLS = args.number('calls', args.quick ? 1_000 : 10_000);
+const REPEATS = args.number('repeats', args.quick ? 1 : 3);
+const MAX_CONCURRENCY = 16;
+const PARTITIONS_CONCURRENTLY = 4;
+const KEYS = 4_096;
+const TIMEOUT_MS = 60_000 + CALLS * 20;
+
+/** Fresh topics holding CALLS pre-published call events. */
+async function backlog(servers: BenchServers, keys: BenchKeys, what: string): Promise<BenchTopics> {
+  const prefix = runName(what);
+  const topics = await createBenchTopics(servers, prefix);
+  const messages = await buildCallMessages(topics.codec, {
+    runId: prefix,
+    tool: NOOP_TOOL,
+    firstIndex: 0,
+    count: CALLS,
+    keyCount: KEYS,
+    assertion: await keys.assertion(3_600),
+    topics: topics.topics,
+    replyPartitions: PARTITIONS.results,
+  });
+  await publishChunked(topics.bus, topics.topics.calls, messages);
+  return topics;
+}
+
+async function toolgateRun(servers: BenchServers, keys: BenchKeys): Promise<number> {
+  const setup = await backlog(servers, keys, 'tp-toolgate');
+  const ex = await createBenchExecutor({
+    conn: servers,
+    topics: setup.topics,
+    resultsPartitions: PARTITIONS.results,
+    jwks: keys.jwks,
+    redisUrl: servers.redisUrl,
+    redisPrefix: `${setup.prefix}:`,
+    groupId: `${setup.prefix}-executors`,
+    ownerId: `${setup.prefix}-executor`,
+    maxConcurrency: MAX_CONCURRENCY,
+    partitionsConcurrently: PARTITIONS_CONCURRENTLY,
+  });
+  try {
+    await ex.executor.start();
+    await within(ex.untilResults(CALLS), TIMEOUT_MS, () => `toolgate published ${ex.counts.results} results`);
+    const success = ex.counts.outcomes.get('SUCCESS') ?? 0;
+    if (success !== CALLS || ex.counts.errors > 0) {
+      throw new Error(
+        `expected ${CALLS} SUCCESS, got ${outcomeSummary(ex.counts.outcomes)}; ${ex.counts.errors} errors logged`,
+      );
+    }
+    return CALLS / ((ex.counts.lastResultAtMs - ex.counts.firstBatchAtMs) / 1000);
+  } finally {
+    await ex.close();
+    await setup.close();
+  }
+}
+
+async function rawRun(servers: BenchServers, keys: BenchKeys, mode: PassThroughMode): Promise<number> {
+  const setup = await backlog(servers, keys, `tp-raw-${mode}`);
+  const raw = await startPassThrough({
+    brokers: servers.brokers,
+    groupId: `${setup.prefix}-raw`,
+    input: setup.topics.calls,
+    results: setup.topics.results,
+    audit: setup.topics.audit,
+    mode,
+    partitionsConcurrently: PARTITIONS_CONCURRENTLY,
+    inFlight: MAX_CONCURRENCY,
+  });
+  try {
+    await within(raw.untilForwarded(CALLS), TIMEOUT_MS, () => `raw ${mode} forwarded ${raw.forwarded()}`);
+    return CALLS / ((raw.lastForwardedAtMs() - raw.firstBatchAtMs()) / 1000);
+  } finally {
+    await raw.stop();
+    await setup.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const servers = await acquireServers();
+  try {
+    const keys = createBenchKeys();
+    say(`## Throughput through real Kafka${args.quick ? ' (quick)' : ''}`);
+    say();
+    say(machineLine(servers.kafkaVersion));
+    say(
+      `calls per run ${fmt(CALLS)}, rounds ${REPEATS} (candidates alternate, order rotating); ` +
+        `calls topic ${PARTITIONS.calls} partitions, ${fmt(KEYS)} keys; executor maxConcurrency ${MAX_CONCURRENCY} × ` +
+        `partitionsConcurrently ${PARTITIONS_CONCURRENTLY}; BullMQ concurrency ${MAX_CONCURRENCY * PARTITIONS_CONCURRENTLY}`,
+    );
+    say();
+    const results = await alternate(REPEATS, [
+      { name: 'toolgate', run: () => toolgateRun(servers, keys) },
+      { name: 'raw-one', run: () => rawRun(servers, keys, 'one') },
+      { name: 'raw-two', run: () => rawRun(servers, keys, 'two') },
+      { name: 'raw-two-phased', run: () => rawRun(servers, keys, 'two-phased') },
+      {
+        name: 'bullmq',
+        run: () =>
+          runBullmq({
+            redisUrl: servers.redisUrl,
+            queueName: `bench-tp-${process.pid}-${randomUUID().slice(0, 8)}`,
+            jobs: CALLS,
+            concurrency: MAX_CONCURRENCY * PARTITIONS_CONCURRENTLY,
+            timeoutMs: TIMEOUT_MS,
+          }),
+      },
+    ]);
+    const m = (name: string): number => median(results.get(name)!);
+    const tg = m('toolgate');
+    const labels: Record<string, string> = {
+      toolgate: 'toolgate executor (full pipeline; audit, then result)',
+      'raw-one': 'raw kafkajs, 1 output per input, 1 send per batch',
+      'raw-two': 'raw kafkajs, 2 outputs per input, 1 send per batch',
+      'raw-two-phased': 'raw kafkajs, 2 outputs per input, audit then result per input',
+      bullmq: 'BullMQ no-op jobs',
+    };
+    say(
+      table(
+        ['candidate', 'calls/s (median)', 'runs', 'toolgate ÷ candidate'],
+        [...results.entries()].map(([name, values]) => [
+          labels[name] ?? name,
+          fmt(median(values)),
+          values.map((v) => fmt(v)).join(', '),
+          name === 'toolgate' ? '1.00×' : ratio(tg, median(values)),
+        ]),
+      ),
+    );
+    say();
+    note('ratios are of medians');
+    say(`load average at end ${loadAverage()}`);
+  } finally {
+    await servers.release();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exitCode = 1;
+});
