@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import {
@@ -10,9 +10,14 @@ import {
   DEFAULT_SCHEMA_REGISTRY_PORT,
   KAFKA_VERSION,
 } from '../../../deploy/local/config.js';
+import { loadAuditSinkConfig } from '../../../services/audit-sink/config.js';
+import { loadExecutorConfig } from '../../../services/executor/config.js';
+import { loadReconcilerConfig } from '../../../services/reconciler/config.js';
 
 interface Service {
   image: string;
+  build?: { context: string; dockerfile: string };
+  command?: string[];
   ports?: string[];
   environment?: Record<string, string | number>;
   volumes?: string[];
@@ -20,7 +25,8 @@ interface Service {
 
 const root = new URL('../../../', import.meta.url);
 const text = readFileSync(new URL('docker-compose.yml', root), 'utf8');
-const compose = parse(text) as { services: Record<string, Service> };
+// Merge keys (`<<: *executor`) as docker compose reads them.
+const compose = parse(text, { merge: true }) as { services: Record<string, Service> };
 
 /** Host side of a "host:container" mapping: `{ variable, port }` for `${VAR:-1234}:...`. */
 function hostPort(mapping: string): { variable?: string; port: number; container: number } {
@@ -40,7 +46,18 @@ function service(name: string): Service {
 describe('docker-compose.yml', () => {
   it('defines the services the project runs', () => {
     expect(Object.keys(compose.services).sort()).toEqual(
-      ['grafana', 'kafka', 'postgres', 'prometheus', 'redis', 'schema-registry'].sort(),
+      [
+        'audit-sink',
+        'executor-1',
+        'executor-2',
+        'grafana',
+        'kafka',
+        'postgres',
+        'prometheus',
+        'reconciler',
+        'redis',
+        'schema-registry',
+      ].sort(),
     );
   });
 
@@ -89,5 +106,79 @@ describe('docker-compose.yml', () => {
     };
     const targets = prom.scrape_configs.flatMap((c) => c.static_configs.flatMap((s) => s.targets));
     expect(targets).toContain('schema-registry:9000');
+  });
+});
+
+/** The file a `host:container[:ro]` volume mounts at `target`, as a URL in the repository. */
+function mounted(s: Service, target: string): URL | undefined {
+  const volume = s.volumes?.find((v) => v.split(':')[1] === target);
+  return volume === undefined ? undefined : new URL(volume.split(':')[0]!, root);
+}
+
+const toolgateServices = {
+  'executor-1': { main: 'executor', load: loadExecutorConfig },
+  'executor-2': { main: 'executor', load: loadExecutorConfig },
+  'audit-sink': { main: 'audit-sink', load: loadAuditSinkConfig },
+  reconciler: { main: 'reconciler', load: loadReconcilerConfig },
+} as const;
+
+describe('docker-compose.yml: toolgate services', () => {
+  for (const [name, { main, load }] of Object.entries(toolgateServices)) {
+    it(`${name} runs the built ${main} from the one toolgate image with the environment its config.ts needs`, () => {
+      const s = service(name);
+      expect(s.image).toBe('toolgate:0.1.0');
+      expect(s.command).toEqual(['node', `dist/services/${main}/main.js`]);
+      const env = Object.fromEntries(Object.entries(s.environment ?? {}).map(([k, v]) => [k, String(v)]));
+      const readFile = (path: string): string => {
+        const file = mounted(s, path);
+        if (file === undefined) throw Object.assign(new Error(`not mounted: ${path}`), { code: 'ENOENT' });
+        return readFileSync(file, 'utf8');
+      };
+      expect(() => load(env, readFile)).not.toThrow();
+      expect(env.HTTP_PORT).toBe('9464');
+    });
+  }
+
+  it('builds the image once, from deploy/docker/Dockerfile, with instance ids unique per service', () => {
+    const builders = Object.entries(compose.services).filter(([, s]) => s.build !== undefined);
+    expect(builders.map(([n]) => n).sort()).toEqual(['executor-1', 'executor-2']);
+    for (const [, s] of builders)
+      expect(s.build).toEqual({ context: '.', dockerfile: 'deploy/docker/Dockerfile' });
+    expect(existsSync(new URL('deploy/docker/Dockerfile', root))).toBe(true);
+    const ids = ['executor-1', 'executor-2'].map((n) => service(n).environment?.EXECUTOR_ID);
+    expect(new Set(ids).size).toBe(2);
+  });
+
+  it('has Prometheus scrape every toolgate service on its HTTP_PORT and load the rules it mounts', () => {
+    const prometheus = service('prometheus');
+    const config = parse(readFileSync(mounted(prometheus, '/etc/prometheus/prometheus.yml')!, 'utf8')) as {
+      rule_files: string[];
+      scrape_configs: { job_name: string; static_configs: { targets: string[] }[] }[];
+    };
+    const targets = config.scrape_configs.flatMap((c) => c.static_configs.flatMap((s) => s.targets));
+    for (const [name, s] of Object.entries(toolgateServices)) {
+      expect(targets, name).toContain(`${name}:${service(name).environment?.HTTP_PORT}`);
+      expect(s.main).toBeTruthy();
+    }
+    expect(config.rule_files.length).toBeGreaterThan(0);
+    for (const rules of config.rule_files) {
+      const file = mounted(prometheus, rules);
+      expect(file, rules).toBeDefined();
+      expect(existsSync(file!)).toBe(true);
+    }
+  });
+
+  it('provisions Grafana with the datasource and the dashboards folder the provider reads', () => {
+    const grafana = service('grafana');
+    const datasources = mounted(grafana, '/etc/grafana/provisioning/datasources');
+    const providers = mounted(grafana, '/etc/grafana/provisioning/dashboards');
+    expect(existsSync(new URL('prometheus.yml', `${datasources!.href}/`))).toBe(true);
+    const provider = parse(readFileSync(new URL('toolgate.yml', `${providers!.href}/`), 'utf8')) as {
+      providers: { options: { path: string } }[];
+    };
+    const path = provider.providers[0]!.options.path;
+    const dashboards = mounted(grafana, path);
+    expect(dashboards?.href.endsWith('deploy/grafana/dashboards')).toBe(true);
+    expect(existsSync(new URL('toolgate-overview.json', `${dashboards!.href}/`))).toBe(true);
   });
 });
