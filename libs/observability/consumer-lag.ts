@@ -1,4 +1,6 @@
-import type { Admin } from 'kafkajs';
+import { Kafka, logLevel, type Admin, type KafkaConfig } from 'kafkajs';
+import { kafkaLogCreator } from '../bus/kafka/kafka-log-creator.js';
+import type { Logger } from '../ports/logger.js';
 
 /** How far one consumer group is behind on one partition. */
 export interface PartitionLag {
@@ -61,5 +63,59 @@ export function kafkaConsumerLag(options: KafkaConsumerLagOptions): ConsumerLagR
       }
     }
     return lags.sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition));
+  };
+}
+
+/** What {@link kafkaLagSource} connects to and reads. */
+export interface KafkaLagSourceOptions {
+  readonly brokers: readonly string[];
+  /** The admin client's id (e.g. `<instance id>-lag`), as brokers log it. */
+  readonly clientId: string;
+  /** Where kafkajs' own warnings and errors go (use `busLogger`). */
+  readonly logger: Logger;
+  readonly groupId: string;
+  readonly topics: readonly string[];
+  /** TLS / SASL settings, as the service's bus has them. */
+  readonly connection?: Pick<KafkaConfig, 'ssl' | 'sasl' | 'connectionTimeout' | 'requestTimeout'>;
+}
+
+/** A {@link ConsumerLagReader} with its own admin client, and the way to close it. */
+export interface KafkaLagSource {
+  readonly read: ConsumerLagReader;
+  /** Disconnects the admin client; later reads reject. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * {@link kafkaConsumerLag} on an admin client of its own, connected on the first read (so a
+ * service starts without it and a scrape during a broker outage just fails that source). A failed
+ * connect is retried on the next read. Use one per process and close it on shutdown.
+ */
+export function kafkaLagSource(options: KafkaLagSourceOptions): KafkaLagSource {
+  const admin = new Kafka({
+    ...options.connection,
+    clientId: options.clientId,
+    brokers: [...options.brokers],
+    logLevel: logLevel.WARN,
+    logCreator: kafkaLogCreator(options.logger),
+  }).admin();
+  const lag = kafkaConsumerLag({ admin, groupId: options.groupId, topics: options.topics });
+  let connecting: Promise<void> | undefined;
+  let closed = false;
+  return {
+    async read() {
+      if (closed) throw new Error('the consumer lag source is closed');
+      connecting ??= admin.connect().catch((err: unknown) => {
+        connecting = undefined;
+        throw err;
+      });
+      await connecting;
+      return lag();
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (connecting !== undefined) await admin.disconnect().catch(() => undefined);
+    },
   };
 }

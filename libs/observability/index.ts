@@ -83,8 +83,12 @@ export {
   type HealthServerOptions,
   type Readiness,
 } from './health-server.js';
+export { readinessChecks, type ReadinessCheck } from './readiness.js';
 export {
   kafkaConsumerLag,
+  kafkaLagSource,
+  type KafkaLagSource,
+  type KafkaLagSourceOptions,
   type ConsumerLagReader,
   type PartitionLag,
   type KafkaConsumerLagOptions,

@@ -1,15 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Consumer } from 'kafkajs';
 import { fileURLToPath } from 'node:url';
-import { DATABASE_URL, kafkaBrokers, REDIS_URL, schemaRegistryUrl } from '../../helpers/env.js';
-import {
-  AUDIENCE,
-  createExecutorStack,
-  decodeRead,
-  ISSUER,
-  PARTITIONS,
-  type ExecutorStack,
-} from './executor-stack.js';
+import { createExecutorStack, decodeRead, type ExecutorStack } from './executor-stack.js';
 import { startExecutorProcess, type ExecutorProcess } from './executor-process.js';
 import { ledgerRows } from './ledger-tools.js';
 
@@ -32,32 +24,10 @@ afterAll(async () => {
 });
 
 function childEnv(id: string): Record<string, string> {
-  const sep = DATABASE_URL.includes('?') ? '&' : '?';
   return {
-    KAFKA_BROKERS: kafkaBrokers().join(','),
-    SCHEMA_REGISTRY_URL: schemaRegistryUrl(),
-    REDIS_URL,
-    DATABASE_URL: `${DATABASE_URL}${sep}options=${encodeURIComponent(`-c search_path=${stack.db.schema}`)}`,
-    TOOLGATE_TOPIC_PREFIX: stack.prefix,
-    TOOLGATE_GROUP_ID: `${stack.prefix}-executors`,
-    EXECUTOR_ID: id,
-    MAX_CONCURRENCY: '8',
-    PARTITIONS_CONCURRENTLY: '3',
-    CALLS_PARTITIONS: String(PARTITIONS.calls),
-    RESULTS_PARTITIONS: String(PARTITIONS.results),
-    AUDIT_PARTITIONS: String(PARTITIONS.audit),
-    DLQ_PARTITIONS: String(PARTITIONS.dlq),
-    PRINCIPAL_JWKS: JSON.stringify(stack.jwks),
-    PRINCIPAL_ISSUER: ISSUER,
-    PRINCIPAL_AUDIENCE: AUDIENCE,
-    REDIS_KEY_PREFIX: stack.redis.prefix,
+    ...stack.serviceEnv(id),
     TOOLGATE_CATALOG_MODULE: fileURLToPath(new URL('./ledger-catalog.ts', import.meta.url)),
     LEDGER_WORK_MS: '5',
-    LEASE_MARGIN_MS: '1000',
-    KAFKA_SESSION_TIMEOUT_MS: '6000',
-    KAFKA_REBALANCE_TIMEOUT_MS: '15000',
-    KAFKA_HEARTBEAT_MS: '500',
-    SHUTDOWN_TIMEOUT_MS: '10000',
     LOG_LEVEL: 'info',
   };
 }

@@ -18,7 +18,7 @@ import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
 import { createExecutor, type Executor } from '../../../services/executor/executor.js';
 import type { ExecutorDeps } from '../../../services/executor/executor-deps.js';
 import type { Logger } from '../../../libs/ports/logger.js';
-import { schemaRegistryUrl } from '../../helpers/env.js';
+import { DATABASE_URL, REDIS_URL, schemaRegistryUrl } from '../../helpers/env.js';
 import {
   consumeMessages,
   createTestKafka,
@@ -73,6 +73,12 @@ export interface ExecutorStack {
   readonly jwks: { keys: JWK[] };
   /** A breaker set the stack shuts down on close. */
   readonly breakers: ManagedCircuitBreakers;
+  /**
+   * The environment of an executor service (main.ts, or `createExecutorService` with
+   * `loadExecutorConfig`) on this stack: its topics, group, schema, Redis prefix and keys, short
+   * Kafka timeouts, and HTTP_PORT 0 so several can run on one machine. No catalog module is named.
+   */
+  serviceEnv(executorId: string): Record<string, string>;
   /** An in-process executor over this stack; started by the caller, stopped on close. */
   executor(overrides?: Partial<ExecutorDeps>): Executor;
   request(
@@ -172,6 +178,34 @@ export async function createExecutorStack(
     signingKey: privateKey,
     jwks,
     breakers,
+    serviceEnv(executorId) {
+      const sep = DATABASE_URL.includes('?') ? '&' : '?';
+      return {
+        KAFKA_BROKERS: kafka.brokers.join(','),
+        SCHEMA_REGISTRY_URL: schemaRegistryUrl(),
+        REDIS_URL,
+        DATABASE_URL: `${DATABASE_URL}${sep}options=${encodeURIComponent(`-c search_path=${db.schema}`)}`,
+        TOOLGATE_TOPIC_PREFIX: prefix,
+        TOOLGATE_GROUP_ID: `${prefix}-executors`,
+        EXECUTOR_ID: executorId,
+        MAX_CONCURRENCY: '8',
+        PARTITIONS_CONCURRENTLY: '3',
+        CALLS_PARTITIONS: String(PARTITIONS.calls),
+        RESULTS_PARTITIONS: String(PARTITIONS.results),
+        AUDIT_PARTITIONS: String(PARTITIONS.audit),
+        DLQ_PARTITIONS: String(PARTITIONS.dlq),
+        PRINCIPAL_JWKS: JSON.stringify(jwks),
+        PRINCIPAL_ISSUER: ISSUER,
+        PRINCIPAL_AUDIENCE: AUDIENCE,
+        REDIS_KEY_PREFIX: redis.prefix,
+        LEASE_MARGIN_MS: '1000',
+        KAFKA_SESSION_TIMEOUT_MS: '6000',
+        KAFKA_REBALANCE_TIMEOUT_MS: '15000',
+        KAFKA_HEARTBEAT_MS: '500',
+        SHUTDOWN_TIMEOUT_MS: '10000',
+        HTTP_PORT: '0',
+      };
+    },
     executor(overrides = {}) {
       const executor = createExecutor({
         publisher: bus,

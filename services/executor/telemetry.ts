@@ -1,0 +1,71 @@
+import type { Tracer } from '@opentelemetry/api';
+import type { Registry } from 'prom-client';
+import type { BreakerState } from '../../libs/execution/breakers.js';
+import type { ConsumerLagReader } from '../../libs/observability/consumer-lag.js';
+import { instrumentPipeline } from '../../libs/observability/instrumented-runner.js';
+import { createToolgateMetrics, type ToolgateMetrics } from '../../libs/observability/metrics.js';
+import {
+  knownToolsOf,
+  pipelineObserver,
+  type ToolNameSource,
+} from '../../libs/observability/pipeline-metrics.js';
+import { createCallTracing, toolgateTracer, type PipelineRunner } from '../../libs/observability/tracing.js';
+import type { PipelineObserver } from '../../libs/pipeline/deps.js';
+import type { Stage } from '../../libs/pipeline/stage.js';
+import type { Clock } from '../../libs/ports/clock.js';
+import type { CallRunner } from './executor-deps.js';
+import { metricsObserver, type ExecutorObserver } from './executor-observer.js';
+
+/** What {@link createExecutorTelemetry} measures and where it reads scrape-time values from. */
+export interface ExecutorTelemetryOptions {
+  /** The process's registry (never prom-client's global one). */
+  readonly registry: Registry;
+  /** The catalog's registry: names it lists are tool labels, anything else counts as "unknown". */
+  readonly tools: ToolNameSource;
+  /** The pipeline's clock: call latency is measured on it. */
+  readonly clock: Clock;
+  /** Breaker state per downstream, read at scrape time (`ManagedCircuitBreakers.states`). */
+  readonly breakerStates?: () => ReadonlyMap<string, BreakerState>;
+  /** The executors' group lag on the calls topic, read at scrape time (`kafkaConsumerLag`). */
+  readonly consumerLag?: ConsumerLagReader;
+  /** Default: toolgate's tracer on the global provider (records nothing until an SDK is registered). */
+  readonly tracer?: Tracer;
+}
+
+/** The executor's metrics and traces, ready to be put into its pipeline and deps. */
+export interface ExecutorTelemetry {
+  readonly metrics: ToolgateMetrics;
+  /** The guard stages wrapped in spans: `new GuardPipeline({ ...deps, observer }, stages)`. */
+  readonly stages: readonly Stage[];
+  /** Stage latencies, attempts and retries: the pipeline's `observer`. */
+  readonly pipelineObserver: PipelineObserver;
+  /** Answers the executor gives without the pipeline, and dead letters: `ExecutorDeps.observer`. */
+  readonly observer: ExecutorObserver;
+  /**
+   * The pipeline as the executor's `CallRunner`: in-flight gauge, result metrics (outcome, latency,
+   * token equivalents) and the call span around each run, whose context the outputs carry.
+   */
+  instrument(pipeline: PipelineRunner): CallRunner;
+}
+
+/**
+ * Creates the executor's metrics in `options.registry` and its call tracing, so every call is
+ * counted once — by the instrumented pipeline, or by the observer when the executor answers
+ * without it — with labels from closed sets only. Throws if the registry already holds
+ * toolgate's metrics (prom-client refuses duplicate names).
+ */
+export function createExecutorTelemetry(options: ExecutorTelemetryOptions): ExecutorTelemetry {
+  const metrics = createToolgateMetrics(options.registry, {
+    isKnownTool: knownToolsOf(options.tools, options.clock),
+    ...(options.breakerStates === undefined ? {} : { breakerStates: options.breakerStates }),
+    ...(options.consumerLag === undefined ? {} : { consumerLag: options.consumerLag }),
+  });
+  const tracing = createCallTracing(options.tracer ?? toolgateTracer());
+  return {
+    metrics,
+    stages: tracing.stages,
+    pipelineObserver: pipelineObserver(metrics),
+    observer: metricsObserver(metrics),
+    instrument: (pipeline) => instrumentPipeline(pipeline, { metrics, tracing, clock: options.clock }),
+  };
+}
