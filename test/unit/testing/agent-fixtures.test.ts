@@ -1,0 +1,79 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAgentHarness } from '../../../libs/testing/agent-harness.js';
+import type { AgentFixture } from '../../../libs/testing/fixture-schema.js';
+import { forbidOutboundNetwork, type NetworkGuard } from '../../../libs/testing/no-network.js';
+import { runFixture, type FixtureRun } from '../../../libs/testing/run-fixture.js';
+import { loadAgentFixtures } from './fixture-helpers.js';
+
+let guard: NetworkGuard;
+let fixtures: Map<string, AgentFixture>;
+
+beforeAll(async () => {
+  guard = forbidOutboundNetwork();
+  fixtures = await loadAgentFixtures();
+});
+
+afterAll(() => {
+  guard.restore();
+});
+
+/** Each fixture on its own toolgate: they refund the same orders. */
+async function replay(name: string): Promise<FixtureRun> {
+  const fixture = fixtures.get(name);
+  if (fixture === undefined) throw new Error(`no fixture named ${name}`);
+  const harness = await createAgentHarness();
+  try {
+    return await runFixture(fixture, harness);
+  } finally {
+    await harness.stop();
+  }
+}
+
+describe('agent fixtures through the embedded topology', () => {
+  it('finds the four fixtures of the suite', () => {
+    expect([...fixtures.keys()].sort()).toEqual([
+      'clean-refund',
+      'duplicate-retried-turn',
+      'schema-invalid-then-corrected',
+      'unauthorized-order',
+    ]);
+  });
+
+  it('clean path: lookup then refund, both SUCCESS, one payment', async () => {
+    const run = await replay('clean-refund');
+    expect(run.failures).toEqual([]);
+    expect(run.modelTurns).toBe(2);
+    expect(run.rounds.map((r) => r.calls.map((c) => c.result.outcome))).toEqual([['SUCCESS'], ['SUCCESS']]);
+  });
+
+  it('schema invalid, then corrected: the model reads which field was wrong', async () => {
+    const run = await replay('schema-invalid-then-corrected');
+    expect(run.failures).toEqual([]);
+    const refused = run.rounds[0]!.calls[0]!.result;
+    expect(refused.outcome).toBe('SCHEMA_INVALID');
+    // What the model reads next: one Anthropic user message with an error tool_result.
+    const fed = run.rounds[0]!.messages;
+    expect(fed.provider).toBe('anthropic');
+    expect(JSON.stringify(fed.messages)).toContain('amount');
+    expect(run.rounds[1]!.calls[0]!.result.outcome).toBe('SUCCESS');
+  });
+
+  it("unauthorized: someone else's order never reaches the payment service", async () => {
+    const run = await replay('unauthorized-order');
+    expect(run.failures).toEqual([]);
+    expect(run.rounds[0]!.downstreamRequests['payments.refund']).toBe(0);
+  });
+
+  it('duplicate: a retried turn is answered DUPLICATE with the original payload, one ledger row', async () => {
+    const run = await replay('duplicate-retried-turn');
+    expect(run.failures).toEqual([]);
+    const [first, repeat] = run.rounds.map((r) => r.calls[0]!);
+    expect(repeat!.result.outcome).toBe('DUPLICATE');
+    expect(repeat!.result.payload).toEqual(first!.result.payload);
+    expect(repeat!.idempotencyKey).toBe(first!.idempotencyKey);
+  });
+
+  it('made no outbound connection', () => {
+    expect(guard.refused).toEqual([]);
+  });
+});
