@@ -8,7 +8,7 @@ import { ToolgateError } from '../core/errors.js';
  * §12.3). The SQL is a constant; the model supplies only typed parameters; the tenant is bound from
  * the verified context.
  * - `sql` uses `$1..$n` placeholders only, and `$1` is ALWAYS the caller's tenant, so no query can
- *   forget to scope by it; `bind` returns the values for `$2..$n` from the validated parameters.
+ *   forget to scope by it; `values` returns the values for `$2..$n` from the validated parameters.
  * - It must contain a `LIMIT` (the row cap lives in the database, not only in our slicing).
  * - `params` is a zod shape: it becomes the query's branch of the tool's input schema.
  */
@@ -16,7 +16,8 @@ export interface NamedQuerySpec<S extends z.ZodRawShape, R> {
   readonly description: string;
   readonly params: S;
   readonly sql: string;
-  readonly bind: (params: z.infer<z.ZodObject<S>>) => readonly unknown[];
+  /** Values for `$2..$n` (method syntax: a query set can hold queries of different parameters). */
+  values(params: z.infer<z.ZodObject<S>>): readonly unknown[];
   readonly row: z.ZodType<R>;
   /** At most this many rows are returned; more are cut off and `truncated` says so. */
   readonly maxRows: number;
@@ -68,7 +69,7 @@ export interface RunNamedQueryOptions {
 }
 
 /**
- * Runs `query` with `$1` = `tenant` and `$2..$n` = `query.bind(params)` as a parameterized statement
+ * Runs `query` with `$1` = `tenant` and `$2..$n` = `query.values(params)` as a parameterized statement
  * (the values travel apart from the SQL text; nothing is ever concatenated into it), inside a READ
  * ONLY transaction with a statement timeout, so even a wrong definition cannot write.
  *
@@ -92,7 +93,7 @@ export async function runNamedQuery<S extends z.ZodRawShape, R>(
       cause: parsed.error,
     });
   }
-  const values = [tenant, ...query.bind(parsed.data)];
+  const values = [tenant, ...query.values(parsed.data)];
   if (values.length !== query.placeholders) {
     throw new ToolgateError('INTERNAL', 'The report query is misconfigured.');
   }
