@@ -54,7 +54,7 @@ const EnvSchema = z.object({
   KAFKA_SESSION_TIMEOUT_MS: positiveInt.default(30_000),
   KAFKA_REBALANCE_TIMEOUT_MS: positiveInt.default(60_000),
   KAFKA_HEARTBEAT_MS: positiveInt.default(3_000),
-  /** Reserved for the health/metrics endpoint. */
+  /** Port of /metrics, /healthz and /readyz; 0 picks a free one. */
   HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });

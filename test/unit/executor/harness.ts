@@ -110,6 +110,8 @@ export interface Harness {
   readonly logs: LogEntry[];
   readonly registry: ToolRegistry;
   readonly breakers: ManagedCircuitBreakers;
+  /** The executors' default pipeline (no observer, no stage spans). */
+  readonly pipeline: GuardPipeline;
   /** Builds (does not start) an executor; `overrides` replace any dependency. */
   executor(overrides?: Partial<ExecutorDeps>): Executor;
   /** A signed request for `tool` with the given arguments; the idempotency key is computed as the SDK does. */
@@ -174,6 +176,7 @@ export async function createHarness(tools: readonly ToolDefinition[], callsParti
     logs,
     registry,
     breakers,
+    pipeline,
     executor(overrides = {}) {
       const deps: ExecutorDeps = {
         publisher: bus,
