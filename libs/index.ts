@@ -23,3 +23,8 @@ export * from './bus/index.js';
 export * from './observability/index.js';
 export * from './execution/index.js';
 export * from './batch/index.js';
+export * from './cost/index.js';
+export * from './patterns/preview/index.js';
+export * from './patterns/jobs/index.js';
+export type * from './ports/single-use-store.js';
+export type * from './ports/job-store.js';

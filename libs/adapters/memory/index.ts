@@ -5,3 +5,5 @@ export { DEFAULT_ABANDONED_RETENTION_MS, type IdempotencyStoreOptions } from './
 export { takeTokens, fullRefillMs, type BucketState } from './token-bucket.js';
 export { MemoryAuditStore } from './audit-store.js';
 export { MemoryCaseStore } from './case-store.js';
+export { MemorySingleUseStore } from './single-use-store.js';
+export { MemoryJobStore } from './job-store.js';

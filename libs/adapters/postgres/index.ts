@@ -5,3 +5,5 @@ export { PostgresIdempotencyStore } from './postgres-idempotency-store.js';
 export { PostgresRateLimiter } from './postgres-rate-limiter.js';
 export { PostgresAuditStore, type PostgresAuditStoreOptions } from './audit-store.js';
 export { PostgresCaseStore } from './case-store.js';
+export { PostgresSingleUseStore } from './single-use-store.js';
+export { PostgresJobStore } from './job-store.js';

@@ -2,3 +2,4 @@
 export { RedisIdempotencyStore, type RedisIdempotencyStoreOptions } from './redis-idempotency-store.js';
 export { RedisRateLimiter, type RedisRateLimiterOptions } from './redis-rate-limiter.js';
 export { LuaScript, luaScript } from './lua-script.js';
+export { RedisSingleUseStore, type RedisSingleUseStoreOptions } from './single-use-store.js';
