@@ -49,7 +49,9 @@ export interface AuditInput {
  * Builds the one audit record of one pipeline run, refusals included (DESIGN §3 invariant 5).
  *
  * - `arguments`: the call's arguments as the model sent them, reduced to the resolved tool's
- *   `auditFields` (see {@link redactArguments}); fully redacted when the tool did not resolve.
+ *   `auditFields` (see {@link redactArguments}); fully redacted when the tool did not resolve or
+ *   the arguments failed validation (an allow-list vouches for valid values only: a model can put
+ *   a token into an allow-listed field whose schema then refuses it).
  * - `result`: only output that passed output validation (`state.output`), or, for a DUPLICATE, the
  *   stored result, which was validated and redacted when first produced. Raw tool output is never
  *   recorded.
@@ -66,6 +68,7 @@ export function buildAuditRecord(input: AuditInput): AuditRecord {
         ? input.finishPayload
         : undefined;
   const idempotencyKey = state.idempotencyKey ?? state.providedKey;
+  const refusedInput = input.decisions.some((d) => d.stage === 'validate-input' && d.decision !== 'pass');
   return {
     callId: call.id,
     tool: call.name,
@@ -78,7 +81,7 @@ export function buildAuditRecord(input: AuditInput): AuditRecord {
     traceId: ctx.traceId,
     ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
     ...(state.resourceKey === undefined ? {} : { resourceKey: state.resourceKey }),
-    arguments: redactArguments(call.arguments, tool?.auditFields),
+    arguments: redactArguments(call.arguments, refusedInput ? undefined : tool?.auditFields),
     ...(result === undefined ? {} : { result }),
     outcome: input.outcome,
     ...(input.errorCode === undefined ? {} : { errorCode: input.errorCode }),

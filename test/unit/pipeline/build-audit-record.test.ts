@@ -111,3 +111,28 @@ describe('buildAuditRecord', () => {
     expect(record.result).toEqual({ refund_id: 'R-0' });
   });
 });
+
+describe('buildAuditRecord on refused input', () => {
+  it('redacts allow-listed fields too when validation refused the arguments', () => {
+    const { tool } = countingRefundTool();
+    const record = buildAuditRecord({
+      state: {
+        call: call({ order_id: 'Bearer sk_live_0123456789abcdef', amount: 5 }),
+        ctx: context({ step: 1, index: 0 }),
+        signal: new AbortController().signal,
+        tool: tool as unknown as CallState['tool'],
+        toolInvocations: 0,
+        attempts: [],
+      },
+      outcome: 'SCHEMA_INVALID',
+      errorCode: 'SCHEMA_INVALID',
+      decisions: [
+        { stage: 'resolve', decision: 'pass', durationMs: 0 },
+        { stage: 'validate-input', decision: 'refuse', durationMs: 0 },
+      ],
+      startedAtMs: 1,
+      finishedAtMs: 2,
+    });
+    expect(record.arguments).toEqual({ order_id: REDACTED, amount: REDACTED });
+  });
+});
