@@ -21,10 +21,12 @@ export function losesResponse(ref: string, perMille: number): boolean {
   return h.readUInt32BE(0) % 100_000 < perMille * 100;
 }
 
-const input = z.object({
-  key: z.string().min(1),
+// Strict and bounded, as catalog tools are: extra fields (say, an `approved_by` the model made up)
+// and oversized strings are refused at the schema stage.
+const input = z.strictObject({
+  key: z.string().min(1).max(200),
   seq: z.number().int().nonnegative(),
-  ref: z.string().min(1),
+  ref: z.string().min(1).max(300),
 });
 const output = z.object({ key: z.string(), seq: z.number().int(), row: z.number().int() });
 
