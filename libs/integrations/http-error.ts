@@ -19,7 +19,7 @@ export class HttpStatusError extends Error {
 }
 
 /** A model-readable sentence for one kind of refusal, and optionally what to change. */
-export interface RefusalWording {
+export interface ErrorWording {
   readonly message: string;
   readonly suggestedFix?: string;
 }
@@ -27,9 +27,9 @@ export interface RefusalWording {
 /** Tool-specific wording for the statuses the model can act on. */
 export interface StatusWordings {
   /** 404: what was not found and how to find the right thing. */
-  readonly notFound?: RefusalWording;
+  readonly notFound?: ErrorWording;
   /** 400/422: what was invalid. */
-  readonly invalid?: RefusalWording;
+  readonly invalid?: ErrorWording;
   /** 401/403: what the user may not do. Never a hint how to get past the check. */
   readonly forbidden?: { readonly message: string };
 }
@@ -65,7 +65,7 @@ export function errorForStatus(
           ? wordings.forbidden
           : undefined;
   if (wording === undefined) return mapped;
-  const fix = (wording as RefusalWording).suggestedFix;
+  const fix = (wording as ErrorWording).suggestedFix;
   return new ToolgateError(mapped.code, wording.message, {
     retryable: mapped.retryable,
     cause: error,
