@@ -5,9 +5,13 @@ import type { ToolSpec } from './schema-variants.js';
 export type AskModel = (id: string, request: string, tools: readonly ToolSpec[]) => Promise<RecordedAnswer>;
 
 /** Which provider and model `--live` calls, with its key. */
-export type LiveTarget =
-  | { readonly provider: 'openai'; readonly model: string; readonly apiKey: string }
-  | { readonly provider: 'anthropic'; readonly model: string; readonly apiKey: string };
+export interface LiveTarget {
+  readonly provider: 'openai' | 'anthropic';
+  readonly model: string;
+  readonly apiKey: string;
+  /** The API's base URL; default the provider's public endpoint. */
+  readonly baseURL?: string;
+}
 
 const SYSTEM =
   "You are the support assistant of an online store (tenant t1). Answer the user's request by calling the one tool that fits it best, with the arguments the request gives. If no tool fits, answer in text.";
@@ -21,7 +25,11 @@ const SYSTEM =
 export async function liveModel(target: LiveTarget): Promise<AskModel> {
   if (target.provider === 'openai') {
     const { default: OpenAI } = await import('openai');
-    const client = new OpenAI({ apiKey: target.apiKey, maxRetries: 0 });
+    const client = new OpenAI({
+      apiKey: target.apiKey,
+      maxRetries: 0,
+      ...(target.baseURL === undefined ? {} : { baseURL: target.baseURL }),
+    });
     return async (id, request, tools) => {
       const completion = await client.chat.completions.create({
         model: target.model,
@@ -47,7 +55,11 @@ export async function liveModel(target: LiveTarget): Promise<AskModel> {
     };
   }
   const { default: Anthropic } = await import('@anthropic-ai/sdk');
-  const client = new Anthropic({ apiKey: target.apiKey, maxRetries: 0 });
+  const client = new Anthropic({
+    apiKey: target.apiKey,
+    maxRetries: 0,
+    ...(target.baseURL === undefined ? {} : { baseURL: target.baseURL }),
+  });
   return async (id, request, tools) => {
     const message = await client.messages.create({
       model: target.model,

@@ -73,6 +73,37 @@ describe('agent fixtures through the embedded topology', () => {
     expect(repeat!.idempotencyKey).toBe(first!.idempotencyKey);
   });
 
+  it('a script that does not match the response: the unexpected call, the missing one, an unknown counter', async () => {
+    const clean = fixtures.get('clean-refund')!;
+    const [first] = clean.rounds;
+    const altered: AgentFixture = {
+      ...clean,
+      name: 'clean-refund-misscripted',
+      rounds: [
+        {
+          ...first!,
+          expect: {
+            calls: { call_lookup_9999: { outcome: 'SUCCESS' } },
+            downstreamRequests: { 'payments.refnd': 0 },
+          },
+        },
+      ],
+      after: { ledgerRows: { 'O-5512': 1 } },
+    };
+    const harness = await createAgentHarness();
+    try {
+      const run = await runFixture(altered, harness);
+      expect(run.failures).toEqual([
+        'round 1, call call_lookup_5512 (lookup_order): the script has no expectation for this call (got SUCCESS)',
+        'round 1: expected a call call_lookup_9999, but the response made no such call',
+        'round 1: the script counts requests to payments.refnd, which is no known downstream operation',
+        'after the last round: expected 1 payment ledger row(s) for O-5512, found 0',
+      ]);
+    } finally {
+      await harness.stop();
+    }
+  });
+
   it('made no outbound connection', () => {
     expect(guard.refused).toEqual([]);
   });
