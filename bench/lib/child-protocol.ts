@@ -49,7 +49,10 @@ export interface ProcessSample {
   readonly atMs: number;
   readonly rssMb: number;
   readonly heapUsedMb: number;
-  /** Event-loop delay since the previous sample (perf_hooks.monitorEventLoopDelay), ms. */
+  /**
+   * Event-loop delay since the previous sample (perf_hooks.monitorEventLoopDelay at 10 ms resolution,
+   * less the resolution itself), ms.
+   */
   readonly eventLoopDelay: { readonly p50: number; readonly p99: number; readonly max: number };
   readonly done: number;
 }
