@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { MemoryIdempotencyStore, MemoryRateLimiter } from '../../../libs/adapters/memory/index.js';
 import { migrate } from '../../../libs/adapters/postgres/migrate.js';
 import { systemClock } from '../../../libs/core/system-clock.js';
@@ -15,13 +16,14 @@ import { LegacyFilingClient } from '../../../services/legacy-filing/client.js';
 import { LegacyFaults, type LegacyFaultRates } from '../../../services/legacy-filing/faults.js';
 import { ensureLegacyFilingSchema } from '../../../services/legacy-filing/filing-schema.js';
 import { startLegacyFilingServer, type LegacyFilingServer } from '../../../services/legacy-filing/server.js';
+import { DATABASE_URL } from '../../helpers/env.js';
 import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
 
 /** Short timings so a thousand calls with lost answers finish in seconds. */
 export const FAST_TIMING: StatusCheckTiming = {
   lookupTimeoutMs: 2_000,
   submitTimeoutMs: 1_000,
-  commitWindowMs: 400,
+  commitWindowMs: 1_000,
   settleMarginMs: 250,
   firstPollDelayMs: 50,
   maxPollDelayMs: 400,
@@ -54,8 +56,15 @@ export async function legacyStack(opts: {
   await ensureLegacyFilingSchema(db.pool);
   await migrate(db.pool);
   const timing = opts.timing ?? FAST_TIMING;
+  // The service has its own connections, as a separate system would, so its commit window is not
+  // eaten by waiting behind the ledger's and the test's queries.
+  const servicePool = new pg.Pool({
+    connectionString: DATABASE_URL,
+    max: 20,
+    options: `-c search_path="${db.schema}"`,
+  });
   const server = await startLegacyFilingServer({
-    pool: db.pool,
+    pool: servicePool,
     commitWindowMs: opts.serviceWindowMs ?? timing.commitWindowMs,
     faults: new LegacyFaults(opts.faults, opts.seed),
     slowMs: opts.slowMs ?? 0,
@@ -108,6 +117,7 @@ export async function legacyStack(opts: {
     },
     async close() {
       await server.close();
+      await servicePool.end();
       await db.drop();
     },
   };
