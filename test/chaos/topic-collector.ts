@@ -15,8 +15,13 @@ export interface TopicCollector<K extends EventKind> {
   stop(): Promise<void>;
 }
 
+/** What a collector needs of a stack: a client to consume with, the topic names and the codec. */
+export type CollectorSource = {
+  readonly kafka: Pick<ExecutorStack['kafka'], 'consumer' | 'uniqueGroupId'>;
+} & Pick<ExecutorStack, 'topics' | 'codec'>;
+
 export async function collectTopic<K extends EventKind>(
-  stack: ExecutorStack,
+  stack: CollectorSource,
   kind: K,
 ): Promise<TopicCollector<K>> {
   const events: EventKinds[K][] = [];
