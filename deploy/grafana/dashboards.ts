@@ -286,7 +286,8 @@ const reconciliation: DashboardSpec = {
       unit: 'short',
       queries: [
         {
-          expr: `sum by (instance, source) (increase(toolgate_metrics_source_errors_total[${R}]))`,
+          // The counter has a series only once a source failed: 0 until then, not "No data".
+          expr: `sum by (instance, source) (increase(toolgate_metrics_source_errors_total[${R}])) or on () vector(0)`,
           legend: '{{source}} @ {{instance}}',
         },
       ],
