@@ -4,7 +4,7 @@ import type {
   ChatCompletionMessage,
   ChatCompletionToolMessageParam,
 } from 'openai/resources/chat/completions';
-import type { ToolCallResult } from '../../libs/core/types.js';
+import type { NormalizedToolCall, ToolCallResult } from '../../libs/core/types.js';
 import type { AnthropicToolResultMessage } from '../../libs/providers/anthropic-results.js';
 import { normalizeAnthropicCalls } from '../../libs/providers/anthropic-normalize.js';
 import type { NormalizationFailure } from '../../libs/providers/normalized-call.js';
@@ -55,14 +55,7 @@ export function turnCalls(turn: ProviderTurn): TurnCallInput[] {
     const message = 'choices' in turn.response ? turn.response.choices[0]?.message : turn.response;
     const raw = message?.tool_calls ?? [];
     return normalized.map((entry, i): TurnCallInput => {
-      if (entry.ok) {
-        return {
-          kind: 'parsed',
-          providerCallId: entry.call.id,
-          tool: entry.call.name,
-          args: entry.call.arguments,
-        };
-      }
+      if (entry.ok) return parsedInput(entry.call);
       const source = raw[i];
       if (source?.type !== 'function') return { kind: 'refused', failure: entry };
       return {
@@ -78,14 +71,7 @@ export function turnCalls(turn: ProviderTurn): TurnCallInput[] {
     (b): b is Extract<ContentBlock, { type: 'tool_use' }> => b.type === 'tool_use',
   );
   return normalized.map((entry, i): TurnCallInput => {
-    if (entry.ok) {
-      return {
-        kind: 'parsed',
-        providerCallId: entry.call.id,
-        tool: entry.call.name,
-        args: entry.call.arguments,
-      };
-    }
+    if (entry.ok) return parsedInput(entry.call);
     return {
       kind: 'unparsed',
       providerCallId: entry.id,
@@ -121,6 +107,11 @@ export function providerMessages(
     provider,
     messages: requestedIds.length === 0 ? [] : [toAnthropicToolResultMessage(requestedIds, results)],
   };
+}
+
+/** A call the provider's arguments parsed for, as the SDK publishes it. */
+function parsedInput(call: NormalizedToolCall): TurnCallInput {
+  return { kind: 'parsed', providerCallId: call.id, tool: call.name, args: call.arguments };
 }
 
 function jsonTextOf(value: unknown): string {

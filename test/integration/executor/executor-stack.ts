@@ -1,21 +1,13 @@
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import type { JWK } from 'jose';
-import { RedisIdempotencyStore, RedisRateLimiter } from '../../../libs/adapters/redis/index.js';
-import { createPrincipalVerifier } from '../../../libs/auth/principal-verifier.js';
-import { signPrincipal } from '../../../libs/auth/sign-principal.js';
-import { KafkaEventBus } from '../../../libs/bus/kafka/kafka-event-bus.js';
-import { idempotencyKey } from '../../../libs/core/idempotency-key.js';
-import { systemClock } from '../../../libs/core/system-clock.js';
+import type { KafkaEventBus } from '../../../libs/bus/kafka/kafka-event-bus.js';
 import type { Principal } from '../../../libs/core/types.js';
 import type { EventKind, EventKinds, ToolCallRequestedEvent } from '../../../libs/events/contracts.js';
 import { RegistryEventCodec } from '../../../libs/events/registry-codec.js';
 import { topicNames, type TopicNames } from '../../../libs/events/topics.js';
-import { createCircuitBreakers, type ManagedCircuitBreakers } from '../../../libs/execution/breakers.js';
-import { createOutboundLimiter } from '../../../libs/execution/outbound-limiter.js';
-import { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
-import { createPolicyEngine } from '../../../libs/policy/index.js';
+import type { ManagedCircuitBreakers } from '../../../libs/execution/breakers.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
-import { createExecutor, type Executor } from '../../../services/executor/executor.js';
+import type { Executor } from '../../../services/executor/executor.js';
 import type { ExecutorDeps } from '../../../services/executor/executor-deps.js';
 import type { Logger } from '../../../libs/ports/logger.js';
 import { DATABASE_URL, REDIS_URL, schemaRegistryUrl } from '../../helpers/env.js';
@@ -29,6 +21,14 @@ import { uniqueName } from '../../helpers/names.js';
 import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
 import { createTestRedis, type TestRedis } from '../../helpers/redis.js';
 import { LEDGER_DDL, ledgerTools, TOOL_SCOPE } from './ledger-tools.js';
+import {
+  dropKafkaAndRedis,
+  redisTestPipeline,
+  testBreakers,
+  testExecutor,
+  testKafkaBus,
+} from './test-parts.js';
+import { publishRequests, signedRequest } from '../../unit/executor/call-requests.js';
 
 export const ISSUER = 'agent-backend-test';
 export const AUDIENCE = 'toolgate-executor-test';
@@ -110,17 +110,7 @@ export async function createExecutorStack(
   const kafka = createTestKafka(name);
   const prefix = uniqueName(name);
   const topics = topicNames(prefix);
-  const bus = new KafkaEventBus({
-    brokers: kafka.brokers,
-    clientId: uniqueName(name),
-    logLevel: 'error',
-    sessionTimeoutMs: 6_000,
-    rebalanceTimeoutMs: 15_000,
-    heartbeatIntervalMs: 300,
-    maxWaitTimeMs: 100,
-    commitIntervalMs: 50,
-    redeliveryDelayMs: 20,
-  });
+  const bus = testKafkaBus(kafka, name);
   await bus.ensureTopics([
     { topic: topics.calls, partitions: PARTITIONS.calls, replicationFactor: 1 },
     { topic: topics.results, partitions: PARTITIONS.results, replicationFactor: 1 },
@@ -145,24 +135,13 @@ export async function createExecutorStack(
   const jwks = { keys: [{ ...(publicKey.export({ format: 'jwk' }) as JWK), kid: KID, use: 'sig' }] };
   const registry = new ToolRegistry();
   for (const tool of ledgerTools(db.pool)) registry.register(tool);
-  const breakers = createCircuitBreakers(
-    { errorThresholdPercentage: 50, volumeThreshold: 1_000, resetTimeoutMs: 30_000, timeoutMs: false },
-    systemClock,
-  );
-  const rateLimiter = new RedisRateLimiter(redis.redis, { keyPrefix: redis.prefix });
-  const pipeline = new GuardPipeline({
-    tools: registry,
-    idempotency: new RedisIdempotencyStore(redis.redis, {
-      keyPrefix: redis.prefix,
-      abandonedRetentionMs: 600_000,
-    }),
-    rateLimiter,
-    policy: createPolicyEngine([], 'executor-test'),
+  const breakers = testBreakers();
+  const pipeline = redisTestPipeline({
+    registry,
+    redis,
     breakers,
-    outbound: createOutboundLimiter(rateLimiter, {}, systemClock),
-    clock: systemClock,
     owner: `${prefix}-executor`,
-    settings: { resultTtlMs: 600_000, leaseMarginMs: 1_000 },
+    policyName: 'executor-test',
   });
   const executors: Executor[] = [];
   let seq = 0;
@@ -207,75 +186,54 @@ export async function createExecutorStack(
       };
     },
     executor(overrides = {}) {
-      const executor = createExecutor({
-        publisher: bus,
-        subscriber: bus,
-        codec,
-        topics,
-        replyTopics: { [topics.results]: PARTITIONS.results },
-        pipeline,
-        tools: registry,
-        verifier: createPrincipalVerifier({ keys: jwks, issuer: ISSUER, audience: AUDIENCE }),
-        clock: systemClock,
-        logger: quietLogger(),
-        ownerId: `${prefix}-executor`,
-        groupId: `${prefix}-executors`,
-        maxConcurrency: 8,
-        partitionsConcurrently: 3,
-        backoff: { firstDelayMs: 20, maxDelayMs: 200 },
-        ...overrides,
-      });
+      const executor = testExecutor(
+        {
+          bus,
+          codec,
+          topics,
+          resultsPartitions: PARTITIONS.results,
+          pipeline,
+          registry,
+          jwks,
+          issuer: ISSUER,
+          audience: AUDIENCE,
+          ownerId: `${prefix}-executor`,
+          groupId: `${prefix}-executors`,
+          partitionsConcurrently: 3,
+          logger: quietLogger(),
+        },
+        overrides,
+      );
       executors.push(executor);
       return executor;
     },
     async request(args, overrides = {}) {
       seq += 1;
       const { principal = PRINCIPAL, ...fields } = overrides;
-      const base: ToolCallRequestedEvent = {
-        callId: `${prefix}-call-${seq}`,
-        providerCallId: `toolu_${seq}`,
-        tool: 'ledger_append',
-        toolVersion: null,
-        argumentsJson: JSON.stringify(args),
-        tenant: TENANT,
-        taskId: `${prefix}-task`,
-        step: 1,
-        index: seq,
-        idempotencyKey: '',
-        resourceKey: `${TENANT}:ledger:${String(args.key)}`,
-        principalAssertion: await signPrincipal(principal, privateKey, {
-          issuer: ISSUER,
-          audience: AUDIENCE,
-          ttlSeconds: 600,
-          kid: KID,
-        }),
-        traceId: randomTraceId(),
-        replyTopic: topics.results,
-        replyPartition: REPLY_PARTITION,
-        deadlineMs: null,
-        requestedAtMs: Date.now(),
-        ...fields,
-      };
-      const key =
-        fields.idempotencyKey ??
-        idempotencyKey(
-          { tenant: base.tenant, taskId: base.taskId, step: base.step, index: base.index },
-          base.tool,
-          JSON.parse(base.argumentsJson),
-        );
-      return { ...base, idempotencyKey: key };
+      return signedRequest(
+        {
+          callId: `${prefix}-call-${seq}`,
+          providerCallId: `toolu_${seq}`,
+          tool: 'ledger_append',
+          toolVersion: null,
+          argumentsJson: JSON.stringify(args),
+          tenant: TENANT,
+          taskId: `${prefix}-task`,
+          step: 1,
+          index: seq,
+          resourceKey: `${TENANT}:ledger:${String(args.key)}`,
+          traceId: randomTraceId(),
+          replyTopic: topics.results,
+          replyPartition: REPLY_PARTITION,
+          deadlineMs: null,
+          requestedAtMs: Date.now(),
+        },
+        principal,
+        { key: privateKey, issuer: ISSUER, audience: AUDIENCE, kid: KID, ttlSeconds: 600 },
+        fields,
+      );
     },
-    async publishCalls(requests) {
-      for (const request of requests) {
-        await bus.publish(topics.calls, [
-          {
-            key: request.resourceKey,
-            value: await codec.encode('calls', request),
-            headers: { traceparent: `00-${request.traceId}-00f067aa0ba902b7-01` },
-          },
-        ]);
-      }
-    },
+    publishCalls: (requests) => publishRequests(bus, codec, topics.calls, requests),
     publishRaw: (key, value) => bus.publish(topics.calls, [{ key, value }]),
     async read(kind, count, timeoutMs = 30_000) {
       const consumer = kafka.consumer({
@@ -289,12 +247,7 @@ export async function createExecutorStack(
       await Promise.all(executors.map((e) => e.stop()));
       breakers.shutdown();
       await bus.close();
-      const admin = await kafka.admin();
-      await admin.deleteTopics({ topics: Object.values(topics), timeout: 10_000 }).catch(() => undefined);
-      await kafka.close();
-      const keys = await redis.redis.keys(`${redis.prefix}*`);
-      if (keys.length > 0) await redis.redis.del(...keys);
-      await redis.close();
+      await dropKafkaAndRedis(kafka, topics, redis);
       await db.drop();
     },
   };

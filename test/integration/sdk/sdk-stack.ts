@@ -1,18 +1,11 @@
 import { generateKeyPairSync } from 'node:crypto';
 import type { JWK } from 'jose';
-import { RedisIdempotencyStore, RedisRateLimiter } from '../../../libs/adapters/redis/index.js';
-import { createPrincipalVerifier } from '../../../libs/auth/principal-verifier.js';
-import { KafkaEventBus } from '../../../libs/bus/kafka/kafka-event-bus.js';
-import { systemClock } from '../../../libs/core/system-clock.js';
 import type { EventKind, EventKinds } from '../../../libs/events/contracts.js';
 import { RegistryEventCodec } from '../../../libs/events/registry-codec.js';
 import { topicNames, type TopicNames } from '../../../libs/events/topics.js';
-import { createCircuitBreakers } from '../../../libs/execution/breakers.js';
-import { createOutboundLimiter } from '../../../libs/execution/outbound-limiter.js';
-import { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
 import type { BatchHandler, EventSubscriber, SubscribeOptions } from '../../../libs/ports/event-bus.js';
-import { createPolicyEngine } from '../../../libs/policy/index.js';
-import { createExecutor, type Executor } from '../../../services/executor/executor.js';
+import { silentLogger } from '../../../libs/ports/logger.js';
+import type { Executor } from '../../../services/executor/executor.js';
 import type { ToolgateClientOptions } from '../../../services/sdk/client-options.js';
 import { createToolgateClient, type ToolgateClient } from '../../../services/sdk/toolgate-client.js';
 import { schemaRegistryUrl } from '../../helpers/env.js';
@@ -20,6 +13,13 @@ import { consumeMessages, createTestKafka } from '../../helpers/kafka.js';
 import { uniqueName } from '../../helpers/names.js';
 import { createTestRedis } from '../../helpers/redis.js';
 import { Effects, fixtureTools, registryOf } from '../../unit/sdk/test-tools.js';
+import {
+  dropKafkaAndRedis,
+  redisTestPipeline,
+  testBreakers,
+  testExecutor,
+  testKafkaBus,
+} from '../executor/test-parts.js';
 
 export const ISSUER = 'agent-backend-sdk-test';
 export const AUDIENCE = 'toolgate-executor-sdk-test';
@@ -49,17 +49,7 @@ export interface SdkStack {
 export async function createSdkStack(name: string): Promise<SdkStack> {
   const kafka = createTestKafka(name);
   const topics = topicNames(uniqueName(name));
-  const bus = new KafkaEventBus({
-    brokers: kafka.brokers,
-    clientId: uniqueName(name),
-    logLevel: 'error',
-    sessionTimeoutMs: 6_000,
-    rebalanceTimeoutMs: 15_000,
-    heartbeatIntervalMs: 300,
-    maxWaitTimeMs: 100,
-    commitIntervalMs: 50,
-    redeliveryDelayMs: 20,
-  });
+  const bus = testKafkaBus(kafka, name);
   await bus.ensureTopics(
     (Object.keys(PARTITIONS) as EventKind[]).map((kind) => ({
       topic: topics[kind],
@@ -73,42 +63,28 @@ export async function createSdkStack(name: string): Promise<SdkStack> {
   const registry = registryOf(fixtureTools(effects));
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   const jwks = { keys: [{ ...(publicKey.export({ format: 'jwk' }) as JWK), kid: KID, use: 'sig' }] };
-  const breakers = createCircuitBreakers(
-    { errorThresholdPercentage: 50, volumeThreshold: 1_000, resetTimeoutMs: 30_000, timeoutMs: false },
-    systemClock,
-  );
-  const rateLimiter = new RedisRateLimiter(redis.redis, { keyPrefix: redis.prefix });
-  const pipeline = new GuardPipeline({
-    tools: registry,
-    idempotency: new RedisIdempotencyStore(redis.redis, {
-      keyPrefix: redis.prefix,
-      abandonedRetentionMs: 600_000,
-    }),
-    rateLimiter,
-    policy: createPolicyEngine([], 'sdk-test'),
+  const breakers = testBreakers();
+  const pipeline = redisTestPipeline({
+    registry,
+    redis,
     breakers,
-    outbound: createOutboundLimiter(rateLimiter, {}, systemClock),
-    clock: systemClock,
     owner: `${name}-executor`,
-    settings: { resultTtlMs: 600_000, leaseMarginMs: 1_000 },
+    policyName: 'sdk-test',
   });
-  const ignore = (): void => undefined;
-  const executor: Executor = createExecutor({
-    publisher: bus,
-    subscriber: bus,
+  const executor: Executor = testExecutor({
+    bus,
     codec,
     topics,
-    replyTopics: { [topics.results]: PARTITIONS.results },
+    resultsPartitions: PARTITIONS.results,
     pipeline,
-    tools: registry,
-    verifier: createPrincipalVerifier({ keys: jwks, issuer: ISSUER, audience: AUDIENCE }),
-    clock: systemClock,
-    logger: { debug: ignore, info: ignore, warn: ignore, error: ignore },
+    registry,
+    jwks,
+    issuer: ISSUER,
+    audience: AUDIENCE,
     ownerId: `${name}-executor`,
     groupId: uniqueName(`${name}_executors`),
-    maxConcurrency: 8,
     partitionsConcurrently: 4,
-    backoff: { firstDelayMs: 20, maxDelayMs: 200 },
+    logger: silentLogger,
   });
   await executor.start();
 
@@ -166,12 +142,7 @@ export async function createSdkStack(name: string): Promise<SdkStack> {
       await executor.stop();
       breakers.shutdown();
       await bus.close();
-      const admin = await kafka.admin();
-      await admin.deleteTopics({ topics: Object.values(topics), timeout: 10_000 }).catch(() => undefined);
-      await kafka.close();
-      const keys = await redis.redis.keys(`${redis.prefix}*`);
-      if (keys.length > 0) await redis.redis.del(...keys);
-      await redis.close();
+      await dropKafkaAndRedis(kafka, topics, redis);
     },
   };
 }

@@ -2,10 +2,8 @@ import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
 import { MemoryIdempotencyStore, MemoryRateLimiter } from '../../../libs/adapters/memory/index.js';
 import { createPrincipalVerifier } from '../../../libs/auth/principal-verifier.js';
-import { signPrincipal } from '../../../libs/auth/sign-principal.js';
 import { MemoryEventBus } from '../../../libs/bus/memory/memory-event-bus.js';
 import { ToolgateError } from '../../../libs/core/errors.js';
-import { idempotencyKey } from '../../../libs/core/idempotency-key.js';
 import { systemClock } from '../../../libs/core/system-clock.js';
 import type { Principal } from '../../../libs/core/types.js';
 import type { EventKind, EventKinds, ToolCallRequestedEvent } from '../../../libs/events/contracts.js';
@@ -24,6 +22,7 @@ import { createExecutor, type Executor } from '../../../services/executor/execut
 import type { ExecutorDeps } from '../../../services/executor/executor-deps.js';
 import type { Logger } from '../../../libs/ports/logger.js';
 import { uniqueName } from '../../helpers/names.js';
+import { publishRequests, signedRequest } from './call-requests.js';
 
 export const ISSUER = 'agent-backend';
 export const AUDIENCE = 'toolgate-executor';
@@ -203,51 +202,30 @@ export async function createHarness(tools: readonly ToolDefinition[], callsParti
     async request(args, overrides = {}) {
       callSeq += 1;
       const { principal = PRINCIPAL, ...fields } = overrides;
-      const base: ToolCallRequestedEvent = {
-        callId: `call-${callSeq}`,
-        providerCallId: `toolu_${callSeq}`,
-        tool: 'adjust_stock',
-        toolVersion: null,
-        argumentsJson: JSON.stringify(args),
-        tenant: TENANT,
-        taskId: `task-${callSeq}`,
-        step: 1,
-        index: 0,
-        idempotencyKey: '',
-        resourceKey: `${TENANT}:stock:${String(args.sku)}`,
-        principalAssertion: await signPrincipal(principal, privateKey, {
-          issuer: ISSUER,
-          audience: AUDIENCE,
-          ttlSeconds: 300,
-          kid: 'k1',
-        }),
-        traceId: TRACE_ID,
-        replyTopic: topics.results,
-        replyPartition: REPLY_PARTITION,
-        deadlineMs: null,
-        requestedAtMs: Date.now(),
-        ...fields,
-      };
-      const key =
-        fields.idempotencyKey ??
-        idempotencyKey(
-          { tenant: base.tenant, taskId: base.taskId, step: base.step, index: base.index },
-          base.tool,
-          JSON.parse(base.argumentsJson),
-        );
-      return { ...base, idempotencyKey: key };
+      return signedRequest(
+        {
+          callId: `call-${callSeq}`,
+          providerCallId: `toolu_${callSeq}`,
+          tool: 'adjust_stock',
+          toolVersion: null,
+          argumentsJson: JSON.stringify(args),
+          tenant: TENANT,
+          taskId: `task-${callSeq}`,
+          step: 1,
+          index: 0,
+          resourceKey: `${TENANT}:stock:${String(args.sku)}`,
+          traceId: TRACE_ID,
+          replyTopic: topics.results,
+          replyPartition: REPLY_PARTITION,
+          deadlineMs: null,
+          requestedAtMs: Date.now(),
+        },
+        principal,
+        { key: privateKey, issuer: ISSUER, audience: AUDIENCE, kid: 'k1', ttlSeconds: 300 },
+        fields,
+      );
     },
-    async publishCalls(requests) {
-      for (const request of requests) {
-        await bus.publish(topics.calls, [
-          {
-            key: request.resourceKey,
-            value: await codec.encode('calls', request),
-            headers: { traceparent: `00-${request.traceId}-00f067aa0ba902b7-01` },
-          },
-        ]);
-      }
-    },
+    publishCalls: (requests) => publishRequests(bus, codec, topics.calls, requests),
     publishRaw: (key, value) => bus.publish(topics.calls, [{ key, value }]),
     async read(kind, count, timeoutMs = 5_000) {
       const got: Array<{ message: BusMessage; event: EventKinds[typeof kind] }> = [];

@@ -1,0 +1,126 @@
+import type { JSONWebKeySet } from 'jose';
+import { RedisIdempotencyStore, RedisRateLimiter } from '../../../libs/adapters/redis/index.js';
+import { createPrincipalVerifier } from '../../../libs/auth/principal-verifier.js';
+import { KafkaEventBus } from '../../../libs/bus/kafka/kafka-event-bus.js';
+import { systemClock } from '../../../libs/core/system-clock.js';
+import type { TopicNames } from '../../../libs/events/topics.js';
+import { createCircuitBreakers, type ManagedCircuitBreakers } from '../../../libs/execution/breakers.js';
+import { createOutboundLimiter } from '../../../libs/execution/outbound-limiter.js';
+import { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
+import { createPolicyEngine } from '../../../libs/policy/index.js';
+import type { EventCodec } from '../../../libs/ports/event-codec.js';
+import type { Logger } from '../../../libs/ports/logger.js';
+import type { ToolRegistry } from '../../../libs/registry/tool-registry.js';
+import { createExecutor, type Executor } from '../../../services/executor/executor.js';
+import type { CallRunner, ExecutorDeps } from '../../../services/executor/executor-deps.js';
+import type { TestKafka } from '../../helpers/kafka.js';
+import { uniqueName } from '../../helpers/names.js';
+import type { TestRedis } from '../../helpers/redis.js';
+
+/**
+ * The parts in-process tests on real servers build an executor from (the executor's and the SDK's
+ * stacks share them): a bus with short timeouts, breakers that never open on their own, a guard
+ * pipeline on Redis, the executor itself, and the clean-up of what they leave on the servers.
+ */
+
+/** A Kafka bus on the test brokers, tuned so rebalances and stops take well under a second. */
+export function testKafkaBus(kafka: TestKafka, name: string): KafkaEventBus {
+  return new KafkaEventBus({
+    brokers: kafka.brokers,
+    clientId: uniqueName(name),
+    logLevel: 'error',
+    sessionTimeoutMs: 6_000,
+    rebalanceTimeoutMs: 15_000,
+    heartbeatIntervalMs: 300,
+    maxWaitTimeMs: 100,
+    commitIntervalMs: 50,
+    redeliveryDelayMs: 20,
+  });
+}
+
+/** Breakers with a volume threshold no test reaches: they stay closed unless a test opens them. */
+export function testBreakers(): ManagedCircuitBreakers {
+  return createCircuitBreakers(
+    { errorThresholdPercentage: 50, volumeThreshold: 1_000, resetTimeoutMs: 30_000, timeoutMs: false },
+    systemClock,
+  );
+}
+
+/** A guard pipeline over `registry` with Redis idempotency and rate limits and no policy rules. */
+export function redisTestPipeline(options: {
+  readonly registry: ToolRegistry;
+  readonly redis: TestRedis;
+  readonly breakers: ManagedCircuitBreakers;
+  readonly owner: string;
+  readonly policyName: string;
+}): GuardPipeline {
+  const { redis } = options;
+  const rateLimiter = new RedisRateLimiter(redis.redis, { keyPrefix: redis.prefix });
+  return new GuardPipeline({
+    tools: options.registry,
+    idempotency: new RedisIdempotencyStore(redis.redis, {
+      keyPrefix: redis.prefix,
+      abandonedRetentionMs: 600_000,
+    }),
+    rateLimiter,
+    policy: createPolicyEngine([], options.policyName),
+    breakers: options.breakers,
+    outbound: createOutboundLimiter(rateLimiter, {}, systemClock),
+    clock: systemClock,
+    owner: options.owner,
+    settings: { resultTtlMs: 600_000, leaseMarginMs: 1_000 },
+  });
+}
+
+/** Deletes the test's topics and Redis keys and closes both clients; topic deletion is best effort. */
+export async function dropKafkaAndRedis(
+  kafka: TestKafka,
+  topics: TopicNames,
+  redis: TestRedis,
+): Promise<void> {
+  const admin = await kafka.admin();
+  await admin.deleteTopics({ topics: Object.values(topics), timeout: 10_000 }).catch(() => undefined);
+  await kafka.close();
+  const keys = await redis.redis.keys(`${redis.prefix}*`);
+  if (keys.length > 0) await redis.redis.del(...keys);
+  await redis.close();
+}
+
+/** What {@link testExecutor} needs of a stack. */
+export interface TestExecutorParts {
+  readonly bus: KafkaEventBus;
+  readonly codec: EventCodec;
+  readonly topics: TopicNames;
+  readonly resultsPartitions: number;
+  readonly pipeline: CallRunner;
+  readonly registry: ToolRegistry;
+  readonly jwks: JSONWebKeySet;
+  readonly issuer: string;
+  readonly audience: string;
+  readonly ownerId: string;
+  readonly groupId: string;
+  readonly partitionsConcurrently: number;
+  readonly logger: Logger;
+}
+
+/** An in-process executor on a test stack: 8 calls at once per batch, quick publish retries. */
+export function testExecutor(parts: TestExecutorParts, overrides: Partial<ExecutorDeps> = {}): Executor {
+  return createExecutor({
+    publisher: parts.bus,
+    subscriber: parts.bus,
+    codec: parts.codec,
+    topics: parts.topics,
+    replyTopics: { [parts.topics.results]: parts.resultsPartitions },
+    pipeline: parts.pipeline,
+    tools: parts.registry,
+    verifier: createPrincipalVerifier({ keys: parts.jwks, issuer: parts.issuer, audience: parts.audience }),
+    clock: systemClock,
+    logger: parts.logger,
+    ownerId: parts.ownerId,
+    groupId: parts.groupId,
+    maxConcurrency: 8,
+    partitionsConcurrently: parts.partitionsConcurrently,
+    backoff: { firstDelayMs: 20, maxDelayMs: 200 },
+    ...overrides,
+  });
+}
