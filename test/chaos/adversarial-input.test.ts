@@ -29,9 +29,8 @@ import { collectTopic } from './topic-collector.js';
  * nothing reached the ledger. Prompt-injection text returned by a tool travels as a JSON string
  * inside the result and decides nothing: the write it asks for, made without the scope, is refused.
  *
- * Not covered here: path traversal (the catalog has no read_document tool) and preview tokens
- * (libs/patterns/preview exists; replayed and tampered tokens are covered by
- * test/integration/patterns/preview-confirm.test.ts, not through this scenario's Kafka path).
+ * Not covered here: path traversal (the catalog has no read_document tool). Replayed and tampered
+ * preview tokens have their own scenario, preview-tokens.test.ts.
  */
 const SCALE = chaosScale();
 
