@@ -28,3 +28,4 @@ export * from './patterns/preview/index.js';
 export * from './patterns/jobs/index.js';
 export type * from './ports/single-use-store.js';
 export type * from './ports/job-store.js';
+export * from './integrations/index.js';
