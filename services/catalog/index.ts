@@ -1,11 +1,26 @@
-/** The store's tool catalog: six tools over the fake downstream services, their policy and limits. */
+/**
+ * The store's tool catalog: six core tools over the fake downstream services, the enterprise-pattern
+ * tools over their backends, their policy and limits.
+ */
 export {
   buildStoreCatalog,
+  createPostgresStoreCatalog,
   createStoreCatalog,
   storeTools,
   type StoreCatalog,
   type StoreCatalogEnv,
 } from './store-catalog.js';
+export { loadStoreCatalogConfig, StoreCatalogConfigError, type StoreCatalogConfig } from './config.js';
+export {
+  legacyFilingClient,
+  memoryPatternBackends,
+  type FilingBackend,
+  type MemoryPatternOptions,
+  type PatternBackends,
+  type PurchasingBackend,
+} from './pattern-backends.js';
+export { patternTools } from './pattern-tools.js';
+export { createPostgresPatternBackends, DOCUMENT_EXTENSIONS } from './postgres-pattern-backends.js';
 export { STORE_POLICY_RULES, STORE_POLICY_VERSION } from './store-policy.js';
 export { STORE_DOWNSTREAM_LIMITS } from './downstream-limits.js';
 export { mayActOnOrder, OWNERSHIP_LOOKUP_MS } from './order-access.js';

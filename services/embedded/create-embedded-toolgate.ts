@@ -9,6 +9,7 @@ import type { ManagedCircuitBreakers } from '../../libs/execution/breakers.js';
 import type { AuditStore } from '../../libs/ports/audit-store.js';
 import type { CaseStore } from '../../libs/ports/case-store.js';
 import type { Clock } from '../../libs/ports/clock.js';
+import type { PatternBackends } from '../catalog/pattern-backends.js';
 import { buildStoreCatalog, type StoreCatalog } from '../catalog/store-catalog.js';
 import { createMemoryDownstreams } from '../downstreams/memory-downstreams.js';
 import type { StoreDownstreams } from '../downstreams/store-downstreams.js';
@@ -25,6 +26,13 @@ export interface EmbeddedToolgateOptions {
   readonly logger?: TopologyLogger;
   /** The store's services; default fresh in-memory ones seeded with the story's data. */
   readonly downstreams?: StoreDownstreams;
+  /**
+   * The pattern tools' backends; default in-memory ones (`memoryPatternBackends`: report jobs and
+   * the purchase-order pair with a random preview key). Pass `memoryPatternBackends(clock, {...})`
+   * with a legacy filing URL, a documents folder or a reports pool to register those tools too.
+   * Closed by `stop`.
+   */
+  readonly patterns?: PatternBackends;
   /** Waits before each reconciliation status check. Default: the reconciler's (1, 2, 4, 8, 16 s). */
   readonly checkScheduleMs?: readonly number[];
   /** Late definite answers to calls a turn returned as UNRESOLVED (usually from the reconciler). */
@@ -60,7 +68,7 @@ const PARTITIONS: TopicPartitions = { calls: 4, results: 2, audit: 2, dlq: 1 };
  * Builds toolgate's full topology in one process (DESIGN §4 "embedded default"): the memory event
  * bus with the local Avro codec (the same bytes as on Kafka, without a registry), memory
  * idempotency and rate-limit stores shared by the executors, executors running the store catalog
- * over in-memory fake services, the audit sink into a memory audit store, the reconciler over a
+ * over in-memory fake services and in-memory pattern backends (jobs, preview tokens, purchasing), the audit sink into a memory audit store, the reconciler over a
  * memory case store, and the SDK client.
  * Behaviour does not depend on the transport: the same parts run on Kafka, Redis and Postgres.
  */
@@ -70,7 +78,7 @@ export function createEmbeddedToolgate(options: EmbeddedToolgateOptions = {}): E
   const bus = new MemoryEventBus({ clock, logger, commitIntervalMs: 50, redeliveryDelayMs: 20 });
   const topics = topicNames('toolgate');
   const downstreams = options.downstreams ?? createMemoryDownstreams({ clock });
-  const catalog = buildStoreCatalog(downstreams, clock);
+  const catalog = buildStoreCatalog(downstreams, clock, options.patterns);
   const auditStore = new MemoryAuditStore();
   const caseStore = new MemoryCaseStore(clock);
   const rateLimiter = new MemoryRateLimiter(clock);
