@@ -25,14 +25,19 @@ import { checkServers } from './server-checks.js';
  * schema and topics are left behind for inspection (the run prints their names).
  *
  * Rejects with ServerUnavailableError naming every missing server before anything is created.
+ * `options.runId` replaces the random `demo_<hex>` name (a test passes its own unique name so it
+ * can remove the schema, topics and keys afterwards); it must be lowercase letters, digits and `_`.
  */
 export async function startKafkaDemo(
   servers: DemoConfig['servers'],
   logger: TopologyLogger,
   announce: (line: string) => void,
+  options: { readonly runId?: string } = {},
 ): Promise<DemoToolgate> {
+  const runId = options.runId ?? `demo_${randomBytes(4).toString('hex')}`;
+  // The name is quoted into SQL and used as a topic prefix: only characters valid in both.
+  if (!/^[a-z_][a-z0-9_]*$/.test(runId)) throw new Error(`invalid demo run id ${JSON.stringify(runId)}`);
   await checkServers(servers);
-  const runId = `demo_${randomBytes(4).toString('hex')}`;
   const clock = systemClock;
   const closers: Array<() => Promise<unknown>> = [];
   const closeAll = async (): Promise<void> => {

@@ -21,6 +21,8 @@ export interface CallReport {
   readonly attempts: readonly string[];
   /** toolgate's call id (the audit record's). */
   readonly callId: string;
+  /** The trace id the SDK gave the call's turn; its audit record must carry the same. */
+  readonly traceId: string;
 }
 
 export interface StepReport {
@@ -96,6 +98,7 @@ export async function runRefundStory(tg: DemoToolgate, out: Out): Promise<StoryR
           : { errorCode: result.error.code, message: result.error.message }),
         attempts: audit?.attempts.map((a) => a.result) ?? [],
         callId: ids[i]!,
+        traceId: outcome.traceId,
       });
     }
     printMessages(out, outcome);
