@@ -159,8 +159,7 @@ describe('adversarial input', () => {
       if (r !== undefined && !UNDECODABLE.has(c.kind)) {
         if (r.outcome === 'SUCCESS' || !r.error?.message)
           failures.push(`${c.kind} ${c.callId}: ${r.outcome}`);
-        else if (!auditIds.has(c.callId) && d === undefined)
-          failures.push(`${c.kind} ${c.callId}: refusal not audited`);
+        else if (!auditIds.has(c.callId)) failures.push(`${c.kind} ${c.callId}: refusal not audited`);
         else {
           k.refused += 1;
           if (auditIds.has(c.callId)) k.audited += 1;

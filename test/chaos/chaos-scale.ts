@@ -23,7 +23,7 @@ const SCALES: Record<ChaosScale['name'], ChaosScale> = {
     crashCalls: 1_000,
     crashKeys: 50,
     executors: 3,
-    killEveryMs: 5_000,
+    killEveryMs: 4_000,
     outageMs: 5_000,
     outageCalls: 300,
     adversarialRuns: 220,

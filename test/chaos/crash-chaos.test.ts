@@ -98,13 +98,18 @@ describe('crash chaos', () => {
       const answered = (): number => new Set(results.events.map((e) => e.callId)).size;
       let kills = 0;
       let done = false;
+      const spawns: Promise<unknown>[] = [];
+      // A kill every period, whether or not the last replacement finished starting: the group is
+      // often mid-rebalance when the next one dies.
       const chaos = (async () => {
         while (!done) {
           await new Promise((r) => setTimeout(r, SCALE.killEveryMs));
           if (done) break;
+          // Keep one started executor alive, and never more than the fleet's size starting at once.
+          if (fleet.started() < 2 || fleet.live.length < SCALE.executors) continue;
           await fleet.killOne();
           kills += 1;
-          await fleet.spawn();
+          spawns.push(fleet.spawn());
         }
       })();
 
@@ -123,6 +128,7 @@ describe('crash chaos', () => {
       } finally {
         done = true;
         await chaos;
+        await Promise.all(spawns);
       }
       const exitCodes = await fleet.stop();
       const elapsedMs = Date.now() - t0;

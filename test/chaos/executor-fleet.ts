@@ -19,8 +19,10 @@ export interface ExecutorFleet {
   readonly live: ExecutorProcess[];
   readonly all: ExecutorProcess[];
   readonly killedPids: Set<number>;
+  /** Live children that finished starting. */
+  started(): number;
   spawn(): Promise<ExecutorProcess>;
-  /** SIGKILLs the oldest live child and waits for it to exit. */
+  /** SIGKILLs the oldest child that finished starting and waits for it to exit. */
   killOne(): Promise<ExecutorProcess>;
   /** SIGTERMs every live child; resolves with their exit codes. */
   stop(): Promise<Array<number | null>>;
@@ -36,6 +38,7 @@ export function createExecutorFleet(
   const live: ExecutorProcess[] = [];
   const all: ExecutorProcess[] = [];
   const killedPids = new Set<number>();
+  const readyPids = new Set<number>();
   let n = 0;
   const databaseUrl = servers.databaseUrl ?? DATABASE_URL;
   const sep = databaseUrl.includes('?') ? '&' : '?';
@@ -71,6 +74,7 @@ export function createExecutorFleet(
     live,
     all,
     killedPids,
+    started: () => live.filter((c) => readyPids.has(c.pid)).length,
     async spawn() {
       n += 1;
       const id = `${stack.prefix}-exec-${n}`;
@@ -78,11 +82,14 @@ export function createExecutorFleet(
       live.push(child);
       all.push(child);
       await child.ready;
+      readyPids.add(child.pid);
       return child;
     },
     async killOne() {
-      const victim = live.shift();
-      if (!victim) throw new Error('no live executor to kill');
+      // Only a child that finished starting: killing one mid-start tests start-up, not crashes.
+      const at = live.findIndex((c) => readyPids.has(c.pid));
+      if (at < 0) throw new Error('no started executor to kill');
+      const [victim] = live.splice(at, 1) as [ExecutorProcess];
       killedPids.add(victim.pid);
       victim.child.kill('SIGKILL');
       await victim.exited;
