@@ -1,0 +1,103 @@
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { migrate } from '../../libs/adapters/postgres/migrate.js';
+import { KafkaEventBus } from '../../libs/bus/kafka/kafka-event-bus.js';
+import { RegistryEventCodec } from '../../libs/events/registry-codec.js';
+import type { TopicNames } from '../../libs/events/topics.js';
+import { busLogger } from '../../libs/observability/bus-logger.js';
+import { kafkaLagSource } from '../../libs/observability/consumer-lag.js';
+import type { ConsumerLagReader } from '../../libs/observability/consumer-lag.js';
+import type { TopicSpec } from '../../libs/ports/event-bus.js';
+import type { ServiceSettings } from './service-env.js';
+import type { ServiceContext } from './service-runtime.js';
+import { retryStartupStep } from './startup-retry.js';
+
+/**
+ * The clients toolgate's services open the same way, each registered to close with the service.
+ * `ready: true` adds the client to /readyz: list only what the service cannot work without.
+ */
+
+/** A Postgres pool, migrated to the latest schema before it is returned. */
+export async function openPostgres(
+  context: ServiceContext,
+  options: { readonly url: string; readonly max: number; readonly ready: boolean },
+): Promise<pg.Pool> {
+  const pool = new pg.Pool({ connectionString: options.url, max: options.max });
+  context.onClose('postgres', () => pool.end());
+  if (options.ready) context.readyWhen('postgres', async () => (await pool.query('SELECT 1')).rowCount === 1);
+  const migrated = await migrate(pool);
+  if (migrated.applied.length > 0) context.logger.info({ applied: migrated.applied }, 'migrations applied');
+  return pool;
+}
+
+/** A Redis client; commands fail after two reconnection attempts instead of queueing forever. */
+export function openRedis(
+  context: ServiceContext,
+  options: { readonly url: string; readonly ready: boolean },
+): Redis {
+  const redis = new Redis(options.url, { maxRetriesPerRequest: 2 });
+  context.onClose('redis', () => redis.quit());
+  if (options.ready) context.readyWhen('redis', async () => (await redis.ping()) === 'PONG');
+  return redis;
+}
+
+/** The bus and the registry codec, once `topics` exist with their partition counts. */
+export interface KafkaClients {
+  readonly bus: KafkaEventBus;
+  readonly codec: RegistryEventCodec;
+}
+
+/**
+ * The Kafka bus (logging through `busLogger`), its topics ensured and the event schemas
+ * registered, both retried briefly at start-up (fresh topics and a booting registry answer
+ * transiently wrong for a moment; see `retryStartupStep`).
+ */
+export async function openKafka(
+  context: ServiceContext,
+  options: {
+    readonly settings: ServiceSettings;
+    readonly clientId: string;
+    readonly topics: TopicNames;
+    readonly ensure: readonly TopicSpec[];
+  },
+): Promise<KafkaClients> {
+  const { settings } = options;
+  const bus = new KafkaEventBus({
+    brokers: settings.kafkaBrokers,
+    clientId: options.clientId,
+    logger: busLogger(context.logger),
+    sessionTimeoutMs: settings.kafka.sessionTimeoutMs,
+    rebalanceTimeoutMs: settings.kafka.rebalanceTimeoutMs,
+    heartbeatIntervalMs: settings.kafka.heartbeatMs,
+  });
+  context.onClose('kafka', () => bus.close());
+  const retryDeps = { clock: context.clock, logger: context.logger };
+  await retryStartupStep('ensure topics', () => bus.ensureTopics(options.ensure), retryDeps);
+  const codec = await retryStartupStep(
+    'register schemas',
+    () => RegistryEventCodec.create({ url: settings.schemaRegistryUrl, topics: options.topics }),
+    retryDeps,
+  );
+  return { bus, codec };
+}
+
+/** The consumer group's lag on `topics`, read at scrape time through an admin client of its own. */
+export function openConsumerLag(
+  context: ServiceContext,
+  options: {
+    readonly settings: ServiceSettings;
+    readonly clientId: string;
+    readonly groupId: string;
+    readonly topics: readonly string[];
+  },
+): ConsumerLagReader {
+  const lag = kafkaLagSource({
+    brokers: options.settings.kafkaBrokers,
+    clientId: `${options.clientId}-lag`,
+    logger: busLogger(context.logger),
+    groupId: options.groupId,
+    topics: options.topics,
+  });
+  context.onClose('consumer lag', () => lag.close());
+  return lag.read;
+}
