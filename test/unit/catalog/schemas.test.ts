@@ -40,7 +40,7 @@ type Node = {
 };
 
 describe('store catalog: provider exports', () => {
-  it('registers exactly the six store tools', () => {
+  it('registers the six core store tools', () => {
     const all = tools();
     expect(all.map((t) => t.name).sort()).toEqual(TOOL_NAMES);
   });

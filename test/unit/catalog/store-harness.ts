@@ -6,7 +6,12 @@ import type { ManagedCircuitBreakers } from '../../../libs/execution/breakers.js
 import { createOutboundLimiter } from '../../../libs/execution/outbound-limiter.js';
 import type { PipelineDeps } from '../../../libs/pipeline/deps.js';
 import { GuardPipeline, type PipelineRun } from '../../../libs/pipeline/guard-pipeline.js';
-import { buildStoreCatalog, type StoreCatalog } from '../../../services/catalog/index.js';
+import type { Clock } from '../../../libs/ports/clock.js';
+import {
+  buildStoreCatalog,
+  type PatternBackends,
+  type StoreCatalog,
+} from '../../../services/catalog/index.js';
 import { createMemoryDownstreams } from '../../../services/downstreams/memory-downstreams.js';
 import type { DownstreamOptions, StoreDownstreams } from '../../../services/downstreams/store-downstreams.js';
 
@@ -78,11 +83,16 @@ export interface StoreHarness {
 
 /** The store catalog on in-memory downstreams, behind a real guard pipeline with memory adapters. */
 export function storeHarness(
-  options: { breakerVolume?: number; downstreams?: Partial<DownstreamOptions> } = {},
+  options: {
+    breakerVolume?: number;
+    downstreams?: Partial<DownstreamOptions>;
+    /** Default: the catalog's in-memory pattern backends. */
+    patterns?: (clock: Clock) => PatternBackends;
+  } = {},
 ): StoreHarness {
   const clock = new ManualClock(T0);
   const downstreams = createMemoryDownstreams({ clock, ...options.downstreams });
-  const catalog = buildStoreCatalog(downstreams, clock);
+  const catalog = buildStoreCatalog(downstreams, clock, options.patterns?.(clock));
   const rateLimiter = new MemoryRateLimiter(clock);
   const breakers = createCircuitBreakers(
     {
