@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,8 +10,8 @@ const INSTALL_SCRIPT = fileURLToPath(new URL('prometheus-install.sh', import.met
 
 /**
  * Makes sure `prometheus` and `promtool` are on PATH, installing them from Debian's packages
- * (deploy/local/prometheus-install.sh, needs root) when they are not. Resolves with the version line;
- * throws with the installer's output when it cannot install them.
+ * (deploy/local/prometheus-install.sh, needs root) when they are not. Returns Prometheus' version
+ * line; throws with the installer's output when it cannot install them.
  */
 export function ensurePrometheusInstalled(log: LauncherLog): string {
   const version = (): string | undefined => {
@@ -30,11 +30,6 @@ export function ensurePrometheusInstalled(log: LauncherLog): string {
     );
   }
   return installed;
-}
-
-/** The path of `promtool` (after {@link ensurePrometheusInstalled}). */
-export function promtoolPath(): string {
-  return execFileSync('bash', ['-c', 'command -v promtool'], { encoding: 'utf8' }).trim();
 }
 
 /** True when Prometheus at `baseUrl` says it is ready (GET /-/ready → 200). One 2 s attempt. */
