@@ -2,7 +2,8 @@ import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { topicNames, valueSubject } from '../../../libs/events/topics.js';
 import { RegistryEventCodec } from '../../../libs/events/registry-codec.js';
-import { storeTools } from '../../../services/catalog/index.js';
+import { MemoryJobStore } from '../../../libs/adapters/memory/index.js';
+import { patternTools, storeTools } from '../../../services/catalog/index.js';
 import { EXIT } from '../../../services/cli/cli-error.js';
 import { schemaRegistryUrl } from '../../helpers/env.js';
 import { uniqueName } from '../../helpers/names.js';
@@ -30,8 +31,14 @@ describe('registry export from the executor catalog', () => {
     });
     expect(r.code).toBe(EXIT.ok);
     const tools = r.json<{ type: string; function: { name: string; strict: boolean } }[]>();
-    // Built independently here from the catalog's own list: the exported names are those tools.
-    const expected = storeTools({} as never, { now: () => 0, sleep: () => Promise.resolve() })
+    // Built independently here from the catalog's own lists: with no optional backend configured,
+    // the executor's catalog is the core store tools plus the report-job tools.
+    const clock = { now: () => 0, sleep: () => Promise.resolve() };
+    const unconfigured = { jobs: new MemoryJobStore(), close: () => Promise.resolve() };
+    const expected = [
+      ...storeTools({} as never, clock),
+      ...patternTools(unconfigured, {} as never, clock, () => 'v'),
+    ]
       .map((t) => t.name)
       .sort();
     expect(tools.map((t) => t.function.name)).toEqual(expected);
