@@ -1,11 +1,7 @@
-import { MemoryIdempotencyStore, MemoryRateLimiter } from '../../../libs/adapters/memory/index.js';
 import { ManualClock } from '../../../libs/core/manual-clock.js';
 import type { ExecutionContext, NormalizedToolCall, Principal } from '../../../libs/core/types.js';
-import { createCircuitBreakers } from '../../../libs/execution/breakers.js';
 import type { ManagedCircuitBreakers } from '../../../libs/execution/breakers.js';
-import { createOutboundLimiter } from '../../../libs/execution/outbound-limiter.js';
-import type { PipelineDeps } from '../../../libs/pipeline/deps.js';
-import { GuardPipeline, type PipelineRun } from '../../../libs/pipeline/guard-pipeline.js';
+import type { GuardPipeline, PipelineRun } from '../../../libs/pipeline/guard-pipeline.js';
 import type { Clock } from '../../../libs/ports/clock.js';
 import {
   buildStoreCatalog,
@@ -14,6 +10,8 @@ import {
 } from '../../../services/catalog/index.js';
 import { createMemoryDownstreams } from '../../../services/downstreams/memory-downstreams.js';
 import type { DownstreamOptions, StoreDownstreams } from '../../../services/downstreams/store-downstreams.js';
+import { memoryPipeline } from '../../helpers/memory-pipeline.js';
+import { ctxFor, toolCall } from '../../helpers/tool-calls.js';
 
 export const T0 = Date.parse('2026-11-29T23:00:00.000Z');
 
@@ -49,26 +47,7 @@ export const manager: Principal = {
   scopes: ['orders:read', 'refunds:write'],
 };
 
-let task = 0;
-/** A context for `principal`; each call gets a fresh task unless `taskId` is given. */
-export function ctxFor(principal: Principal, overrides: Partial<ExecutionContext> = {}): ExecutionContext {
-  task += 1;
-  return {
-    principal,
-    tenant: principal.tenant,
-    taskId: `task-${task}`,
-    step: 0,
-    index: 0,
-    traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
-    ...overrides,
-  };
-}
-
-let seq = 0;
-export function toolCall(name: string, args: Record<string, unknown>): NormalizedToolCall {
-  seq += 1;
-  return { id: `call_${seq}`, name, arguments: args };
-}
+export { ctxFor, toolCall };
 
 export interface StoreHarness {
   readonly clock: ManualClock;
@@ -93,28 +72,14 @@ export function storeHarness(
   const clock = new ManualClock(T0);
   const downstreams = createMemoryDownstreams({ clock, ...options.downstreams });
   const catalog = buildStoreCatalog(downstreams, clock, options.patterns?.(clock));
-  const rateLimiter = new MemoryRateLimiter(clock);
-  const breakers = createCircuitBreakers(
-    {
-      errorThresholdPercentage: 50,
-      volumeThreshold: options.breakerVolume ?? 20,
-      resetTimeoutMs: 30_000,
-      timeoutMs: false,
-    },
+  const { pipeline, breakers } = memoryPipeline({
     clock,
-  );
-  const deps: PipelineDeps = {
     tools: catalog.registry,
-    idempotency: new MemoryIdempotencyStore(clock),
-    rateLimiter,
     policy: catalog.policy,
-    breakers,
-    outbound: createOutboundLimiter(rateLimiter, catalog.downstreamLimits, clock),
-    clock,
+    downstreamLimits: catalog.downstreamLimits,
     owner: 'executor-catalog-test',
-    settings: { resultTtlMs: 86_400_000, leaseMarginMs: 5_000 },
-  };
-  const pipeline = new GuardPipeline(deps);
+    breakerVolume: options.breakerVolume,
+  });
   return {
     clock,
     catalog,

@@ -1,14 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { MemoryIdempotencyStore, MemoryRateLimiter } from '../../../libs/adapters/memory/index.js';
 import { MemorySingleUseStore } from '../../../libs/adapters/memory/single-use-store.js';
 import { ManualClock } from '../../../libs/core/manual-clock.js';
 import type { ExecutionContext, NormalizedToolCall, Principal } from '../../../libs/core/types.js';
-import { createCircuitBreakers, type ManagedCircuitBreakers } from '../../../libs/execution/breakers.js';
-import { createOutboundLimiter } from '../../../libs/execution/outbound-limiter.js';
 import { PreviewGate } from '../../../libs/patterns/preview/preview-gate.js';
 import type { PreviewKey } from '../../../libs/patterns/preview/preview-key.js';
-import type { PipelineDeps, PolicyEngine } from '../../../libs/pipeline/deps.js';
-import { GuardPipeline, type PipelineRun } from '../../../libs/pipeline/guard-pipeline.js';
+import type { PolicyEngine } from '../../../libs/pipeline/deps.js';
+import type { GuardPipeline, PipelineRun } from '../../../libs/pipeline/guard-pipeline.js';
 import { createPolicyEngine } from '../../../libs/policy/policy-engine.js';
 import type { JobStore } from '../../../libs/ports/job-store.js';
 import type { SingleUseStore } from '../../../libs/ports/single-use-store.js';
@@ -20,6 +17,8 @@ import { MemoryJobStore } from '../../../libs/adapters/memory/job-store.js';
 import { reportJobTools } from '../../../services/catalog/tools/report-job-tools.js';
 import { createMemoryDownstreams } from '../../../services/downstreams/memory-downstreams.js';
 import type { StoreDownstreams } from '../../../services/downstreams/store-downstreams.js';
+import { memoryPipeline } from '../../helpers/memory-pipeline.js';
+import { ctxFor, toolCall } from '../../helpers/tool-calls.js';
 
 export const T0 = Date.parse('2026-11-30T09:00:00.000Z');
 
@@ -46,26 +45,7 @@ export const support: Principal = {
   scopes: ['purchase_orders:write', 'inventory:write', 'reports:read'],
 };
 
-let task = 0;
-/** A fresh task's context for `principal`, unless `overrides` pin one. */
-export function ctxFor(principal: Principal, overrides: Partial<ExecutionContext> = {}): ExecutionContext {
-  task += 1;
-  return {
-    principal,
-    tenant: principal.tenant,
-    taskId: `task-${task}`,
-    step: 0,
-    index: 0,
-    traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
-    ...overrides,
-  };
-}
-
-let seq = 0;
-export function toolCall(name: string, args: Record<string, unknown>): NormalizedToolCall {
-  seq += 1;
-  return { id: `call_${seq}`, name, arguments: args };
-}
+export { ctxFor, toolCall };
 
 /** The store's tools plus the purchase-order and report-job tools behind a real guard pipeline. */
 export interface PatternHarness {
@@ -112,23 +92,13 @@ export function patternHarness(): PatternHarness {
     ...reportJobTools({ jobs, payments: downstreams.payments, clock }),
   ];
   for (const tool of tools) registry.register(tool);
-  const rateLimiter = new MemoryRateLimiter(clock);
-  const breakers: ManagedCircuitBreakers = createCircuitBreakers(
-    { errorThresholdPercentage: 50, volumeThreshold: 20, resetTimeoutMs: 30_000, timeoutMs: false },
+  const { pipeline, breakers } = memoryPipeline({
     clock,
-  );
-  const deps: PipelineDeps = {
     tools: registry,
-    idempotency: new MemoryIdempotencyStore(clock),
-    rateLimiter,
     policy: livePolicy,
-    breakers,
-    outbound: createOutboundLimiter(rateLimiter, STORE_DOWNSTREAM_LIMITS, clock),
-    clock,
+    downstreamLimits: STORE_DOWNSTREAM_LIMITS,
     owner: 'executor-patterns-test',
-    settings: { resultTtlMs: 86_400_000, leaseMarginMs: 5_000 },
-  };
-  const pipeline = new GuardPipeline(deps);
+  });
   return {
     clock,
     key,
