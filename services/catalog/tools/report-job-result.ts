@@ -8,12 +8,13 @@ import {
   CHECK_JOB_STATUS,
   GET_JOB_RESULT,
   POLLING_GUIDANCE,
-  jobIdField,
+  jobLookupInput,
+  jobReadFields,
   ownJob,
   type ReportJobContext,
 } from './report-job-shared.js';
 
-const input = z.strictObject({ job_id: jobIdField });
+const input = jobLookupInput;
 
 const output = z.object({
   job_id: z.string(),
@@ -44,12 +45,8 @@ export function getJobResultTool(
     description: `Fetch the report of a job whose ${CHECK_JOB_STATUS} status is 'succeeded'. ${POLLING_GUIDANCE} Asking earlier returns "not ready" with how long to wait.`,
     input,
     output,
-    scopes: ['reports:read'],
-    owner: 'finance-team',
-    stateChanging: false,
-    downstream: 'reports',
+    ...jobReadFields,
     timeoutMs: 5_000,
-    auditFields: ['job_id'],
     maxResultBytes: 16_384,
     cost: { tokensIn: 30, tokensOut: 600 },
     execute: async (args, inv) => {

@@ -33,6 +33,21 @@ export const jobIdField = z
   .regex(/^job_[0-9a-f-]{36}$/)
   .describe('The job_id exactly as submit_report_job returned it.');
 
+/** Input of the tools that read one job (`check_job_status`, `get_job_result`). */
+export const jobLookupInput = z.strictObject({ job_id: jobIdField });
+
+/**
+ * The definition fields the job-reading tools share: read-only, on the reports downstream, audited by
+ * job id; each tool adds its own timeout, limits and cost.
+ */
+export const jobReadFields = {
+  scopes: ['reports:read'],
+  owner: 'finance-team',
+  stateChanging: false,
+  downstream: 'reports',
+  auditFields: ['job_id'],
+} as const;
+
 /**
  * The caller's job, or CALLER_ERROR "no such job" — the same answer for an unknown id, another
  * tenant's job and a job someone else submitted, so ids of others' jobs reveal nothing.

@@ -6,14 +6,15 @@ import {
   GET_JOB_RESULT,
   POLLING_GUIDANCE,
   SUBMIT_REPORT_JOB,
-  jobIdField,
+  jobLookupInput,
+  jobReadFields,
   ownJob,
   statusFields,
   statusOutputFields,
   type ReportJobContext,
 } from './report-job-shared.js';
 
-const input = z.strictObject({ job_id: jobIdField });
+const input = jobLookupInput;
 const output = z.object({ ...statusOutputFields, error: z.string().nullable() });
 
 export type CheckJobStatusInput = z.infer<typeof input>;
@@ -35,12 +36,8 @@ export function checkJobStatusTool(
     description: `Check a job started with ${SUBMIT_REPORT_JOB}. ${POLLING_GUIDANCE} Wait poll_after_seconds before checking again; when status is 'succeeded' call ${GET_JOB_RESULT}, when 'failed' tell the user the error.`,
     input,
     output,
-    scopes: ['reports:read'],
-    owner: 'finance-team',
-    stateChanging: false,
-    downstream: 'reports',
+    ...jobReadFields,
     timeoutMs: 2_000,
-    auditFields: ['job_id'],
     rateLimit: { capacity: 30, refillPerSecond: 5, per: ['principal'] },
     cost: { tokensIn: 30, tokensOut: 40 },
     execute: async (args, inv) => {
