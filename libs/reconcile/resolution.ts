@@ -1,4 +1,5 @@
 import type { ErrorCode } from '../core/errors.js';
+import { tokenEquivalents } from '../cost/token-equivalents.js';
 import type { Outcome } from '../core/outcome.js';
 import type { ResultError } from '../core/types.js';
 import type { AuditRecordEvent, ToolCallResultEvent } from '../events/contracts.js';
@@ -87,7 +88,13 @@ export function resolutionResultEvent(
     producerId: meta.producerId,
     traceId: request.traceId,
     tokensIn: 0,
-    tokensOut: tokenEstimate(payloadJson ?? error?.message),
+    // The cost model's figure for what the model reads back (libs/cost), as on the executor's results.
+    tokensOut: Math.min(
+      2_147_483_647,
+      tokenEquivalents(
+        resolution.outcome === 'SUCCESS' ? { payload: resolution.payload ?? null } : { error },
+      ).tokensOut,
+    ),
     completedAtMs: Math.floor(meta.nowMs),
   };
 }
@@ -168,10 +175,4 @@ function jsonText(value: unknown): string {
   } catch {
     return '"[unserializable]"';
   }
-}
-
-/** Rough token equivalents of a text (4 UTF-8 bytes a token), as the executor estimates them. */
-function tokenEstimate(text: string | undefined): number {
-  if (text === undefined || text.length === 0) return 0;
-  return Math.min(2_147_483_647, Math.ceil(Buffer.byteLength(text, 'utf8') / 4));
 }

@@ -1,6 +1,6 @@
 import { ToolgateError } from '../../libs/core/errors.js';
 import { systemClock } from '../../libs/core/system-clock.js';
-import type { AuditRecordEvent, DeadLetterEvent } from '../../libs/events/contracts.js';
+import type { AuditRecordEvent, DeadLetterEvent, DeadLetterReason } from '../../libs/events/contracts.js';
 import type { TopicNames } from '../../libs/events/topics.js';
 import type { AuditEnvelope, AuditStore } from '../../libs/ports/audit-store.js';
 import type { Clock } from '../../libs/ports/clock.js';
@@ -10,10 +10,11 @@ import type {
   BusMessage,
   EventPublisher,
   EventSubscriber,
-  MessageBatch,
   Subscription,
 } from '../../libs/ports/event-bus.js';
 import type { EventCodec } from '../../libs/ports/event-codec.js';
+import { withLogContext } from '../../libs/observability/logger.js';
+import { childSpanId, readTraceContext, traceHeaders } from '../../libs/observability/trace-context.js';
 import { toAuditEnvelope } from './audit-envelope.js';
 import {
   backoffDelay,
@@ -21,7 +22,7 @@ import {
   waitUnlessAborted,
   type BackoffPolicy,
 } from '../../libs/core/backoff.js';
-import type { SinkLogger } from './logger.js';
+import type { Logger } from '../../libs/ports/logger.js';
 import { auditPoisonLetter } from './poison-letter.js';
 
 /** Everything the audit sink uses; main.ts wires Kafka and Postgres, tests may wire memory adapters. */
@@ -32,7 +33,7 @@ export interface AuditSinkDeps {
   readonly codec: EventCodec;
   readonly topics: TopicNames;
   readonly store: AuditStore;
-  readonly logger: SinkLogger;
+  readonly logger: Logger;
   /** The consumer group every audit-sink instance of a deployment shares. */
   readonly groupId: string;
   /** `producerId` of the dead letters this instance publishes. Default: the group id. */
@@ -47,6 +48,8 @@ export interface AuditSinkDeps {
   readonly backoff?: BackoffPolicy;
   /** Cap on the raw bytes of a poison event kept in its dead letter. Default 64 KiB. */
   readonly maxRawPayloadBytes?: number;
+  /** Told of every dead letter the broker acknowledged (e.g. `metrics.observeDeadLetter`). Must not throw. */
+  readonly deadLettered?: (reason: DeadLetterReason) => void;
 }
 
 /** A running audit sink: one member of the sink group on the audit topic. */
@@ -74,6 +77,9 @@ type Decoded =
  * order); then mark every message done. Nothing is marked before its record is stored or
  * dead-lettered.
  *
+ * Every line logged about a batch carries its topic and partition; a dead letter carries a
+ * `traceparent` continuing the audit message's trace (a new span), when it had one.
+ *
  * Failure handling: an unreachable store, broker or schema registry is retried with backoff (the
  * batch keeps its place; offsets do not move) until it succeeds or the batch turns stale — then the
  * batch is delivered again. Redelivery is harmless: `append` is idempotent by recordId, and a poison
@@ -90,7 +96,7 @@ export function createAuditSink(deps: AuditSinkDeps): AuditSink {
   /** Runs `step` until it resolves; undefined when the batch turned stale first. */
   const untilDone = async <T>(
     what: string,
-    batch: MessageBatch,
+    log: Logger,
     control: BatchControl,
     step: () => Promise<T>,
   ): Promise<{ value: T } | undefined> => {
@@ -100,10 +106,7 @@ export function createAuditSink(deps: AuditSinkDeps): AuditSink {
         return { value: await step() };
       } catch (err) {
         const delayMs = backoffDelay(backoff, retry);
-        deps.logger.warn(
-          { err: errorText(err), topic: batch.topic, partition: batch.partition, retry, delayMs },
-          `${what} failed; retrying`,
-        );
+        log.warn({ err: errorText(err), retry, delayMs }, `${what} failed; retrying`);
         void control.heartbeat();
         if (!(await waitUnlessAborted(clock, delayMs, control.signal))) return undefined;
       }
@@ -133,7 +136,8 @@ export function createAuditSink(deps: AuditSinkDeps): AuditSink {
   };
 
   const onBatch: BatchHandler = async (batch, control) => {
-    const decoded = await untilDone('decoding audit events', batch, control, () =>
+    const log = withLogContext(deps.logger, { topic: batch.topic, partition: batch.partition });
+    const decoded = await untilDone('decoding audit events', log, control, () =>
       Promise.all(batch.messages.map(decodeOne)),
     );
     if (decoded === undefined) return;
@@ -141,39 +145,32 @@ export function createAuditSink(deps: AuditSinkDeps): AuditSink {
     const envelopes = decoded.value.flatMap((d) => ('envelope' in d ? [d.envelope] : []));
 
     if (poison.length > 0) {
-      const sent = await untilDone('publishing dead letters', batch, control, async () => {
+      const sent = await untilDone('publishing dead letters', log, control, async () => {
         const messages = await Promise.all(
           poison.map(async ({ message, poison: letter }) => ({
             key: message.key === '' ? letter.deadLetterId : message.key,
             value: await deps.codec.encode('dlq', letter),
+            headers: continuedTrace(message),
           })),
         );
         await deps.publisher.publish(deps.topics.dlq, messages);
       });
       if (sent === undefined) return;
       for (const { message, poison: letter } of poison) {
-        deps.logger.warn(
-          {
-            topic: message.topic,
-            partition: message.partition,
-            offset: message.offset,
-            deadLetterId: letter.deadLetterId,
-            reason: letter.errorMessage,
-          },
+        deps.deadLettered?.(letter.reason);
+        log.warn(
+          { offset: message.offset, deadLetterId: letter.deadLetterId, reason: letter.errorMessage },
           'audit event cannot be stored; dead-lettered',
         );
       }
     }
 
     if (envelopes.length > 0) {
-      const stored = await untilDone('appending audit records', batch, control, () =>
+      const stored = await untilDone('appending audit records', log, control, () =>
         deps.store.append(envelopes),
       );
       if (stored === undefined) return;
-      deps.logger.debug(
-        { topic: batch.topic, partition: batch.partition, ...stored.value },
-        'audit records appended',
-      );
+      log.debug({ ...stored.value }, 'audit records appended');
     }
     for (const message of batch.messages) control.markDone(message.offset);
   };
@@ -212,6 +209,12 @@ export function createAuditSink(deps: AuditSinkDeps): AuditSink {
 /** A verdict on the event itself: it will never decode or store, however often it is retried. */
 function isPoison(err: unknown): err is ToolgateError {
   return err instanceof ToolgateError && (err.code === 'MALFORMED_EVENT' || err.code === 'SCHEMA_INVALID');
+}
+
+/** A new span in the trace of the message a dead letter stands for; none when it carried none. */
+function continuedTrace(message: BusMessage): Record<string, string> {
+  const parent = readTraceContext(message.headers);
+  return parent === null ? {} : traceHeaders(parent.traceId, childSpanId(), parent.flags);
 }
 
 function errorText(err: unknown): string {

@@ -9,11 +9,13 @@ import {
   nonEmpty,
   parseEnv,
   PARTITION_ENV,
+  partitionCounts,
   positiveInt,
   REDIS_URL,
   SERVICE_ENV,
   serviceSettings,
   ServiceConfigError,
+  type PartitionCounts,
   type ServiceSettings,
 } from './service-env.js';
 
@@ -54,12 +56,7 @@ export interface ExecutorConfig extends ServiceSettings {
   readonly executorId: string;
   readonly maxConcurrency: number;
   readonly partitionsConcurrently: number;
-  readonly partitions: {
-    readonly calls: number;
-    readonly results: number;
-    readonly audit: number;
-    readonly dlq: number;
-  };
+  readonly partitions: PartitionCounts;
   readonly principal: {
     readonly jwks: JSONWebKeySet;
     readonly issuer: string;
@@ -101,12 +98,7 @@ export function loadExecutorConfig(
     executorId: e.EXECUTOR_ID ?? `executor-${hostname()}-${process.pid}`,
     maxConcurrency: e.MAX_CONCURRENCY,
     partitionsConcurrently: e.PARTITIONS_CONCURRENTLY,
-    partitions: {
-      calls: e.CALLS_PARTITIONS,
-      results: e.RESULTS_PARTITIONS,
-      audit: e.AUDIT_PARTITIONS,
-      dlq: e.DLQ_PARTITIONS,
-    },
+    partitions: partitionCounts(e),
     principal: {
       jwks,
       issuer: e.PRINCIPAL_ISSUER,

@@ -44,6 +44,8 @@ export const SERVICE_ENV = {
 /** Connection strings, for the services that use the store. */
 export const REDIS_URL = z.string().regex(/^rediss?:\/\//, 'expected redis://… or rediss://…');
 export const DATABASE_URL = z.string().regex(/^postgres(ql)?:\/\//, 'expected postgres://…');
+/** Connections a service's Postgres pool may hold. */
+export const DATABASE_POOL_MAX = positiveInt.max(100).default(8);
 
 /** Partition counts the topics are created with (an existing topic with another count is refused). */
 export const PARTITION_ENV = {
@@ -52,6 +54,24 @@ export const PARTITION_ENV = {
   AUDIT_PARTITIONS: positiveInt.default(6),
   DLQ_PARTITIONS: positiveInt.default(3),
 };
+
+/** The partition counts of the four topics, by event kind. */
+export interface PartitionCounts {
+  readonly calls: number;
+  readonly results: number;
+  readonly audit: number;
+  readonly dlq: number;
+}
+
+/** {@link PartitionCounts} from an environment parsed with {@link PARTITION_ENV}. */
+export function partitionCounts(e: z.infer<z.ZodObject<typeof PARTITION_ENV>>): PartitionCounts {
+  return {
+    calls: e.CALLS_PARTITIONS,
+    results: e.RESULTS_PARTITIONS,
+    audit: e.AUDIT_PARTITIONS,
+    dlq: e.DLQ_PARTITIONS,
+  };
+}
 
 /** What the executor and the reconciler must agree on about the executors' idempotency records. */
 export const IDEMPOTENCY_ENV = {

@@ -1,7 +1,7 @@
 import type { CaseChange, CaseStore, ReconciliationCase } from '../../libs/ports/case-store.js';
 import type { CaseRequest } from '../../libs/reconcile/case-request.js';
 import type { DeliveryReport } from './deliver.js';
-import type { ReconcilerLogger } from './logger.js';
+import type { Logger } from '../../libs/ports/logger.js';
 import { manualNote } from './manual-note.js';
 
 /**
@@ -12,7 +12,7 @@ import { manualNote } from './manual-note.js';
  */
 export async function moveCase(
   cases: CaseStore,
-  logger: ReconcilerLogger,
+  logger: Logger,
   c: ReconciliationCase,
   change: CaseChange,
 ): Promise<ReconciliationCase | undefined> {
@@ -43,7 +43,7 @@ export type CheckStep =
 export async function escalate(
   c: ReconciliationCase,
   request: CaseRequest | undefined,
-  deps: { readonly cases: CaseStore; readonly logger: ReconcilerLogger },
+  deps: { readonly cases: CaseStore; readonly logger: Logger },
   why: string,
 ): Promise<CheckStep> {
   const moved = await moveCase(deps.cases, deps.logger, c, {

@@ -8,6 +8,7 @@ import type {
   Subscription,
 } from '../../libs/ports/event-bus.js';
 import type { EventCodec } from '../../libs/ports/event-codec.js';
+import { withLogContext } from '../../libs/observability/logger.js';
 import type { DeadLetterInput, ReconciliationCase } from '../../libs/ports/case-store.js';
 import type { CheckerDeps } from './check-case.js';
 import { retryUntil } from './retry.js';
@@ -49,14 +50,19 @@ export function createDeadLetterConsumer(deps: DeadLetterConsumerDeps): DeadLett
   let stopping: Promise<void> | undefined;
 
   const handle = async (message: BusMessage, control: BatchControl): Promise<boolean> => {
+    // Every line about this message carries where it is; retries log through the same child.
+    const log = withLogContext(deps.logger, {
+      topic: message.topic,
+      partition: message.partition,
+      offset: message.offset,
+    });
     const retry = {
       clock: deps.clock,
       backoff: deps.backoff,
-      logger: deps.logger,
+      logger: log,
       signal: control.signal,
       onRetry: () => void control.heartbeat(),
     };
-    const where = { topic: message.topic, partition: message.partition, offset: message.offset };
     const decoded = await retryUntil(
       'decoding a dead letter',
       async (): Promise<DeadLetterInput> => {
@@ -68,7 +74,6 @@ export function createDeadLetterConsumer(deps: DeadLetterConsumerDeps): DeadLett
         }
       },
       retry,
-      where,
     );
     if (decoded === undefined) return false;
     const opened = await retryUntil(
@@ -85,19 +90,24 @@ export function createDeadLetterConsumer(deps: DeadLetterConsumerDeps): DeadLett
         }
       },
       retry,
-      where,
     );
     if (opened === undefined) return false;
     const c: ReconciliationCase = opened.value.case;
-    if (opened.value.created) {
-      deps.logger.info(
-        { caseId: c.caseId, callId: c.callId, reason: c.reason, deadLetterId: c.deadLetterId },
-        'case opened',
-      );
-    }
-    const triaged = await retryUntil('triaging a case', () => triage(c, deps), retry, {
-      caseId: c.caseId,
+    const caseLog = withLogContext(log, {
+      ...(c.callId === null ? {} : { callId: c.callId }),
+      ...(c.traceId === null ? {} : { traceId: c.traceId }),
     });
+    if (opened.value.created) {
+      caseLog.info({ caseId: c.caseId, reason: c.reason, deadLetterId: c.deadLetterId }, 'case opened');
+    }
+    const triaged = await retryUntil(
+      'triaging a case',
+      () => triage(c, deps),
+      { ...retry, logger: caseLog },
+      {
+        caseId: c.caseId,
+      },
+    );
     return triaged !== undefined;
   };
 

@@ -6,10 +6,10 @@ import type { Clock } from '../../libs/ports/clock.js';
 import type { EventPublisher } from '../../libs/ports/event-bus.js';
 import type { EventCodec } from '../../libs/ports/event-codec.js';
 import type { IdempotencyStore } from '../../libs/ports/idempotency-store.js';
-import type { ReconcilerLogger } from './logger.js';
+import type { Logger } from '../../libs/ports/logger.js';
 import type { BackoffPolicy } from '../../libs/core/backoff.js';
 import { retryUntil } from './retry.js';
-import { traceHeaders } from './trace-headers.js';
+import { childSpanId, traceHeaders } from '../../libs/observability/trace-context.js';
 
 /** What delivering a reconciliation step needs. */
 export interface DeliveryDeps {
@@ -18,7 +18,7 @@ export interface DeliveryDeps {
   readonly topics: TopicNames;
   readonly idempotency: IdempotencyStore;
   readonly clock: Clock;
-  readonly logger: ReconcilerLogger;
+  readonly logger: Logger;
   readonly backoff: BackoffPolicy;
   /**
    * Topics a result may be sent to, with their partition counts (as the executor's). A request whose
@@ -99,7 +99,7 @@ export async function deliver(
           {
             key: event.tenant,
             value: await deps.codec.encode('audit', event),
-            headers: traceHeaders(event.traceId),
+            headers: traceHeaders(event.traceId, childSpanId()),
           },
         ]),
       retry,
@@ -125,7 +125,7 @@ export async function deliver(
             {
               key: event.callId,
               value: await deps.codec.encode('results', event),
-              headers: traceHeaders(event.traceId),
+              headers: traceHeaders(event.traceId, childSpanId()),
               partition: request.replyPartition,
             },
           ]),

@@ -1,10 +1,10 @@
 import { silentLogger, type Logger } from '../../libs/ports/logger.js';
 
 /**
- * The logging surface the reconciler needs: the shared Logger port. Lines carry case ids, call ids,
- * states and codes, never arguments or results.
+ * @deprecated The reconciler logs through the shared port; import `Logger` and `silentLogger` from
+ * libs/ports/logger.ts. These aliases stay while the ops CLI still names them.
  */
 export type ReconcilerLogger = Logger;
 
-/** Drops everything. */
+/** @deprecated `silentLogger` from libs/ports/logger.ts. */
 export const silentReconcilerLogger: ReconcilerLogger = silentLogger;

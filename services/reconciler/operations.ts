@@ -16,7 +16,7 @@ import type { CaseView, OperationResult, Operations, OperationsDeps } from './op
 import { resolveCaseTool } from './resolve-tool.js';
 import { caseErrorCode, failedByHand, resubmission } from './resubmission.js';
 import { retryUntil } from './retry.js';
-import { traceHeaders } from './trace-headers.js';
+import { childSpanId, traceHeaders } from '../../libs/observability/trace-context.js';
 
 /** Builds the operations over the given stores and bus. Every write is audited. */
 export function createOperations(deps: OperationsDeps): Operations {
@@ -160,7 +160,7 @@ export function createOperations(deps: OperationsDeps): Operations {
                 {
                   key: request.resourceKey || `${request.tenant}:task:${request.taskId}`,
                   value: await deps.codec.encode('calls', resubmission(request, assertion, now)),
-                  headers: traceHeaders(request.traceId),
+                  headers: traceHeaders(request.traceId, childSpanId()),
                 },
               ]),
             { clock: deps.clock, backoff: deps.backoff, logger: deps.logger, signal },

@@ -9,7 +9,7 @@ import type { IdempotencyStore } from '../../libs/ports/idempotency-store.js';
 import type { CheckStep } from './case-moves.js';
 import { createDeadLetterConsumer } from './dead-letter-consumer.js';
 import { createDueChecker } from './due-checker.js';
-import type { ReconcilerLogger } from './logger.js';
+import type { Logger } from '../../libs/ports/logger.js';
 import { DEFAULT_BACKOFF, type BackoffPolicy } from '../../libs/core/backoff.js';
 
 /** Everything a reconciler uses. main.ts wires Kafka, Postgres and Redis; tests wire memory adapters. */
@@ -24,7 +24,7 @@ export interface ReconcilerDeps {
   /** The registry of the tools (and their status checks) the executors run. */
   readonly tools: ToolResolver;
   readonly clock: Clock;
-  readonly logger: ReconcilerLogger;
+  readonly logger: Logger;
   /** This instance: `producerId` of everything it publishes. */
   readonly reconcilerId: string;
   /** The consumer group of all reconcilers on the dead-letter topic. */

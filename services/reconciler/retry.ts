@@ -1,6 +1,6 @@
 import { backoffDelay, type BackoffPolicy } from '../../libs/core/backoff.js';
 import type { Clock } from '../../libs/ports/clock.js';
-import type { ReconcilerLogger } from './logger.js';
+import type { Logger } from '../../libs/ports/logger.js';
 
 // Re-exported for callers that take their pacing from here (the ops CLI).
 export { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from '../../libs/core/backoff.js';
@@ -8,7 +8,7 @@ export { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from '../../libs/co
 export interface RetryOptions {
   readonly clock: Clock;
   readonly backoff: BackoffPolicy;
-  readonly logger: ReconcilerLogger;
+  readonly logger: Logger;
   /** Stops retrying (the step is then reported as not done). */
   readonly signal: AbortSignal;
   /** Errors that retrying cannot fix: thrown at once instead of retried. */

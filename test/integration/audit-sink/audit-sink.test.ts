@@ -3,7 +3,7 @@ import { PostgresAuditStore } from '../../../libs/adapters/postgres/audit-store.
 import { migrate } from '../../../libs/adapters/postgres/migrate.js';
 import type { AuditRecordEvent } from '../../../libs/events/contracts.js';
 import { createAuditSink, type AuditSink } from '../../../services/audit-sink/audit-sink.js';
-import type { SinkLogger } from '../../../services/audit-sink/logger.js';
+import type { Logger } from '../../../libs/ports/logger.js';
 import { uniqueName } from '../../helpers/names.js';
 import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
 import { createEventStack, eventually, type EventStack } from './event-stack.js';
@@ -52,7 +52,7 @@ interface Captured {
   readonly warnings: string[];
 }
 
-function capturingLogger(captured: Captured): SinkLogger {
+function capturingLogger(captured: Captured): Logger {
   const ignore = (): void => undefined;
   return {
     debug: ignore,

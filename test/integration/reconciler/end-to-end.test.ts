@@ -17,10 +17,8 @@ import { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
 import { createPolicyEngine } from '../../../libs/policy/index.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
 import { createAuditSink, type AuditSink } from '../../../services/audit-sink/audit-sink.js';
-import { silentSinkLogger } from '../../../services/audit-sink/logger.js';
 import { createExecutor, type Executor } from '../../../services/executor/executor.js';
-import type { ExecutorLogger } from '../../../services/executor/logger.js';
-import { silentReconcilerLogger } from '../../../services/reconciler/logger.js';
+import { silentLogger, type Logger } from '../../../libs/ports/logger.js';
 import { createReconciler, type Reconciler } from '../../../services/reconciler/reconciler.js';
 import { uniqueName } from '../../helpers/names.js';
 import { createTestRedis, type TestRedis } from '../../helpers/redis.js';
@@ -40,7 +38,7 @@ const PRINCIPAL: Principal = {
   roles: [],
 };
 
-const quiet: ExecutorLogger = {
+const quiet: Logger = {
   debug: () => undefined,
   info: () => undefined,
   warn: () => undefined,
@@ -125,7 +123,7 @@ describe('timed-out call → dead letter → case → status check → resolutio
       idempotency,
       tools: registry,
       clock: systemClock,
-      logger: silentReconcilerLogger,
+      logger: silentLogger,
       reconcilerId: `${stack.prefix}-reconciler`,
       groupId: `${stack.prefix}-reconcilers`,
       replyTopics: { [stack.topics.results]: PARTITIONS.results },
@@ -141,7 +139,7 @@ describe('timed-out call → dead letter → case → status check → resolutio
       codec: stack.codec,
       topics: stack.topics,
       store: audit,
-      logger: silentSinkLogger,
+      logger: silentLogger,
       groupId: uniqueName('e2e_audit_sink'),
       backoff: { firstDelayMs: 20, maxDelayMs: 200 },
     });

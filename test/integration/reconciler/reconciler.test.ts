@@ -8,7 +8,7 @@ import type { DeadLetterEvent } from '../../../libs/events/contracts.js';
 import type { ReconciliationCase } from '../../../libs/ports/case-store.js';
 import type { StoredResult } from '../../../libs/ports/idempotency-store.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
-import { silentReconcilerLogger } from '../../../services/reconciler/logger.js';
+import { silentLogger } from '../../../libs/ports/logger.js';
 import { createOperations, type Operations } from '../../../services/reconciler/operations.js';
 import { createReconciler, type Reconciler } from '../../../services/reconciler/reconciler.js';
 import { uniqueName } from '../../helpers/names.js';
@@ -57,7 +57,7 @@ describe('reconciler on Kafka, Postgres and Redis', () => {
       idempotency,
       tools: registry,
       clock: systemClock,
-      logger: silentReconcilerLogger,
+      logger: silentLogger,
       reconcilerId: 'reconciler-it',
       groupId: uniqueName('reconcilers'),
       replyTopics: { [stack.topics.results]: PARTITIONS.results },

@@ -17,7 +17,7 @@ import type { StoredResult } from '../../../libs/ports/idempotency-store.js';
 import { defineTool } from '../../../libs/registry/define-tool.js';
 import type { StatusCheckAnswer, ToolInvocation } from '../../../libs/registry/tool-definition.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
-import { silentReconcilerLogger } from '../../../services/reconciler/logger.js';
+import { silentLogger } from '../../../libs/ports/logger.js';
 import { createOperations, type Operations } from '../../../services/reconciler/operations.js';
 import {
   createReconciler,
@@ -144,7 +144,7 @@ export async function createHarness(overrides: Partial<ReconcilerDeps> = {}): Pr
     idempotency,
     tools: registry,
     clock,
-    logger: silentReconcilerLogger,
+    logger: silentLogger,
     reconcilerId: 'reconciler-1',
     groupId: uniqueName('reconcilers'),
     replyTopics: { [topics.results]: RESULT_PARTITIONS },

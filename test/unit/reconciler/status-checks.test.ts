@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { argumentsFingerprint } from '../../../libs/core/idempotency-key.js';
 import type { ReconciliationCase } from '../../../libs/ports/case-store.js';
-import { silentReconcilerLogger } from '../../../services/reconciler/logger.js';
+import { silentLogger } from '../../../libs/ports/logger.js';
 import { createReconciler, type Reconciler } from '../../../services/reconciler/reconciler.js';
 import {
   createHarness,
@@ -335,7 +335,7 @@ describe('reconciler: status checks', () => {
         idempotency: h.idempotency,
         tools: h.registry,
         clock: h.clock,
-        logger: silentReconcilerLogger,
+        logger: silentLogger,
         reconcilerId,
         groupId: h.groupId,
         replyTopics: { [h.topics.results]: 4 },

@@ -1,0 +1,97 @@
+import type { Logger as PinoLogger } from 'pino';
+import { PostgresCaseStore } from '../../libs/adapters/postgres/case-store.js';
+import { RedisIdempotencyStore } from '../../libs/adapters/redis/redis-idempotency-store.js';
+import { topicNames } from '../../libs/events/topics.js';
+import { createToolgateMetrics } from '../../libs/observability/metrics.js';
+import { knownToolsOf } from '../../libs/observability/pipeline-metrics.js';
+import { postgresCaseCounts } from '../../libs/observability/postgres-case-counts.js';
+import { loadCatalogFactory, type CatalogFactory } from '../executor/catalog.js';
+import { openConsumerLag, openKafka, openPostgres, openRedis } from '../executor/service-clients.js';
+import { createService, type Service } from '../executor/service-runtime.js';
+import type { ReconcilerConfig } from './config.js';
+import { createReconciler } from './reconciler.js';
+
+/** What a caller may supply instead of what the configuration names. */
+export interface ReconcilerServiceOptions {
+  /** Default: a pino JSON logger (createLogger) on stdout at `config.logLevel`. */
+  readonly logger?: PinoLogger;
+  /** Default: the factory exported by `config.catalogModule` (the executors' catalog). */
+  readonly catalog?: CatalogFactory;
+}
+
+/**
+ * The reconciler process from its configuration (nothing opens before `start()`): Kafka (dead
+ * letters in; results and audit records out), the schema registry, Postgres (cases; migrated at
+ * start), the executors' Redis idempotency store, and the executors' tool catalog (loaded like the
+ * executor loads it), with toolgate's metrics in the process registry — unfinished cases per state
+ * (`postgresCaseCounts`) and the group's lag on the dead-letter topic, both read at scrape time.
+ * /readyz adds "Postgres answers" and "Redis answers" to the lifecycle check (see `createService`).
+ * Stopping: no new dead letter or check starts, checks in progress finish, deliveries get
+ * SHUTDOWN_GRACE_MS.
+ */
+export function createReconcilerService(
+  config: ReconcilerConfig,
+  options: ReconcilerServiceOptions = {},
+): Service {
+  const topics = topicNames(config.topicPrefix);
+  return createService({
+    name: 'reconciler',
+    settings: config,
+    base: { reconcilerId: config.reconcilerId },
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
+    async open(context) {
+      const { clock } = context;
+      const pool = await openPostgres(context, {
+        url: config.databaseUrl,
+        max: config.databasePoolMax,
+        ready: true,
+      });
+      const redis = openRedis(context, { url: config.redisUrl, ready: true });
+      const { bus, codec } = await openKafka(context, {
+        settings: config,
+        clientId: config.reconcilerId,
+        topics,
+        ensure: [
+          { topic: topics.calls, partitions: config.partitions.calls },
+          { topic: topics.results, partitions: config.partitions.results },
+          { topic: topics.audit, partitions: config.partitions.audit },
+          { topic: topics.dlq, partitions: config.partitions.dlq },
+        ],
+      });
+      const factory = options.catalog ?? (await loadCatalogFactory(config.catalogModule));
+      const catalog = await factory({ pool, clock });
+      if (catalog.close) context.onClose('catalog', () => catalog.close!());
+      createToolgateMetrics(context.registry, {
+        isKnownTool: knownToolsOf(catalog.registry, clock),
+        caseCounts: postgresCaseCounts(pool),
+        consumerLag: openConsumerLag(context, {
+          settings: config,
+          clientId: config.reconcilerId,
+          groupId: config.groupId,
+          topics: [topics.dlq],
+        }),
+      });
+      return createReconciler({
+        subscriber: bus,
+        publisher: bus,
+        codec,
+        topics,
+        cases: new PostgresCaseStore(pool, clock),
+        idempotency: new RedisIdempotencyStore(redis, { keyPrefix: config.redisKeyPrefix }),
+        tools: catalog.registry,
+        clock,
+        logger: context.logger.child({ component: 'reconciler' }),
+        reconcilerId: config.reconcilerId,
+        groupId: config.groupId,
+        replyTopics: { [topics.results]: config.partitions.results },
+        resultTtlMs: config.resultTtlMs,
+        checkScheduleMs: config.checkScheduleMs,
+        ...(config.checkTimeoutMs === undefined ? {} : { checkTimeoutMs: config.checkTimeoutMs }),
+        pollIntervalMs: config.pollIntervalMs,
+        checkConcurrency: config.checkConcurrency,
+        partitionsConcurrently: config.partitionsConcurrently,
+        shutdownGraceMs: config.shutdownGraceMs,
+      });
+    },
+  });
+}
