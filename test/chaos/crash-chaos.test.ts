@@ -185,6 +185,11 @@ describe('crash chaos', () => {
         const seen = new Set(outcomes.get(o.callId));
         const ran = rowsByCall.get(o.callId) ?? 0;
         if (seen.has('UNRESOLVED')) {
+          // One answer after dedupe: "unknown" and "done" never both, whichever delivery said which.
+          expect(
+            [...seen].filter((s) => s !== 'UNRESOLVED' && s !== 'DUPLICATE'),
+            o.callId,
+          ).toEqual([]);
           expect(openCases.has(o.callId), `${o.callId} UNRESOLVED without a case`).toBe(true);
           expect(ran, o.callId).toBeLessThanOrEqual(1);
         } else {
