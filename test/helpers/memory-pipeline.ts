@@ -1,7 +1,11 @@
 import { MemoryIdempotencyStore, MemoryRateLimiter } from '../../libs/adapters/memory/index.js';
-import { createCircuitBreakers, type ManagedCircuitBreakers } from '../../libs/execution/breakers.js';
+import {
+  createCircuitBreakers,
+  type BreakerOptions,
+  type ManagedCircuitBreakers,
+} from '../../libs/execution/breakers.js';
 import { createOutboundLimiter } from '../../libs/execution/outbound-limiter.js';
-import type { PipelineDeps } from '../../libs/pipeline/deps.js';
+import type { PipelineDeps, PipelineSettings } from '../../libs/pipeline/deps.js';
 import { GuardPipeline } from '../../libs/pipeline/guard-pipeline.js';
 import type { Clock } from '../../libs/ports/clock.js';
 
@@ -14,8 +18,10 @@ export interface MemoryPipelineOptions {
   readonly downstreamLimits: Parameters<typeof createOutboundLimiter>[1];
   /** The lease owner the idempotency store records. */
   readonly owner: string;
-  /** Calls a breaker must see before it may open. Default 20. */
-  readonly breakerVolume?: number;
+  /** Overrides of the breaker defaults (50 % errors over 20 calls, 30 s reset, no breaker timeout). */
+  readonly breaker?: Partial<BreakerOptions>;
+  /** Default: results kept 24 h, lease margin 5 s. */
+  readonly settings?: PipelineSettings;
 }
 
 /** A guard pipeline and its breakers; the caller must `breakers.shutdown()` when done. */
@@ -26,7 +32,7 @@ export interface MemoryPipeline {
 
 /**
  * A real guard pipeline on memory adapters (idempotency store, rate limiter shared with the outbound
- * limiter), breakers opening at 50 % errors with a 30 s reset and no breaker timeout, results kept 24 h.
+ * limiter), with the breaker and result settings above unless `options` override them.
  */
 export function memoryPipeline(options: MemoryPipelineOptions): MemoryPipeline {
   const { clock } = options;
@@ -34,9 +40,10 @@ export function memoryPipeline(options: MemoryPipelineOptions): MemoryPipeline {
   const breakers = createCircuitBreakers(
     {
       errorThresholdPercentage: 50,
-      volumeThreshold: options.breakerVolume ?? 20,
+      volumeThreshold: 20,
       resetTimeoutMs: 30_000,
       timeoutMs: false,
+      ...options.breaker,
     },
     clock,
   );
@@ -49,7 +56,7 @@ export function memoryPipeline(options: MemoryPipelineOptions): MemoryPipeline {
     outbound: createOutboundLimiter(rateLimiter, options.downstreamLimits, clock),
     clock,
     owner: options.owner,
-    settings: { resultTtlMs: 86_400_000, leaseMarginMs: 5_000 },
+    settings: options.settings ?? { resultTtlMs: 86_400_000, leaseMarginMs: 5_000 },
   };
   return { pipeline: new GuardPipeline(deps), breakers };
 }

@@ -1,17 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { MemoryIdempotencyStore, MemoryRateLimiter } from '../../../libs/adapters/memory/index.js';
-import { systemClock } from '../../../libs/core/system-clock.js';
 import type { ExecutionContext } from '../../../libs/core/types.js';
-import { createCircuitBreakers } from '../../../libs/execution/breakers.js';
-import { createOutboundLimiter } from '../../../libs/execution/outbound-limiter.js';
 import { defineNamedQuery, runNamedQuery } from '../../../libs/integrations/named-queries.js';
-import { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
-import { createPolicyEngine } from '../../../libs/policy/index.js';
-import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
+import type { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
 import { runReportQueryTool } from '../../../services/catalog/tools/run-report-query.js';
 import { ensureLegacyFilingSchema } from '../../../services/legacy-filing/filing-schema.js';
 import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
+import { singleToolPipeline } from './single-tool-pipeline.js';
 
 let db: TestSchema;
 let pipeline: GuardPipeline;
@@ -59,25 +54,7 @@ beforeAll(async () => {
       [tenant, filer, name, form, period, cents],
     );
   }
-  const registry = new ToolRegistry();
-  registry.register(runReportQueryTool({ pool: db.pool }));
-  const rateLimiter = new MemoryRateLimiter(systemClock);
-  pipeline = new GuardPipeline({
-    tools: registry,
-    idempotency: new MemoryIdempotencyStore(systemClock),
-    rateLimiter,
-    policy: createPolicyEngine([], 'test'),
-    breakers: createCircuitBreakers({
-      errorThresholdPercentage: 50,
-      volumeThreshold: 50,
-      resetTimeoutMs: 10_000,
-      timeoutMs: false,
-    }),
-    outbound: createOutboundLimiter(rateLimiter, {}, systemClock),
-    clock: systemClock,
-    owner: 'executor-reports',
-    settings: { resultTtlMs: 60_000, leaseMarginMs: 1_000 },
-  });
+  pipeline = singleToolPipeline(runReportQueryTool({ pool: db.pool }), 'executor-reports');
 });
 afterAll(async () => {
   await db.drop();

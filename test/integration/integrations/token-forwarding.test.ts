@@ -1,25 +1,21 @@
 import { generateKeyPair, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { MemoryIdempotencyStore, MemoryRateLimiter } from '../../../libs/adapters/memory/index.js';
 import { createPrincipalVerifier, signPrincipal } from '../../../libs/auth/index.js';
 import { systemClock } from '../../../libs/core/system-clock.js';
 import type { ExecutionContext, Principal } from '../../../libs/core/types.js';
 import type { ToolCallRequestedEvent } from '../../../libs/events/contracts.js';
 import { LocalEventCodec } from '../../../libs/events/local-codec.js';
-import { createCircuitBreakers } from '../../../libs/execution/breakers.js';
-import { createOutboundLimiter } from '../../../libs/execution/outbound-limiter.js';
 import { forwardedUserToken, withDelegatedToken } from '../../../libs/integrations/forwarded-token.js';
 import { RedisTokenReferenceStore } from '../../../libs/integrations/redis-token-references.js';
 import { RestClient } from '../../../libs/integrations/rest-client.js';
 import { restPath } from '../../../libs/integrations/rest-path.js';
 import { newTokenReference } from '../../../libs/integrations/token-reference-store.js';
-import { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
-import { createPolicyEngine } from '../../../libs/policy/index.js';
+import type { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
 import { defineTool } from '../../../libs/registry/define-tool.js';
-import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
 import { createTestRedis, type TestRedis } from '../../helpers/redis.js';
 import { startFakeDocumentsApi, type FakeDocumentsApi } from './fake-documents-api.js';
+import { singleToolPipeline } from './single-tool-pipeline.js';
 
 const ISSUER = 'https://agents.example.test';
 const AUDIENCE = 'toolgate-executor';
@@ -90,25 +86,7 @@ beforeAll(async () => {
     clock: systemClock,
     timeoutMs: 2_000,
   });
-  const registry = new ToolRegistry();
-  registry.register(readSharedDocumentTool(docs));
-  const rateLimiter = new MemoryRateLimiter(systemClock);
-  pipeline = new GuardPipeline({
-    tools: registry,
-    idempotency: new MemoryIdempotencyStore(systemClock),
-    rateLimiter,
-    policy: createPolicyEngine([], 'test'),
-    breakers: createCircuitBreakers({
-      errorThresholdPercentage: 50,
-      volumeThreshold: 50,
-      resetTimeoutMs: 10_000,
-      timeoutMs: false,
-    }),
-    outbound: createOutboundLimiter(rateLimiter, {}, systemClock),
-    clock: systemClock,
-    owner: 'executor-forwarding',
-    settings: { resultTtlMs: 60_000, leaseMarginMs: 1_000 },
-  });
+  pipeline = singleToolPipeline(readSharedDocumentTool(docs), 'executor-forwarding');
 });
 
 afterAll(async () => {

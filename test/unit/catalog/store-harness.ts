@@ -78,7 +78,7 @@ export function storeHarness(
     policy: catalog.policy,
     downstreamLimits: catalog.downstreamLimits,
     owner: 'executor-catalog-test',
-    breakerVolume: options.breakerVolume,
+    breaker: { volumeThreshold: options.breakerVolume ?? 20 },
   });
   return {
     clock,
