@@ -10,6 +10,7 @@ import type { ReconciliationCase } from '../../../libs/ports/case-store.js';
 import { EXIT } from '../../../services/cli/cli-error.js';
 import { REDIS_URL, schemaRegistryUrl } from '../../helpers/env.js';
 import { consumeMessages, createTestKafka } from '../../helpers/kafka.js';
+import { deadLetteredRefund, leaveUnresolved } from '../../helpers/dead-lettered-refund.js';
 import { uniqueName } from '../../helpers/names.js';
 import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
 import { createTestRedis, type TestRedis } from '../../helpers/redis.js';
@@ -63,50 +64,20 @@ async function unresolvedRefund(): Promise<ReconciliationCase> {
   n += 1;
   const callId = uniqueName(`call${n}`);
   const idempotencyKey = uniqueName(`idem${n}`);
-  const request = {
-    callId,
-    providerCallId: `prov-${n}`,
-    tool: 'issue_refund',
-    toolVersion: '1.0.0',
-    tenant: 't1',
-    taskId: 'task-1',
-    step: 1,
-    index: 0,
-    idempotencyKey,
-    resourceKey: 't1:order:O-5512',
-    principalId: 'agent-ann',
-    traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
-    replyTopic: topics.results,
-    replyPartition: 1,
-    deadlineMs: null,
-    requestedAtMs: Date.now() - 60_000,
-    arguments: ARGS,
-  };
-  const { case: c } = await cases.openFromDeadLetter({
-    deadLetterId: uniqueName('dl'),
-    reason: 'UNRESOLVED',
-    callId,
-    tenant: 't1',
-    tool: 'issue_refund',
-    idempotencyKey,
-    resourceKey: request.resourceKey,
-    principalId: 'agent-ann',
-    traceId: request.traceId,
-    requestJson: JSON.stringify(request),
-    errorCode: 'TIMEOUT',
-    errorMessage: 'The payments service did not answer in time.',
-    attemptsJson: '[]',
-    lastKnownStateJson: JSON.stringify({ toolVersion: '1.0.0' }),
-    createdAtMs: Date.now() - 30_000,
-  });
-  const claim = await idempotency.claim(idempotencyKey, argumentsFingerprint(ARGS), 'executor-1', 60_000);
-  expect(claim.kind).toBe('claimed');
-  await idempotency.complete(
-    idempotencyKey,
-    'executor-1',
-    { outcome: 'UNRESOLVED', result: { code: 'UNRESOLVED', message: 'unknown' }, completedAtMs: Date.now() },
-    3_600_000,
+  const now = Date.now();
+  const { case: c } = await cases.openFromDeadLetter(
+    deadLetteredRefund({
+      callId,
+      providerCallId: `prov-${n}`,
+      idempotencyKey,
+      deadLetterId: uniqueName('dl'),
+      replyTopic: topics.results,
+      arguments: ARGS,
+      nowMs: now,
+      lastKnownStateJson: JSON.stringify({ toolVersion: '1.0.0' }),
+    }),
   );
+  await leaveUnresolved(idempotency, idempotencyKey, ARGS, Date.now(), 3_600_000);
   return c;
 }
 

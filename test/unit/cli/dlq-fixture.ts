@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { MemoryCaseStore, MemoryIdempotencyStore } from '../../../libs/adapters/memory/index.js';
 import { MemoryEventBus } from '../../../libs/bus/memory/memory-event-bus.js';
-import { argumentsFingerprint } from '../../../libs/core/idempotency-key.js';
 import { ManualClock } from '../../../libs/core/manual-clock.js';
 import { LocalEventCodec } from '../../../libs/events/local-codec.js';
 import { topicNames, type TopicNames } from '../../../libs/events/topics.js';
@@ -10,6 +9,7 @@ import { defineTool } from '../../../libs/registry/define-tool.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
 import { silentReconcilerLogger } from '../../../services/reconciler/logger.js';
 import { createOperations, type Operations } from '../../../services/reconciler/operations.js';
+import { deadLetteredRefund, leaveUnresolved } from '../../helpers/dead-lettered-refund.js';
 import { uniqueName } from '../../helpers/names.js';
 
 export const T0 = Date.UTC(2025, 2, 1, 12);
@@ -74,56 +74,22 @@ export async function dlqFixture(): Promise<DlqFixture> {
     ops,
     async open(overrides = {}, args = { orderId: 'O-5512', amountCents: 1200 }) {
       n += 1;
-      const callId = overrides.callId ?? `call-${n}`;
-      const request = {
-        callId,
-        providerCallId: `prov-${n}`,
-        tool: 'issue_refund',
-        toolVersion: '1.0.0',
-        tenant: 't1',
-        taskId: 'task-1',
-        step: 1,
-        index: 0,
-        idempotencyKey: `idem-${n}`,
-        resourceKey: 't1:order:O-5512',
-        principalId: 'agent-ann',
-        traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
-        replyTopic: topics.results,
-        replyPartition: 1,
-        deadlineMs: null,
-        requestedAtMs: T0 - 60_000,
-        arguments: args,
-      };
       const { case: c } = await cases.openFromDeadLetter({
-        deadLetterId: `dl-${n}`,
-        reason: 'UNRESOLVED',
-        callId,
-        tenant: 't1',
-        tool: 'issue_refund',
-        idempotencyKey: request.idempotencyKey,
-        resourceKey: request.resourceKey,
-        principalId: 'agent-ann',
-        traceId: request.traceId,
-        requestJson: JSON.stringify(request),
-        errorCode: 'TIMEOUT',
-        errorMessage: 'The payments service did not answer in time.',
-        attemptsJson: '[]',
-        lastKnownStateJson: null,
-        createdAtMs: T0 - 30_000,
+        ...deadLetteredRefund({
+          callId: overrides.callId ?? `call-${n}`,
+          providerCallId: `prov-${n}`,
+          idempotencyKey: `idem-${n}`,
+          deadLetterId: `dl-${n}`,
+          replyTopic: topics.results,
+          arguments: args,
+          nowMs: T0,
+          lastKnownStateJson: null,
+        }),
         ...overrides,
       });
       return c;
     },
-    async unresolved(key, args) {
-      const claim = await idempotency.claim(key, argumentsFingerprint(args), 'executor-1', 60_000);
-      if (claim.kind !== 'claimed') throw new Error(`unexpected claim ${claim.kind}`);
-      await idempotency.complete(
-        key,
-        'executor-1',
-        { outcome: 'UNRESOLVED', result: { code: 'UNRESOLVED', message: 'unknown' }, completedAtMs: T0 - 1 },
-        86_400_000,
-      );
-    },
+    unresolved: (key, args) => leaveUnresolved(idempotency, key, args, T0 - 1, 86_400_000),
     close: () => bus.close(),
   };
 }
