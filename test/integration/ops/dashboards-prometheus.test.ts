@@ -127,18 +127,9 @@ beforeAll(async () => {
     intervalSec: 1,
     jobs: [
       { job: 'executor', targets: stack.executors.map((e) => `127.0.0.1:${e.httpPort}`) },
-      // Scraped when they serve /metrics; until then the stand-in reports their cases and lag.
-      ...(
-        await Promise.all(
-          [stack.auditSink, stack.reconciler].map(async (s) =>
-            (await s.servesMetrics()) ? [{ job: s.name, targets: [`127.0.0.1:${s.httpPort}`] }] : [],
-          ),
-        )
-      ).flat(),
+      { job: 'audit-sink', targets: [`127.0.0.1:${stack.auditSink.httpPort}`] },
+      { job: 'reconciler', targets: [`127.0.0.1:${stack.reconciler.httpPort}`] },
       { job: 'agent', targets: [`127.0.0.1:${stack.agentPort}`] },
-      ...(stack.standInPort === undefined
-        ? []
-        : [{ job: 'stand-in', targets: [`127.0.0.1:${stack.standInPort}`] }]),
     ],
     ruleFiles: [rulesForTest(runDir)],
     runDir,

@@ -14,7 +14,6 @@ import { createTestKafka } from '../../helpers/kafka.js';
 import { uniqueName } from '../../helpers/names.js';
 import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
 import { createTestRedis } from '../../helpers/redis.js';
-import { standInMetrics, type StandIn } from './stand-in-metrics.js';
 import { opsRegistry, OPS_SCOPE } from './ops-catalog.js';
 import { freePort, startService, type ServiceProcess } from './service-process.js';
 
@@ -43,12 +42,6 @@ export interface OpsStack {
   /** The agent backend's metrics: tasks end there, so tool calls per task are counted there. */
   readonly agentMetrics: ToolgateMetrics;
   readonly agentPort: number;
-  /**
-   * Set while the audit sink and the reconciler serve no /metrics of their own: a health server in
-   * this process reporting what the reconciler should (open cases from the run's Postgres schema)
-   * and the lag of both services' groups, from the same library sources they would use.
-   */
-  readonly standInPort: number | undefined;
   readonly reader: Principal;
   readonly stranger: Principal;
   close(): Promise<void>;
@@ -97,11 +90,9 @@ export async function startOpsStack(): Promise<OpsStack> {
   const started: ServiceProcess[] = [];
   let closeClient: () => Promise<void> = () => Promise.resolve();
   let agentServer: HealthServer | undefined;
-  let standIn: StandIn | undefined;
   const closeAll = async () => {
     await closeClient().catch(() => undefined);
     await agentServer?.close();
-    await standIn?.close();
     await Promise.all(started.map((s) => s.stop()));
     const kafka = createTestKafka('ops-cleanup');
     const admin = await kafka.admin();
@@ -115,17 +106,11 @@ export async function startOpsStack(): Promise<OpsStack> {
   };
   try {
     // The sink first: the first service to start migrates the schema the others then find ready.
-    const auditSink = startService(
-      'audit-sink',
-      'audit-sink',
-      await freePort(),
-      {
-        ...common,
-        AUDIT_SINK_GROUP_ID: `${prefix}-audit-sink`,
-        AUDIT_SINK_ID: `${prefix}-sink`,
-      },
-      'audit sink started',
-    );
+    const auditSink = startService('audit-sink', 'audit-sink', await freePort(), {
+      ...common,
+      AUDIT_SINK_GROUP_ID: `${prefix}-audit-sink`,
+      AUDIT_SINK_ID: `${prefix}-sink`,
+    });
     started.push(auditSink);
     await auditSink.ready();
     const executors = [
@@ -133,22 +118,16 @@ export async function startOpsStack(): Promise<OpsStack> {
       startService('executor-2', 'executor', await freePort(), executorEnv('executor-2')),
     ];
     started.push(...executors);
-    const reconciler = startService(
-      'reconciler',
-      'reconciler',
-      await freePort(),
-      {
-        ...common,
-        REDIS_URL,
-        REDIS_KEY_PREFIX: redisPrefix,
-        RECONCILER_GROUP_ID: `${prefix}-reconcilers`,
-        RECONCILER_ID: `${prefix}-reconciler`,
-        TOOLGATE_CATALOG_MODULE: CATALOG,
-        // Cases stay open for the whole test: the first status check is ten minutes away.
-        CHECK_SCHEDULE_MS: '600000',
-      },
-      'reconciler started',
-    );
+    const reconciler = startService('reconciler', 'reconciler', await freePort(), {
+      ...common,
+      REDIS_URL,
+      REDIS_KEY_PREFIX: redisPrefix,
+      RECONCILER_GROUP_ID: `${prefix}-reconcilers`,
+      RECONCILER_ID: `${prefix}-reconciler`,
+      TOOLGATE_CATALOG_MODULE: CATALOG,
+      // Cases stay open for the whole test: the first status check is ten minutes away.
+      CHECK_SCHEDULE_MS: '600000',
+    });
     started.push(reconciler);
     await Promise.all([...executors, reconciler].map((s) => s.ready()));
 
@@ -179,7 +158,6 @@ export async function startOpsStack(): Promise<OpsStack> {
     await client.start();
     const registry = new Registry();
     const agentMetrics = createToolgateMetrics(registry, { isKnownTool: () => false });
-    standIn = await standInMetrics(db, prefix, topics, [auditSink, reconciler]);
     agentServer = await startHealthServer({
       port: 0,
       host: '127.0.0.1',
@@ -203,7 +181,6 @@ export async function startOpsStack(): Promise<OpsStack> {
       client,
       agentMetrics,
       agentPort: agentServer.port,
-      standInPort: standIn?.port,
       reader: principal('reader', [OPS_SCOPE]),
       stranger: principal('stranger', []),
       close: closeAll,

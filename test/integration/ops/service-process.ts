@@ -14,13 +14,8 @@ export interface ServiceProcess {
   readonly httpPort: number;
   /** Its stdout (pino JSON lines) and stderr, for diagnostics and scans. */
   readonly output: string[];
-  /**
-   * Resolves once GET /readyz answers 200, or (for a service without a health server) once it logged
-   * `startedLine`; rejects when the process exits first or `timeoutMs` passes.
-   */
+  /** Resolves once GET /readyz answers 200; rejects when the process exits first or `timeoutMs` passes. */
   ready(timeoutMs?: number): Promise<void>;
-  /** True when GET /metrics answers 200 (the service wires the health server). */
-  servesMetrics(): Promise<boolean>;
   /** Resident set size now, kB (/proc/<pid>/status VmRSS). */
   rssKb(): number;
   /** SIGTERM, then waits for the exit; SIGKILL after `graceMs`. Resolves with the exit code. */
@@ -37,7 +32,6 @@ export function startService(
   service: 'executor' | 'audit-sink' | 'reconciler',
   httpPort: number,
   env: Record<string, string>,
-  startedLine?: string,
 ): ServiceProcess {
   const main = fileURLToPath(new URL(`../../../services/${service}/main.ts`, import.meta.url));
   const child = spawn(process.execPath, ['--import', 'tsx', main], {
@@ -85,7 +79,6 @@ export function startService(
         }
         const res = await fetch(`http://127.0.0.1:${httpPort}/readyz`).catch(() => undefined);
         if (res?.status === 200) return;
-        if (startedLine !== undefined && output.some((l) => l.includes(`"${startedLine}"`))) return;
         if (Date.now() > deadline) {
           const status = res === undefined ? 'no answer' : `${res.status} ${await res.text()}`;
           throw new Error(
@@ -95,10 +88,6 @@ export function startService(
         }
         await new Promise((r) => setTimeout(r, 250));
       }
-    },
-    async servesMetrics() {
-      const res = await fetch(`http://127.0.0.1:${httpPort}/metrics`).catch(() => undefined);
-      return res?.status === 200;
     },
     rssKb() {
       const status = readFileSync(`/proc/${pid}/status`, 'utf8');
