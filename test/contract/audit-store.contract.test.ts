@@ -1,15 +1,12 @@
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryAuditStore } from '../../libs/adapters/memory/audit-store.js';
 import { PostgresAuditStore } from '../../libs/adapters/postgres/audit-store.js';
-import { migrate } from '../../libs/adapters/postgres/migrate.js';
 import { GENESIS_HASH } from '../../libs/audit/hash-chain.js';
 import { ToolgateError } from '../../libs/core/errors.js';
 import type { AuditEnvelope, AuditStore, StoredAuditRecord } from '../../libs/ports/audit-store.js';
-import { DATABASE_URL } from '../helpers/env.js';
 import { uniqueName } from '../helpers/names.js';
-import { createTestSchema } from '../helpers/postgres.js';
 import { auditRecord, envelope, refusedRecord } from '../unit/audit/fixtures.js';
+import { postgresHarness } from './store-harnesses.js';
 
 /** The store under test and a second client of the same backing store (another audit-sink process). */
 interface AuditHarness {
@@ -29,22 +26,13 @@ const adapters: { name: string; create(): Promise<AuditHarness> }[] = [
   {
     name: 'postgres',
     async create() {
-      const test = await createTestSchema('audit');
-      await migrate(test.pool);
-      const second = new pg.Pool({
-        connectionString: DATABASE_URL,
-        max: 5,
-        options: `-c search_path="${test.schema}"`,
-      });
-      return {
+      const h = await postgresHarness(
         // Small pages and insert batches, so paging and batching are exercised by small tests.
-        store: new PostgresAuditStore(test.pool, { insertBatch: 7, verifyPageSize: 5 }),
-        peer: new PostgresAuditStore(second, { insertBatch: 7, verifyPageSize: 5 }),
-        async close() {
-          await second.end();
-          await test.drop();
-        },
-      };
+        (pool) => new PostgresAuditStore(pool, { insertBatch: 7, verifyPageSize: 5 }),
+        'audit',
+        5,
+      );
+      return { store: h.subject, peer: h.peer, close: () => h.close() };
     },
   },
 ];

@@ -1,15 +1,12 @@
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryCaseStore } from '../../libs/adapters/memory/case-store.js';
 import { PostgresCaseStore } from '../../libs/adapters/postgres/case-store.js';
-import { migrate } from '../../libs/adapters/postgres/migrate.js';
 import { ManualClock } from '../../libs/core/manual-clock.js';
 import { ToolgateError } from '../../libs/core/errors.js';
 import type { CaseChange, CaseStore, ReconciliationCase } from '../../libs/ports/case-store.js';
-import { DATABASE_URL } from '../helpers/env.js';
 import { uniqueName } from '../helpers/names.js';
-import { createTestSchema } from '../helpers/postgres.js';
 import { deadLetter } from '../unit/audit/fixtures.js';
+import { postgresHarness } from './store-harnesses.js';
 
 /** The store under test, a second client of the same backing store, and the clock both read. */
 interface CaseHarness {
@@ -34,22 +31,8 @@ const adapters: { name: string; create(): Promise<CaseHarness> }[] = [
     name: 'postgres',
     async create() {
       const clock = new ManualClock(START_MS);
-      const test = await createTestSchema('cases');
-      await migrate(test.pool);
-      const second = new pg.Pool({
-        connectionString: DATABASE_URL,
-        max: 5,
-        options: `-c search_path="${test.schema}"`,
-      });
-      return {
-        store: new PostgresCaseStore(test.pool, clock),
-        peer: new PostgresCaseStore(second, clock),
-        clock,
-        async close() {
-          await second.end();
-          await test.drop();
-        },
-      };
+      const h = await postgresHarness((pool) => new PostgresCaseStore(pool, clock), 'cases', 5);
+      return { store: h.subject, peer: h.peer, clock, close: () => h.close() };
     },
   },
 ];

@@ -44,7 +44,8 @@ const TEST_RETENTION_MS = 60_000;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-function memoryHarness<T>(make: (clock: ManualClock) => T): Harness<T> {
+/** `make` on a manual clock starting at 1 700 000 000 000 ms; the peer is the same instance. */
+export function memoryHarness<T>(make: (clock: ManualClock) => T): Harness<T> {
   const clock = new ManualClock(1_700_000_000_000);
   const subject = make(clock);
   return {
@@ -56,8 +57,15 @@ function memoryHarness<T>(make: (clock: ManualClock) => T): Harness<T> {
   };
 }
 
-async function redisHarness<T>(make: (redis: Redis, prefix: string) => T): Promise<Harness<T>> {
-  const test = createTestRedis('contract');
+/**
+ * `make` on a test Redis namespace (`name` prefixes it), the peer on a second connection to the same
+ * namespace; `close` deletes the namespace's keys.
+ */
+export async function redisHarness<T>(
+  make: (redis: Redis, prefix: string) => T,
+  name = 'contract',
+): Promise<Harness<T>> {
+  const test = createTestRedis(name);
   const second = new Redis(REDIS_URL, { maxRetriesPerRequest: 2 });
   return {
     subject: make(test.redis, test.prefix),
@@ -73,12 +81,20 @@ async function redisHarness<T>(make: (redis: Redis, prefix: string) => T): Promi
   };
 }
 
-async function postgresHarness<T>(make: (pool: pg.Pool) => T): Promise<Harness<T>> {
-  const test = await createTestSchema('contract');
+/**
+ * `make` on a fresh migrated schema (`name` prefixes it), the peer on a second pool of `max`
+ * connections to the same schema; `close` ends that pool and drops the schema.
+ */
+export async function postgresHarness<T>(
+  make: (pool: pg.Pool) => T,
+  name = 'contract',
+  max = 10,
+): Promise<Harness<T>> {
+  const test = await createTestSchema(name);
   await migrate(test.pool);
   const second = new pg.Pool({
     connectionString: DATABASE_URL,
-    max: 10,
+    max,
     options: `-c search_path="${test.schema}"`,
   });
   return {
