@@ -3,9 +3,12 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ToolgateError } from '../../../libs/core/errors.js';
 import { ManualClock } from '../../../libs/core/manual-clock.js';
-import { createClientCredentialsProvider } from '../../../libs/integrations/client-credentials-provider.js';
+import {
+  createClientCredentialsProvider,
+  type ClientCredentialsOptions,
+} from '../../../libs/integrations/client-credentials-provider.js';
 import { MemorySecretsSource } from '../../../libs/integrations/memory-secrets.js';
-import { clientCredentialNames } from '../../../libs/integrations/secrets-source.js';
+import { clientCredentialNames, type SecretsSource } from '../../../libs/integrations/secrets-source.js';
 import { json, scriptedServer, type ScriptedServer } from './scripted-server.js';
 
 const T1_SECRET = 's3cr3t-of-tenant-one-9f8e7d';
@@ -52,6 +55,17 @@ function secrets(): MemorySecretsSource {
   });
 }
 
+/** A provider against the scripted token endpoint, with the tenants' credentials unless `secrets` is given. */
+function provider(
+  options: Omit<ClientCredentialsOptions, 'tokenUrl' | 'secrets'> & { readonly secrets?: SecretsSource },
+) {
+  return createClientCredentialsProvider({
+    tokenUrl: `${server.url}/oauth/token`,
+    ...options,
+    secrets: options.secrets ?? secrets(),
+  });
+}
+
 function capturedLogger(): { lines: string[]; logger: pino.Logger } {
   const lines: string[] = [];
   const logger = pino({ level: 'trace' }, { write: (line: string) => void lines.push(line) });
@@ -67,11 +81,7 @@ beforeEach(() => {
 describe('client credentials token provider', () => {
   it('fetches once per tenant and audience, then serves the cached token', async () => {
     const clock = new ManualClock(1_000_000);
-    const tokens = createClientCredentialsProvider({
-      tokenUrl: `${server.url}/oauth/token`,
-      secrets: secrets(),
-      clock,
-    });
+    const tokens = provider({ clock });
     const a = await tokens.getToken('t1', 'documents-api');
     const b = await tokens.getToken('t1', 'documents-api');
     expect(a).toBe(b);
@@ -81,11 +91,7 @@ describe('client credentials token provider', () => {
 
   it("uses each tenant's own credentials", async () => {
     const clock = new ManualClock(0);
-    const tokens = createClientCredentialsProvider({
-      tokenUrl: `${server.url}/oauth/token`,
-      secrets: secrets(),
-      clock,
-    });
+    const tokens = provider({ clock });
     expect(await tokens.getToken('t1', 'documents-api')).toMatch(/^at-client-t1-/);
     expect(await tokens.getToken('t2', 'documents-api')).toMatch(/^at-client-t2-/);
     await expect(tokens.getToken('t3', 'documents-api')).rejects.toMatchObject({
@@ -97,12 +103,7 @@ describe('client credentials token provider', () => {
 
   it('refreshes before expiry (margin capped at half the lifetime), not after every call', async () => {
     const clock = new ManualClock(0);
-    const tokens = createClientCredentialsProvider({
-      tokenUrl: `${server.url}/oauth/token`,
-      secrets: secrets(),
-      clock,
-      refreshBeforeExpiryMs: 60_000,
-    });
+    const tokens = provider({ clock, refreshBeforeExpiryMs: 60_000 });
     const first = await tokens.getToken('t1', 'documents-api');
     await clock.advance(3_600_000 - 60_001);
     expect(await tokens.getToken('t1', 'documents-api')).toBe(first);
@@ -112,11 +113,7 @@ describe('client credentials token provider', () => {
     expect(server.seen).toHaveLength(2);
 
     tokenEndpoint(10);
-    const short = createClientCredentialsProvider({
-      tokenUrl: `${server.url}/oauth/token`,
-      secrets: secrets(),
-      clock,
-    });
+    const short = provider({ clock });
     const s1 = await short.getToken('t1', 'documents-api');
     await clock.advance(4_999);
     expect(await short.getToken('t1', 'documents-api')).toBe(s1);
@@ -126,11 +123,7 @@ describe('client credentials token provider', () => {
 
   it('merges concurrent fetches into one', async () => {
     const clock = new ManualClock(0);
-    const tokens = createClientCredentialsProvider({
-      tokenUrl: `${server.url}/oauth/token`,
-      secrets: secrets(),
-      clock,
-    });
+    const tokens = provider({ clock });
     const all = await Promise.all(Array.from({ length: 20 }, () => tokens.getToken('t1', 'documents-api')));
     expect(new Set(all).size).toBe(1);
     expect(server.seen).toHaveLength(1);
@@ -139,11 +132,7 @@ describe('client credentials token provider', () => {
   it('picks up a rotated secret at the next fetch, and drops a token the downstream revoked', async () => {
     const clock = new ManualClock(0);
     const source = secrets();
-    const tokens = createClientCredentialsProvider({
-      tokenUrl: `${server.url}/oauth/token`,
-      secrets: source,
-      clock,
-    });
+    const tokens = provider({ secrets: source, clock });
     const first = await tokens.getToken('t1', 'documents-api');
     source.set(clientCredentialNames('t1', 'documents-api').clientSecret, 'rotated-but-unknown');
     tokens.invalidate('t1', 'documents-api', 'some-other-token');
@@ -157,11 +146,7 @@ describe('client credentials token provider', () => {
 
   it('keeps serving a still-valid token when a refresh fails', async () => {
     const clock = new ManualClock(0);
-    const tokens = createClientCredentialsProvider({
-      tokenUrl: `${server.url}/oauth/token`,
-      secrets: secrets(),
-      clock,
-    });
+    const tokens = provider({ clock });
     const first = await tokens.getToken('t1', 'documents-api');
     server.handle((_req, res) => json(res, 503, {}));
     await clock.advance(3_600_000 - 30_000);
@@ -172,11 +157,7 @@ describe('client credentials token provider', () => {
 
   it('an answer of the wrong shape is SERVER_ERROR', async () => {
     server.handle((_req, res) => json(res, 200, { access_token: 'x', token_type: 'mac', expires_in: 60 }));
-    const tokens = createClientCredentialsProvider({
-      tokenUrl: `${server.url}/oauth/token`,
-      secrets: secrets(),
-      clock: new ManualClock(0),
-    });
+    const tokens = provider({ clock: new ManualClock(0) });
     await expect(tokens.getToken('t1', 'documents-api')).rejects.toMatchObject({ code: 'SERVER_ERROR' });
   });
 
@@ -184,12 +165,7 @@ describe('client credentials token provider', () => {
     const { lines, logger } = capturedLogger();
     const clock = new ManualClock(0);
     const source = secrets();
-    const tokens = createClientCredentialsProvider({
-      tokenUrl: `${server.url}/oauth/token`,
-      secrets: source,
-      clock,
-      logger,
-    });
+    const tokens = provider({ secrets: source, clock, logger });
     await tokens.getToken('t1', 'documents-api');
     await tokens.getToken('t2', 'documents-api');
     // A refused secret the endpoint echoes back, an outage, and an unreachable endpoint.
