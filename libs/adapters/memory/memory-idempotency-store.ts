@@ -1,7 +1,12 @@
 import type { Clock } from '../../ports/clock.js';
 import type { ClaimResult, IdempotencyStore, StoredResult } from '../../ports/idempotency-store.js';
 import { checkDurationMs, checkKey } from './argument-checks.js';
-import { DEFAULT_ABANDONED_RETENTION_MS, type IdempotencyStoreOptions } from './idempotency-options.js';
+import {
+  abandonedRetentionMs,
+  checkClaim,
+  checkComplete,
+  type IdempotencyStoreOptions,
+} from './idempotency-options.js';
 import { settle } from './settle.js';
 
 type MemoryRecord =
@@ -43,18 +48,12 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     private readonly clock: Clock,
     options: IdempotencyStoreOptions = {},
   ) {
-    this.abandonedRetentionMs = checkDurationMs(
-      'abandonedRetentionMs',
-      options.abandonedRetentionMs ?? DEFAULT_ABANDONED_RETENTION_MS,
-    );
+    this.abandonedRetentionMs = abandonedRetentionMs(options);
   }
 
   claim(key: string, fingerprint: string, owner: string, leaseMs: number): Promise<ClaimResult> {
     return settle(() => {
-      checkKey('key', key);
-      checkKey('fingerprint', fingerprint);
-      checkKey('owner', owner);
-      const lease = checkDurationMs('leaseMs', leaseMs);
+      const lease = checkClaim(key, fingerprint, owner, leaseMs);
       const now = this.clock.now();
       const record = this.live(key, now);
       const leaseExpiresAtMs = now + lease;
@@ -85,9 +84,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
 
   complete(key: string, owner: string, stored: StoredResult, ttlMs: number): Promise<boolean> {
     return settle(() => {
-      checkKey('key', key);
-      checkKey('owner', owner);
-      const ttl = checkDurationMs('ttlMs', ttlMs);
+      const ttl = checkComplete(key, owner, ttlMs);
       const serialized = JSON.stringify(stored);
       const now = this.clock.now();
       const record = this.live(key, now);

@@ -2,7 +2,9 @@ import type pg from 'pg';
 import type { ClaimResult, IdempotencyStore, StoredResult } from '../../ports/idempotency-store.js';
 import { checkDurationMs, checkKey } from '../memory/argument-checks.js';
 import {
-  DEFAULT_ABANDONED_RETENTION_MS,
+  abandonedRetentionMs,
+  checkClaim,
+  checkComplete,
   type IdempotencyStoreOptions,
 } from '../memory/idempotency-options.js';
 
@@ -107,17 +109,11 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     private readonly pool: pg.Pool,
     options: IdempotencyStoreOptions = {},
   ) {
-    this.abandonedRetentionMs = checkDurationMs(
-      'abandonedRetentionMs',
-      options.abandonedRetentionMs ?? DEFAULT_ABANDONED_RETENTION_MS,
-    );
+    this.abandonedRetentionMs = abandonedRetentionMs(options);
   }
 
   async claim(key: string, fingerprint: string, owner: string, leaseMs: number): Promise<ClaimResult> {
-    checkKey('key', key);
-    checkKey('fingerprint', fingerprint);
-    checkKey('owner', owner);
-    const lease = checkDurationMs('leaseMs', leaseMs);
+    const lease = checkClaim(key, fingerprint, owner, leaseMs);
     for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt += 1) {
       const { rows } = await this.pool.query<ClaimRow>(CLAIM_SQL, [
         key,
@@ -133,9 +129,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   }
 
   async complete(key: string, owner: string, stored: StoredResult, ttlMs: number): Promise<boolean> {
-    checkKey('key', key);
-    checkKey('owner', owner);
-    const ttl = checkDurationMs('ttlMs', ttlMs);
+    const ttl = checkComplete(key, owner, ttlMs);
     const result = await this.pool.query(COMPLETE_SQL, [key, owner, JSON.stringify(stored), ttl]);
     return result.rowCount === 1;
   }

@@ -2,7 +2,9 @@ import type { Cluster, Redis } from 'ioredis';
 import type { ClaimResult, IdempotencyStore, StoredResult } from '../../ports/idempotency-store.js';
 import { checkDurationMs, checkKey } from '../memory/argument-checks.js';
 import {
-  DEFAULT_ABANDONED_RETENTION_MS,
+  abandonedRetentionMs,
+  checkClaim,
+  checkComplete,
   type IdempotencyStoreOptions,
 } from '../memory/idempotency-options.js';
 import { luaScript } from './lua-script.js';
@@ -39,17 +41,11 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     options: RedisIdempotencyStoreOptions,
   ) {
     this.keyPrefix = options.keyPrefix;
-    this.abandonedRetentionMs = checkDurationMs(
-      'abandonedRetentionMs',
-      options.abandonedRetentionMs ?? DEFAULT_ABANDONED_RETENTION_MS,
-    );
+    this.abandonedRetentionMs = abandonedRetentionMs(options);
   }
 
   async claim(key: string, fingerprint: string, owner: string, leaseMs: number): Promise<ClaimResult> {
-    checkKey('key', key);
-    checkKey('fingerprint', fingerprint);
-    checkKey('owner', owner);
-    const lease = checkDurationMs('leaseMs', leaseMs);
+    const lease = checkClaim(key, fingerprint, owner, leaseMs);
     const reply = await this.claimScript.run(
       this.redis,
       [this.recordKey(key)],
@@ -59,9 +55,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   }
 
   async complete(key: string, owner: string, stored: StoredResult, ttlMs: number): Promise<boolean> {
-    checkKey('key', key);
-    checkKey('owner', owner);
-    const ttl = checkDurationMs('ttlMs', ttlMs);
+    const ttl = checkComplete(key, owner, ttlMs);
     const reply = await this.completeScript.run(
       this.redis,
       [this.recordKey(key)],
