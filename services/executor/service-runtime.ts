@@ -19,6 +19,8 @@ export interface ServiceContext {
   /** The process registry /metrics serves; the default Node metrics are already in it. */
   readonly registry: Registry;
   readonly clock: Clock;
+  /** The bound port of /metrics, /healthz and /readyz (already answering: "starting"). */
+  readonly healthPort: number;
   /** Closed in reverse order of registration when the service stops or fails to start. */
   onClose(name: string, close: () => Promise<unknown> | void): void;
   /** Adds a check to /readyz (beside the lifecycle one); keep it to what the work cannot do without. */
@@ -87,14 +89,6 @@ export function createService(definition: ServiceDefinition): Service {
       }
     }
   };
-  const context: ServiceContext = {
-    logger,
-    registry,
-    clock: systemClock,
-    onClose: (name, close) => void closers.push([name, close]),
-    readyWhen: (name, check) => void (checks[name] = check),
-  };
-
   const open = async (): Promise<{ readonly healthPort: number }> => {
     const health = await startHealthServer({
       port: settings.httpPort,
@@ -102,8 +96,16 @@ export function createService(definition: ServiceDefinition): Service {
       // Checks added later are seen: the record is read on every probe.
       readiness: () => readinessChecks({ ...checks })(),
     });
-    context.onClose('health server', () => health.close());
-    worker = await definition.open(context);
+    closers.push(['health server', () => health.close()]);
+    logger.info({ port: health.port }, 'health endpoint listening');
+    worker = await definition.open({
+      logger,
+      registry,
+      clock: systemClock,
+      healthPort: health.port,
+      onClose: (name, close) => void closers.push([name, close]),
+      readyWhen: (name, check) => void (checks[name] = check),
+    });
     // A stop that arrived during start-up wins: the worker is never started.
     if (stopping === undefined) await worker.start();
     if (stopping === undefined) phase = 'running';

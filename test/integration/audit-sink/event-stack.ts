@@ -1,10 +1,11 @@
-import { KafkaEventBus } from '../../../libs/bus/kafka/kafka-event-bus.js';
+import type { KafkaEventBus } from '../../../libs/bus/kafka/kafka-event-bus.js';
 import type { EventKind, EventKinds } from '../../../libs/events/contracts.js';
 import { RegistryEventCodec } from '../../../libs/events/registry-codec.js';
 import { topicNames, type TopicNames } from '../../../libs/events/topics.js';
 import { schemaRegistryUrl } from '../../helpers/env.js';
 import { consumeMessages, createTestKafka, type TestKafka } from '../../helpers/kafka.js';
 import { uniqueName } from '../../helpers/names.js';
+import { decodeRead, dropTestTopics, testKafkaBus, type Read } from '../executor/test-parts.js';
 
 /** Partition counts of the test topics. */
 export const PARTITIONS = { calls: 3, results: 3, audit: 2, dlq: 1 } as const;
@@ -21,12 +22,8 @@ export interface EventStack {
     kind: K,
     events: ReadonlyArray<{ key: string; event: EventKinds[K] }>,
   ): Promise<void>;
-  /** Reads `count` messages of a topic from the beginning with a fresh group, decoded, with partitions. */
-  read<K extends EventKind>(
-    kind: K,
-    count: number,
-    timeoutMs?: number,
-  ): Promise<Array<{ event: EventKinds[K]; partition: number }>>;
+  /** Reads `count` messages of a topic from the beginning with a fresh group, decoded, with coordinates and headers. */
+  read<K extends EventKind>(kind: K, count: number, timeoutMs?: number): Promise<Read<K>[]>;
   close(): Promise<void>;
 }
 
@@ -35,17 +32,7 @@ export async function createEventStack(name: string): Promise<EventStack> {
   const kafka = createTestKafka(name);
   const prefix = uniqueName(name);
   const topics = topicNames(prefix);
-  const bus = new KafkaEventBus({
-    brokers: kafka.brokers,
-    clientId: uniqueName(name),
-    logLevel: 'error',
-    sessionTimeoutMs: 6_000,
-    rebalanceTimeoutMs: 15_000,
-    heartbeatIntervalMs: 300,
-    maxWaitTimeMs: 100,
-    commitIntervalMs: 50,
-    redeliveryDelayMs: 20,
-  });
+  const bus = testKafkaBus(kafka, name);
   await bus.ensureTopics([
     { topic: topics.calls, partitions: PARTITIONS.calls, replicationFactor: 1 },
     { topic: topics.results, partitions: PARTITIONS.results, replicationFactor: 1 },
@@ -71,15 +58,11 @@ export async function createEventStack(name: string): Promise<EventStack> {
         maxWaitTimeInMs: 100,
       });
       const got = await consumeMessages(consumer, topics[kind], count, timeoutMs);
-      return Promise.all(
-        got.map(async (m) => ({ event: await codec.decode(kind, m.value!), partition: m.partition })),
-      );
+      return Promise.all(got.map((m) => decodeRead(codec, kind, m)));
     },
     async close() {
       await bus.close();
-      const admin = await kafka.admin();
-      await admin.deleteTopics({ topics: Object.values(topics), timeout: 10_000 }).catch(() => undefined);
-      await kafka.close();
+      await dropTestTopics(kafka, topics);
     },
   };
 }

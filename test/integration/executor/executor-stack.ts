@@ -2,7 +2,7 @@ import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import type { JWK } from 'jose';
 import type { KafkaEventBus } from '../../../libs/bus/kafka/kafka-event-bus.js';
 import type { Principal } from '../../../libs/core/types.js';
-import type { EventKind, EventKinds, ToolCallRequestedEvent } from '../../../libs/events/contracts.js';
+import type { EventKind, ToolCallRequestedEvent } from '../../../libs/events/contracts.js';
 import { RegistryEventCodec } from '../../../libs/events/registry-codec.js';
 import { topicNames, type TopicNames } from '../../../libs/events/topics.js';
 import type { ManagedCircuitBreakers } from '../../../libs/execution/breakers.js';
@@ -10,13 +10,8 @@ import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
 import type { Executor } from '../../../services/executor/executor.js';
 import type { ExecutorDeps } from '../../../services/executor/executor-deps.js';
 import type { Logger } from '../../../libs/ports/logger.js';
-import { DATABASE_URL, REDIS_URL, schemaRegistryUrl } from '../../helpers/env.js';
-import {
-  consumeMessages,
-  createTestKafka,
-  type ConsumedMessage,
-  type TestKafka,
-} from '../../helpers/kafka.js';
+import { REDIS_URL, schemaRegistryUrl } from '../../helpers/env.js';
+import { consumeMessages, createTestKafka, type TestKafka } from '../../helpers/kafka.js';
 import { uniqueName } from '../../helpers/names.js';
 import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
 import { createTestRedis, type TestRedis } from '../../helpers/redis.js';
@@ -27,7 +22,12 @@ import {
   testBreakers,
   testExecutor,
   testKafkaBus,
+  testServiceEnv,
+  decodeRead,
+  type Read,
 } from './test-parts.js';
+
+export { decodeRead, type Read } from './test-parts.js';
 import { publishRequests, signedRequest } from '../../unit/executor/call-requests.js';
 
 export const ISSUER = 'agent-backend-test';
@@ -46,14 +46,6 @@ export const PRINCIPAL: Principal = {
 /** Partition counts of the test topics. */
 export const PARTITIONS = { calls: 6, results: 3, audit: 1, dlq: 1 } as const;
 export const REPLY_PARTITION = 1;
-
-/** One decoded message a test read back, with its Kafka coordinates and headers. */
-export interface Read<K extends EventKind> {
-  readonly event: EventKinds[K];
-  readonly partition: number;
-  readonly offset: string;
-  readonly headers: Record<string, string>;
-}
 
 /**
  * Everything an executor test needs on real servers, isolated by unique names: topics under a
@@ -158,31 +150,19 @@ export async function createExecutorStack(
     jwks,
     breakers,
     serviceEnv(executorId) {
-      const sep = DATABASE_URL.includes('?') ? '&' : '?';
       return {
-        KAFKA_BROKERS: kafka.brokers.join(','),
-        SCHEMA_REGISTRY_URL: schemaRegistryUrl(),
+        ...testServiceEnv({ brokers: kafka.brokers, prefix, schema: db.schema, partitions: PARTITIONS }),
         REDIS_URL,
-        DATABASE_URL: `${DATABASE_URL}${sep}options=${encodeURIComponent(`-c search_path=${db.schema}`)}`,
-        TOOLGATE_TOPIC_PREFIX: prefix,
         TOOLGATE_GROUP_ID: `${prefix}-executors`,
         EXECUTOR_ID: executorId,
         MAX_CONCURRENCY: '8',
         PARTITIONS_CONCURRENTLY: '3',
-        CALLS_PARTITIONS: String(PARTITIONS.calls),
-        RESULTS_PARTITIONS: String(PARTITIONS.results),
-        AUDIT_PARTITIONS: String(PARTITIONS.audit),
-        DLQ_PARTITIONS: String(PARTITIONS.dlq),
         PRINCIPAL_JWKS: JSON.stringify(jwks),
         PRINCIPAL_ISSUER: ISSUER,
         PRINCIPAL_AUDIENCE: AUDIENCE,
         REDIS_KEY_PREFIX: redis.prefix,
         LEASE_MARGIN_MS: '1000',
-        KAFKA_SESSION_TIMEOUT_MS: '6000',
-        KAFKA_REBALANCE_TIMEOUT_MS: '15000',
-        KAFKA_HEARTBEAT_MS: '500',
         SHUTDOWN_TIMEOUT_MS: '10000',
-        HTTP_PORT: '0',
       };
     },
     executor(overrides = {}) {
@@ -251,19 +231,6 @@ export async function createExecutorStack(
       await db.drop();
     },
   };
-}
-
-export async function decodeRead<K extends EventKind>(
-  codec: RegistryEventCodec,
-  kind: K,
-  m: ConsumedMessage,
-): Promise<Read<K>> {
-  const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(m.headers ?? {})) {
-    const value = Array.isArray(v) ? v[v.length - 1] : v;
-    if (value !== undefined) headers[k] = value.toString();
-  }
-  return { event: await codec.decode(kind, m.value!), partition: m.partition, offset: m.offset, headers };
 }
 
 export function randomTraceId(): string {

@@ -3,6 +3,7 @@ import { RedisIdempotencyStore, RedisRateLimiter } from '../../../libs/adapters/
 import { createPrincipalVerifier } from '../../../libs/auth/principal-verifier.js';
 import { KafkaEventBus } from '../../../libs/bus/kafka/kafka-event-bus.js';
 import { systemClock } from '../../../libs/core/system-clock.js';
+import type { EventKind, EventKinds } from '../../../libs/events/contracts.js';
 import type { TopicNames } from '../../../libs/events/topics.js';
 import { createCircuitBreakers, type ManagedCircuitBreakers } from '../../../libs/execution/breakers.js';
 import { createOutboundLimiter } from '../../../libs/execution/outbound-limiter.js';
@@ -13,7 +14,8 @@ import type { Logger } from '../../../libs/ports/logger.js';
 import type { ToolRegistry } from '../../../libs/registry/tool-registry.js';
 import { createExecutor, type Executor } from '../../../services/executor/executor.js';
 import type { CallRunner, ExecutorDeps } from '../../../services/executor/executor-deps.js';
-import type { TestKafka } from '../../helpers/kafka.js';
+import { DATABASE_URL, schemaRegistryUrl } from '../../helpers/env.js';
+import type { ConsumedMessage, TestKafka } from '../../helpers/kafka.js';
 import { uniqueName } from '../../helpers/names.js';
 import type { TestRedis } from '../../helpers/redis.js';
 
@@ -72,18 +74,61 @@ export function redisTestPipeline(options: {
   });
 }
 
-/** Deletes the test's topics and Redis keys and closes both clients; topic deletion is best effort. */
+/** Deletes the test's topics (best effort) and closes the Kafka client. */
+export async function dropTestTopics(kafka: TestKafka, topics: TopicNames): Promise<void> {
+  const admin = await kafka.admin();
+  await admin.deleteTopics({ topics: Object.values(topics), timeout: 10_000 }).catch(() => undefined);
+  await kafka.close();
+}
+
+/** Deletes the test's Redis keys and closes the client. */
+export async function dropTestRedis(redis: TestRedis): Promise<void> {
+  const keys = await redis.redis.keys(`${redis.prefix}*`);
+  if (keys.length > 0) await redis.redis.del(...keys);
+  await redis.close();
+}
+
+/** Deletes the test's topics and Redis keys and closes both clients. */
 export async function dropKafkaAndRedis(
   kafka: TestKafka,
   topics: TopicNames,
   redis: TestRedis,
 ): Promise<void> {
-  const admin = await kafka.admin();
-  await admin.deleteTopics({ topics: Object.values(topics), timeout: 10_000 }).catch(() => undefined);
-  await kafka.close();
-  const keys = await redis.redis.keys(`${redis.prefix}*`);
-  if (keys.length > 0) await redis.redis.del(...keys);
-  await redis.close();
+  await dropTestTopics(kafka, topics);
+  await dropTestRedis(redis);
+}
+
+/**
+ * The environment every service reads (executor/service-env.ts), pointed at a test's servers: its
+ * topic prefix and partition counts, its Postgres schema (as the connection's search_path), short
+ * Kafka timeouts, and HTTP_PORT 0 so several services can run on one machine.
+ */
+export function testServiceEnv(options: {
+  readonly brokers: readonly string[];
+  readonly prefix: string;
+  readonly schema: string;
+  readonly partitions: {
+    readonly calls: number;
+    readonly results: number;
+    readonly audit: number;
+    readonly dlq: number;
+  };
+}): Record<string, string> {
+  const sep = DATABASE_URL.includes('?') ? '&' : '?';
+  return {
+    KAFKA_BROKERS: options.brokers.join(','),
+    SCHEMA_REGISTRY_URL: schemaRegistryUrl(),
+    DATABASE_URL: `${DATABASE_URL}${sep}options=${encodeURIComponent(`-c search_path=${options.schema}`)}`,
+    TOOLGATE_TOPIC_PREFIX: options.prefix,
+    CALLS_PARTITIONS: String(options.partitions.calls),
+    RESULTS_PARTITIONS: String(options.partitions.results),
+    AUDIT_PARTITIONS: String(options.partitions.audit),
+    DLQ_PARTITIONS: String(options.partitions.dlq),
+    KAFKA_SESSION_TIMEOUT_MS: '6000',
+    KAFKA_REBALANCE_TIMEOUT_MS: '15000',
+    KAFKA_HEARTBEAT_MS: '500',
+    HTTP_PORT: '0',
+  };
 }
 
 /** What {@link testExecutor} needs of a stack. */
@@ -123,4 +168,26 @@ export function testExecutor(parts: TestExecutorParts, overrides: Partial<Execut
     backoff: { firstDelayMs: 20, maxDelayMs: 200 },
     ...overrides,
   });
+}
+
+/** One decoded message a test read back, with its Kafka coordinates and headers. */
+export interface Read<K extends EventKind> {
+  readonly event: EventKinds[K];
+  readonly partition: number;
+  readonly offset: string;
+  readonly headers: Record<string, string>;
+}
+
+/** Decodes one consumed message, with its partition, offset and headers (last value of each). */
+export async function decodeRead<K extends EventKind>(
+  codec: EventCodec,
+  kind: K,
+  m: ConsumedMessage,
+): Promise<Read<K>> {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(m.headers ?? {})) {
+    const value = Array.isArray(v) ? v[v.length - 1] : v;
+    if (value !== undefined) headers[k] = value.toString();
+  }
+  return { event: await codec.decode(kind, m.value!), partition: m.partition, offset: m.offset, headers };
 }

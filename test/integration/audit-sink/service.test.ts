@@ -1,0 +1,130 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AuditRecordEvent } from '../../../libs/events/contracts.js';
+import { createLogger } from '../../../libs/observability/logger.js';
+import { parseTraceparent } from '../../../libs/observability/trace-context.js';
+import { loadAuditSinkConfig } from '../../../services/audit-sink/config.js';
+import { createAuditSinkService } from '../../../services/audit-sink/service.js';
+import type { Service } from '../../../services/executor/service-runtime.js';
+import { uniqueName } from '../../helpers/names.js';
+import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
+import { testServiceEnv } from '../executor/test-parts.js';
+import { parsePromText } from '../../unit/observability/prom-text.js';
+import { createEventStack, eventually, PARTITIONS, type EventStack } from './event-stack.js';
+
+const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const SPAN = '00f067aa0ba902b7';
+
+function auditEvent(recordId: string): AuditRecordEvent {
+  return {
+    recordId,
+    callId: `call-${recordId}`,
+    tool: 'issue_refund',
+    toolVersion: '1.0.0',
+    principalId: 'u-42',
+    tenant: 't1',
+    taskId: 'task-1',
+    step: 1,
+    index: 0,
+    traceId: TRACE,
+    idempotencyKey: `tg1:${recordId}`,
+    resourceKey: 't1:order:O-1',
+    argumentsJson: JSON.stringify({ order_id: 'O-1', note: '[redacted]' }),
+    resultJson: JSON.stringify({ refundId: 'R-1' }),
+    outcome: 'SUCCESS',
+    errorCode: null,
+    decisions: [{ stage: 'execute', decision: 'pass', reason: null, code: null, durationMs: 3 }],
+    attempts: [{ attempt: 1, startedAtMs: 1_800_000_000_000, durationMs: 3, result: 'ok' }],
+    source: 'executor',
+    producerId: 'executor-1',
+    startedAtMs: 1_800_000_000_000,
+    finishedAtMs: 1_800_000_000_003,
+  };
+}
+
+let stack: EventStack;
+let db: TestSchema;
+let service: Service | undefined;
+
+beforeAll(async () => {
+  stack = await createEventStack('sink_service');
+  db = await createTestSchema('sink_service');
+});
+
+afterAll(async () => {
+  await service?.stop();
+  await stack.close();
+  await db.drop();
+});
+
+describe('audit-sink service', () => {
+  it('is ready with Postgres, counts the dead letters it publishes, reports its lag, and logs with context', async () => {
+    const lines: string[] = [];
+    const config = loadAuditSinkConfig({
+      ...testServiceEnv({
+        brokers: stack.kafka.brokers,
+        prefix: stack.prefix,
+        schema: db.schema,
+        partitions: PARTITIONS,
+      }),
+      AUDIT_SINK_GROUP_ID: uniqueName('sinks'),
+      AUDIT_SINK_ID: 'sink-it',
+    });
+    service = createAuditSinkService(config, {
+      logger: createLogger({
+        level: 'debug',
+        name: 'audit-sink',
+        destination: { write: (line: string) => void lines.push(line) },
+      }),
+    });
+    const { healthPort } = await service.start();
+    const base = `http://127.0.0.1:${healthPort}`;
+    const ready = await fetch(`${base}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ ready: true, checks: { lifecycle: true, postgres: true } });
+
+    await stack.publish('audit', [{ key: 't1', event: auditEvent(uniqueName('rec')) }]);
+    await stack.bus.publish(stack.topics.audit, [
+      {
+        key: 't1',
+        value: Buffer.from('not an audit event'),
+        headers: { traceparent: `00-${TRACE}-${SPAN}-01` },
+      },
+    ]);
+    const [letter] = await stack.read('dlq', 1);
+    expect(letter!.event.reason).toBe('POISON');
+    // The dead letter continues the poison message's trace with a span of its own.
+    expect(parseTraceparent(letter!.headers.traceparent)).toMatchObject({ traceId: TRACE });
+    expect(parseTraceparent(letter!.headers.traceparent)?.spanId).not.toBe(SPAN);
+    await eventually('the stored record', async () => {
+      const { rows } = await db.pool.query<{ n: string }>('SELECT count(*)::text AS n FROM audit_records');
+      return rows[0]!.n === '1';
+    });
+
+    const families = await eventually('the dead letter counted', async () => {
+      const parsed = parsePromText(await (await fetch(`${base}/metrics`)).text());
+      const poison = parsed
+        .get('toolgate_dead_letters_total')
+        ?.samples.find((s) => s.labels.reason === 'POISON');
+      return poison?.value === 1 ? parsed : undefined;
+    });
+    const lag = families.get('toolgate_consumer_lag_messages')!.samples;
+    expect(lag.map((s) => s.labels).sort((a, b) => Number(a.partition) - Number(b.partition))).toEqual([
+      { topic: stack.topics.audit, partition: '0' },
+      { topic: stack.topics.audit, partition: '1' },
+    ]);
+    expect(families.get('toolgate_metrics_source_errors_total')?.samples ?? []).toEqual([]);
+
+    const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(records.find((r) => r.msg === 'audit event cannot be stored; dead-lettered')).toMatchObject({
+      name: 'audit-sink',
+      component: 'audit-sink',
+      topic: stack.topics.audit,
+      partition: expect.any(Number),
+      offset: expect.any(String),
+    });
+
+    await service.stop('test over');
+    service = undefined;
+    await expect(fetch(`${base}/healthz`)).rejects.toThrow();
+  });
+});
