@@ -20,6 +20,8 @@ export interface MemoryPipelineOptions {
   readonly owner: string;
   /** Overrides of the breaker defaults (50 % errors over 20 calls, 30 s reset, no breaker timeout). */
   readonly breaker?: Partial<BreakerOptions>;
+  /** Default: a fresh memory store on `clock`; pass one to share it between pipelines or use a server. */
+  readonly idempotency?: PipelineDeps['idempotency'];
   /** Default: results kept 24 h, lease margin 5 s. */
   readonly settings?: PipelineSettings;
 }
@@ -31,8 +33,8 @@ export interface MemoryPipeline {
 }
 
 /**
- * A real guard pipeline on memory adapters (idempotency store, rate limiter shared with the outbound
- * limiter), with the breaker and result settings above unless `options` override them.
+ * A real guard pipeline on a memory rate limiter (shared with the outbound limiter) and, unless one is
+ * given, a memory idempotency store, with the breaker and result settings above unless `options` override them.
  */
 export function memoryPipeline(options: MemoryPipelineOptions): MemoryPipeline {
   const { clock } = options;
@@ -49,7 +51,7 @@ export function memoryPipeline(options: MemoryPipelineOptions): MemoryPipeline {
   );
   const deps: PipelineDeps = {
     tools: options.tools,
-    idempotency: new MemoryIdempotencyStore(clock),
+    idempotency: options.idempotency ?? new MemoryIdempotencyStore(clock),
     rateLimiter,
     policy: options.policy,
     breakers,

@@ -1,9 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryIdempotencyStore, MemoryRateLimiter } from '../../../libs/adapters/memory/index.js';
 import { systemClock } from '../../../libs/core/system-clock.js';
-import { createCircuitBreakers } from '../../../libs/execution/breakers.js';
-import { createOutboundLimiter } from '../../../libs/execution/outbound-limiter.js';
-import { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
 import type { Principal } from '../../../libs/core/types.js';
 import { buildStoreCatalog, createStoreCatalog } from '../../../services/catalog/index.js';
 import { createPostgresDownstreams } from '../../../services/downstreams/postgres/postgres-downstreams.js';
@@ -12,6 +8,7 @@ import { storeSeed } from '../../../services/downstreams/seed-data.js';
 import type { StoreDownstreams } from '../../../services/downstreams/store-downstreams.js';
 import type { AdjustRequest } from '../../../services/downstreams/inventory/inventory-api.js';
 import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
+import { memoryPipeline } from '../../helpers/memory-pipeline.js';
 
 let db: TestSchema;
 let store: StoreDownstreams;
@@ -179,19 +176,11 @@ describe('store catalog on Postgres behind the guard pipeline', () => {
   it('a lost answer is retried with the same key and the ledger (written by payments) has one row', async () => {
     const schema = await createTestSchema('catalog_pipe');
     const catalog = await createStoreCatalog({ pool: schema.pool, clock: systemClock });
-    const limiter = new MemoryRateLimiter(systemClock);
-    const breakers = createCircuitBreakers(
-      { errorThresholdPercentage: 50, volumeThreshold: 20, resetTimeoutMs: 30_000, timeoutMs: false },
-      systemClock,
-    );
-    const pipeline = new GuardPipeline({
-      tools: catalog.registry,
-      idempotency: new MemoryIdempotencyStore(systemClock),
-      rateLimiter: limiter,
-      policy: catalog.policy,
-      breakers,
-      outbound: createOutboundLimiter(limiter, catalog.downstreamLimits, systemClock),
+    const { pipeline, breakers } = memoryPipeline({
       clock: systemClock,
+      tools: catalog.registry,
+      policy: catalog.policy,
+      downstreamLimits: catalog.downstreamLimits,
       owner: 'it-catalog',
       settings: { resultTtlMs: 60_000, leaseMarginMs: 1_000 },
     });

@@ -4,13 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryIdempotencyStore, MemoryRateLimiter } from '../../../libs/adapters/memory/index.js';
+import { MemoryIdempotencyStore } from '../../../libs/adapters/memory/index.js';
 import { systemClock } from '../../../libs/core/system-clock.js';
 import type { ExecutionContext, NormalizedToolCall, Principal } from '../../../libs/core/types.js';
-import { createCircuitBreakers, type ManagedCircuitBreakers } from '../../../libs/execution/breakers.js';
-import { createOutboundLimiter } from '../../../libs/execution/outbound-limiter.js';
+import type { ManagedCircuitBreakers } from '../../../libs/execution/breakers.js';
 import { hmacPreviewKey } from '../../../libs/patterns/preview/preview-key.js';
-import { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
 import type { IdempotencyStore } from '../../../libs/ports/idempotency-store.js';
 import {
   createPostgresStoreCatalog,
@@ -29,6 +27,7 @@ import {
   REPORT_JOB_TOOLS,
   expectProviderExportsValid,
 } from '../../unit/catalog/registered-tools.js';
+import { memoryPipeline } from '../../helpers/memory-pipeline.js';
 
 /** A warehouse assistant with every scope the pattern tools ask for. */
 const buyer: Principal = {
@@ -60,22 +59,13 @@ const executors: Executor[] = [];
 
 async function executor(cfg: StoreCatalogConfig): Promise<Executor> {
   const catalog = await createPostgresStoreCatalog({ pool: db.pool, clock: systemClock }, cfg);
-  const rateLimiter = new MemoryRateLimiter(systemClock);
-  const breakers = createCircuitBreakers({
-    errorThresholdPercentage: 50,
-    volumeThreshold: 20,
-    resetTimeoutMs: 30_000,
-    timeoutMs: false,
-  });
-  const pipeline = new GuardPipeline({
-    tools: catalog.registry,
-    idempotency,
-    rateLimiter,
-    policy: catalog.policy,
-    breakers,
-    outbound: createOutboundLimiter(rateLimiter, catalog.downstreamLimits, systemClock),
+  const { pipeline, breakers } = memoryPipeline({
     clock: systemClock,
+    tools: catalog.registry,
+    policy: catalog.policy,
+    downstreamLimits: catalog.downstreamLimits,
     owner: uniqueName('executor'),
+    idempotency,
     settings: { resultTtlMs: 600_000, leaseMarginMs: 2_000 },
   });
   const made: Executor = {

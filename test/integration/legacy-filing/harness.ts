@@ -1,13 +1,10 @@
 import pg from 'pg';
-import { MemoryIdempotencyStore, MemoryRateLimiter } from '../../../libs/adapters/memory/index.js';
 import { migrate } from '../../../libs/adapters/postgres/migrate.js';
 import { systemClock } from '../../../libs/core/system-clock.js';
 import type { ExecutionContext, NormalizedToolCall } from '../../../libs/core/types.js';
-import { createCircuitBreakers } from '../../../libs/execution/breakers.js';
-import { createOutboundLimiter } from '../../../libs/execution/outbound-limiter.js';
 import type { StatusCheckTiming } from '../../../libs/integrations/status-check-adapter.js';
 import { PostgresSubmissionLedger } from '../../../libs/integrations/submission-ledger.js';
-import { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
+import type { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
 import { createPolicyEngine } from '../../../libs/policy/index.js';
 import type { ToolDefinition } from '../../../libs/registry/tool-definition.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
@@ -18,6 +15,7 @@ import { ensureLegacyFilingSchema } from '../../../services/legacy-filing/filing
 import { startLegacyFilingServer, type LegacyFilingServer } from '../../../services/legacy-filing/server.js';
 import { DATABASE_URL } from '../../helpers/env.js';
 import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
+import { memoryPipeline } from '../../helpers/memory-pipeline.js';
 
 /** Short timings so a thousand calls with lost answers finish in seconds. */
 export const FAST_TIMING: StatusCheckTiming = {
@@ -84,23 +82,19 @@ export async function legacyStack(opts: {
   }) as unknown as ToolDefinition;
   const registry = new ToolRegistry();
   registry.register(tool);
-  const rateLimiter = new MemoryRateLimiter(systemClock);
-  const pipeline = new GuardPipeline({
+  const { pipeline } = memoryPipeline({
+    clock: systemClock,
     tools: registry,
-    idempotency: new MemoryIdempotencyStore(systemClock),
-    rateLimiter,
     policy: createPolicyEngine([], 'test'),
-    breakers: createCircuitBreakers({
+    downstreamLimits: {},
+    owner: 'executor-lab4',
+    breaker: {
       // A lost answer counts against the downstream; the lab loses 30% on purpose, so the breaker
       // must not open on it (a real deployment would tune this to the service's normal error rate).
       errorThresholdPercentage: 95,
       volumeThreshold: 10_000,
       resetTimeoutMs: 10_000,
-      timeoutMs: false,
-    }),
-    outbound: createOutboundLimiter(rateLimiter, {}, systemClock),
-    clock: systemClock,
-    owner: 'executor-lab4',
+    },
     settings: { resultTtlMs: 600_000, leaseMarginMs: 2_000 },
   });
   return {

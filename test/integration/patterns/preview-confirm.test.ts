@@ -2,17 +2,14 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryRateLimiter } from '../../../libs/adapters/memory/index.js';
 import { migrate } from '../../../libs/adapters/postgres/migrate.js';
 import { PostgresSingleUseStore } from '../../../libs/adapters/postgres/single-use-store.js';
 import { RedisIdempotencyStore } from '../../../libs/adapters/redis/redis-idempotency-store.js';
 import { RedisSingleUseStore } from '../../../libs/adapters/redis/single-use-store.js';
 import { systemClock } from '../../../libs/core/system-clock.js';
 import type { ExecutionContext, NormalizedToolCall, Principal } from '../../../libs/core/types.js';
-import { createCircuitBreakers, type ManagedCircuitBreakers } from '../../../libs/execution/breakers.js';
-import { createOutboundLimiter } from '../../../libs/execution/outbound-limiter.js';
 import { PreviewGate, approvePreview, type PreviewKey } from '../../../libs/patterns/preview/index.js';
-import { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
+import type { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
 import { createPolicyEngine } from '../../../libs/policy/policy-engine.js';
 import type { SingleUseStore } from '../../../libs/ports/single-use-store.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
@@ -27,6 +24,7 @@ import { createPostgresDownstreams } from '../../../services/downstreams/postgre
 import { DATABASE_URL, REDIS_URL } from '../../helpers/env.js';
 import { uniqueName } from '../../helpers/names.js';
 import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
+import { memoryPipeline } from '../../helpers/memory-pipeline.js';
 
 const buyer: Principal = {
   id: 'agent:purchasing',
@@ -95,20 +93,13 @@ async function executor(
   ]) {
     registry.register(tool);
   }
-  const rateLimiter = new MemoryRateLimiter(clock);
-  const breakers: ManagedCircuitBreakers = createCircuitBreakers(
-    { errorThresholdPercentage: 50, volumeThreshold: 20, resetTimeoutMs: 30_000, timeoutMs: false },
+  const { pipeline, breakers } = memoryPipeline({
     clock,
-  );
-  const pipeline = new GuardPipeline({
     tools: registry,
-    idempotency: new RedisIdempotencyStore(redis, { keyPrefix: redisPrefix }),
-    rateLimiter,
     policy,
-    breakers,
-    outbound: createOutboundLimiter(rateLimiter, STORE_DOWNSTREAM_LIMITS, clock),
-    clock,
+    downstreamLimits: STORE_DOWNSTREAM_LIMITS,
     owner: name,
+    idempotency: new RedisIdempotencyStore(redis, { keyPrefix: redisPrefix }),
     settings: { resultTtlMs: 600_000, leaseMarginMs: 5_000 },
   });
   return {
