@@ -4,6 +4,7 @@
  * most 32 at once; equal keys one at a time in offset order) against partition-serial processing
  * (maxConcurrency 1), alternating — once through the whole executor (pipeline, Redis, audit and
  * result published per call) and once bare (the bus and the keyed processor around the same wait).
+ * A third executor variant uses the prototype coalescing publisher (bench/lib/coalescing-publisher.ts).
  *
  *   npx tsx bench/keyed-concurrency.ts [--quick] [--calls N] [--repeats R] [--concurrency C]
  */
@@ -54,7 +55,12 @@ async function backlog(servers: BenchServers, keys: BenchKeys, what: string): Pr
   return topics;
 }
 
-async function executorRun(servers: BenchServers, keys: BenchKeys, maxConcurrency: number): Promise<number> {
+async function executorRun(
+  servers: BenchServers,
+  keys: BenchKeys,
+  maxConcurrency: number,
+  coalescePublishes = false,
+): Promise<number> {
   const setup = await backlog(servers, keys, `keyed-ex-${maxConcurrency}`);
   const ex = await createBenchExecutor({
     conn: servers,
@@ -67,6 +73,7 @@ async function executorRun(servers: BenchServers, keys: BenchKeys, maxConcurrenc
     ownerId: `${setup.prefix}-executor`,
     maxConcurrency,
     partitionsConcurrently: 1,
+    coalescePublishes,
   });
   try {
     await ex.executor.start();
@@ -138,6 +145,7 @@ async function main(): Promise<void> {
     const results = await alternate(REPEATS, [
       { name: `executor-${c}`, run: () => executorRun(servers, keys, CONCURRENCY) },
       { name: 'executor-1', run: () => executorRun(servers, keys, 1) },
+      { name: `coalesced-${c}`, run: () => executorRun(servers, keys, CONCURRENCY, true) },
       { name: `bare-${c}`, run: () => bareRun(servers, keys, CONCURRENCY) },
       { name: 'bare-1', run: () => bareRun(servers, keys, 1) },
     ]);
@@ -157,6 +165,11 @@ async function main(): Promise<void> {
         [
           row(`executor, processBatchByKey maxConcurrency ${c}`, `executor-${c}`, 'executor-1'),
           row('executor, partition-serial (maxConcurrency 1)', 'executor-1', 'executor-1'),
+          row(
+            `prototype: executor maxConcurrency ${c}, outputs coalesced across calls`,
+            `coalesced-${c}`,
+            'executor-1',
+          ),
           row(`bare bus + processBatchByKey maxConcurrency ${c}`, `bare-${c}`, 'bare-1'),
           row('bare bus, partition-serial (maxConcurrency 1)', 'bare-1', 'bare-1'),
         ],

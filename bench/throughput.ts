@@ -6,9 +6,12 @@
  * - raw kafkajs pass-through writing one output per input (results), and two (results + audit),
  *   each as one produce request per fetched batch;
  * - raw kafkajs with the executor's publish pattern (per input: audit acknowledged, then result);
- * - BullMQ no-op jobs on the same Redis (bulk add, then one Worker with the same concurrency).
+ * - BullMQ no-op jobs on the same Redis (bulk add, then one Worker with the same concurrency);
+ * - and two prototypes of improvements, not what the executor ships: the executor's outputs
+ *   coalesced across concurrent calls into one produce request per topic, alone and with ioredis
+ *   auto-pipelining (see bench/lib/coalescing-publisher.ts).
  *
- *   npx tsx bench/throughput.ts [--quick] [--calls N] [--repeats R]
+ *   npx tsx bench/throughput.ts [--quick] [--calls N] [--repeats R] [--only toolgate,raw-one,…]
  *
  * Calls/s is measured from the first batch (or job) reaching the consumer to the last output
  * acknowledged by the broker (or job completed); group joins and pre-publishing are outside it.
@@ -70,7 +73,16 @@ async function backlog(servers: BenchServers, keys: BenchKeys, what: string): Pr
   return topics;
 }
 
-async function toolgateRun(servers: BenchServers, keys: BenchKeys): Promise<number> {
+interface Prototypes {
+  readonly coalescePublishes?: boolean;
+  readonly redisAutoPipelining?: boolean;
+}
+
+async function toolgateRun(
+  servers: BenchServers,
+  keys: BenchKeys,
+  prototypes: Prototypes = {},
+): Promise<number> {
   const setup = await backlog(servers, keys, 'tp-toolgate');
   const ex = await createBenchExecutor({
     conn: servers,
@@ -83,6 +95,7 @@ async function toolgateRun(servers: BenchServers, keys: BenchKeys): Promise<numb
     ownerId: `${setup.prefix}-executor`,
     maxConcurrency: MAX_CONCURRENCY,
     partitionsConcurrently: PARTITIONS_CONCURRENTLY,
+    ...prototypes,
   });
   try {
     await ex.executor.start();
@@ -134,8 +147,17 @@ async function main(): Promise<void> {
         `partitionsConcurrently ${PARTITIONS_CONCURRENTLY}; BullMQ concurrency ${MAX_CONCURRENCY * PARTITIONS_CONCURRENTLY}`,
     );
     say();
-    const results = await alternate(REPEATS, [
+    const only = args.list('only');
+    const candidates = [
       { name: 'toolgate', run: () => toolgateRun(servers, keys) },
+      {
+        name: 'toolgate-coalesced',
+        run: () => toolgateRun(servers, keys, { coalescePublishes: true }),
+      },
+      {
+        name: 'toolgate-coalesced-pipelined',
+        run: () => toolgateRun(servers, keys, { coalescePublishes: true, redisAutoPipelining: true }),
+      },
       { name: 'raw-one', run: () => rawRun(servers, keys, 'one') },
       { name: 'raw-two', run: () => rawRun(servers, keys, 'two') },
       { name: 'raw-two-phased', run: () => rawRun(servers, keys, 'two-phased') },
@@ -150,11 +172,13 @@ async function main(): Promise<void> {
             timeoutMs: TIMEOUT_MS,
           }),
       },
-    ]);
-    const m = (name: string): number => median(results.get(name)!);
-    const tg = m('toolgate');
+    ].filter((c) => only === undefined || only.includes(c.name));
+    const results = await alternate(REPEATS, candidates);
+    const tg = median(results.get('toolgate') ?? []);
     const labels: Record<string, string> = {
       toolgate: 'toolgate executor (full pipeline; audit, then result)',
+      'toolgate-coalesced': 'prototype: toolgate, outputs coalesced across calls',
+      'toolgate-coalesced-pipelined': 'prototype: toolgate, outputs coalesced + Redis auto-pipelining',
       'raw-one': 'raw kafkajs, 1 output per input, 1 send per batch',
       'raw-two': 'raw kafkajs, 2 outputs per input, 1 send per batch',
       'raw-two-phased': 'raw kafkajs, 2 outputs per input, audit then result per input',

@@ -4,6 +4,8 @@ export interface BenchArgs {
   readonly quick: boolean;
   /** The number after `--<name>`, or `fallback` when the flag is absent. Throws on a non-number. */
   number(name: string, fallback: number): number;
+  /** The comma-separated names after `--<name>`, or undefined when the flag is absent. */
+  list(name: string): string[] | undefined;
 }
 
 export function parseArgs(argv: readonly string[] = process.argv.slice(2)): BenchArgs {
@@ -17,6 +19,11 @@ export function parseArgs(argv: readonly string[] = process.argv.slice(2)): Benc
         throw new RangeError(`--${name} needs a positive number, got ${String(argv[at + 1])}`);
       }
       return value;
+    },
+    list(name) {
+      const at = argv.indexOf(`--${name}`);
+      if (at === -1) return undefined;
+      return (argv[at + 1] ?? '').split(',').filter(Boolean);
     },
   };
 }

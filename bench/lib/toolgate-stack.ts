@@ -28,6 +28,7 @@ import { createExecutor, type Executor } from '../../services/executor/executor.
 import type { CallRunner } from '../../services/executor/executor-deps.js';
 import type { ExecutorLogger } from '../../services/executor/logger.js';
 import { benchRegistry } from './bench-tools.js';
+import { coalescingPublisher } from './coalescing-publisher.js';
 import { nowMs } from './report.js';
 
 export const ISSUER = 'toolgate-bench-agents';
@@ -244,6 +245,13 @@ export interface BenchExecutorOptions {
   readonly resultTtlMs?: number;
   /** Called with each pipeline run's duration, ms. */
   readonly onPipelineRun?: (durationMs: number) => void;
+  /**
+   * Prototypes of two improvements, measured as variants (not what main.ts wires): outputs of
+   * concurrent calls coalesced into one produce request per topic (coalescing-publisher.ts), and
+   * ioredis auto-pipelining (commands issued in one tick share one socket write).
+   */
+  readonly coalescePublishes?: boolean;
+  readonly redisAutoPipelining?: boolean;
 }
 
 /** An executor on its own bus and Redis connection, with counters. */
@@ -261,7 +269,10 @@ export interface BenchExecutor {
 export async function createBenchExecutor(o: BenchExecutorOptions): Promise<BenchExecutor> {
   const bus = createBus(o.conn, o.ownerId);
   const codec = await RegistryEventCodec.create({ url: o.conn.registryUrl, topics: o.topics });
-  const redis = new Redis(o.redisUrl, { maxRetriesPerRequest: 2 });
+  const redis = new Redis(o.redisUrl, {
+    maxRetriesPerRequest: 2,
+    ...(o.redisAutoPipelining === true ? { enableAutoPipelining: true } : {}),
+  });
   const registry = benchRegistry();
   const breakers = createCircuitBreakers(
     { errorThresholdPercentage: 50, volumeThreshold: 20, resetTimeoutMs: 30_000, timeoutMs: false },
@@ -288,9 +299,10 @@ export async function createBenchExecutor(o: BenchExecutorOptions): Promise<Benc
     errors: 0,
   };
   const waiters: Array<{ n: number; resolve: () => void }> = [];
+  const sink: EventPublisher = o.coalescePublishes === true ? coalescingPublisher(bus) : bus;
   const publisher: EventPublisher = {
     async publish(topic, messages) {
-      await bus.publish(topic, messages);
+      await sink.publish(topic, messages);
       if (topic !== o.topics.results) return;
       counts.results += messages.length;
       counts.lastResultAtMs = nowMs();
