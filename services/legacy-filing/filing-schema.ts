@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { underSchemaLock } from '../../libs/adapters/postgres/schema-lock.js';
 
 /**
  * The legacy service's own table. It belongs to the (fake) legacy system, not to toolgate, so it is
@@ -30,18 +31,7 @@ CREATE INDEX IF NOT EXISTS legacy_filings_period ON legacy_filings (tenant_id, p
  * lock keyed by the schema name serializes the DDL).
  */
 export async function ensureLegacyFilingSchema(pool: pg.Pool): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    await client.query(
-      "SELECT pg_advisory_xact_lock(hashtext('legacy_filing.schema'), hashtext(coalesce(current_schema(), '')))",
-    );
+  await underSchemaLock(pool, 'legacy_filing.schema', async (client) => {
     await client.query(SCHEMA_SQL);
-    await client.query('COMMIT');
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
 }

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { underSchemaLock } from '../../../libs/adapters/postgres/schema-lock.js';
 import type { Clock } from '../../../libs/ports/clock.js';
 import { DownstreamError } from '../../downstreams/downstream-error.js';
 import {
@@ -37,12 +38,7 @@ export async function ensurePurchaseOrderSchema(
   pool: pg.Pool,
   suppliers: readonly Supplier[] = seedSuppliers(),
 ): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    await client.query(
-      "SELECT pg_advisory_xact_lock(hashtext('toolgate.store_purchasing'), hashtext(coalesce(current_schema(), '')))",
-    );
+  await underSchemaLock(pool, 'toolgate.store_purchasing', async (client) => {
     await client.query(SCHEMA_SQL);
     for (const s of suppliers) {
       await client.query(
@@ -50,13 +46,7 @@ export async function ensurePurchaseOrderSchema(
         [s.tenant, s.supplier_id, JSON.stringify(s)],
       );
     }
-    await client.query('COMMIT');
-    client.release();
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    client.release(true);
-    throw err;
-  }
+  });
 }
 
 /**

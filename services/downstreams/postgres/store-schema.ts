@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { underSchemaLock } from '../../../libs/adapters/postgres/schema-lock.js';
 import type { StoreSeed } from '../seed-data.js';
 
 /**
@@ -83,12 +84,7 @@ CREATE TABLE IF NOT EXISTS store_weather (
  * the schema name.
  */
 export async function ensureStoreSchema(pool: pg.Pool, seed: StoreSeed): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    await client.query(
-      "SELECT pg_advisory_xact_lock(hashtext('toolgate.store_schema'), hashtext(coalesce(current_schema(), '')))",
-    );
+  await underSchemaLock(pool, 'toolgate.store_schema', async (client) => {
     await client.query(STORE_SCHEMA_SQL);
     for (const c of seed.customers) {
       await client.query(
@@ -136,11 +132,5 @@ export async function ensureStoreSchema(pool: pg.Pool, seed: StoreSeed): Promise
         [w.city.toLowerCase(), w.city, w.observed_at, w.temperature_c, w.conditions, w.wind_kph],
       );
     }
-    await client.query('COMMIT');
-    client.release();
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    client.release(true);
-    throw err;
-  }
+  });
 }
