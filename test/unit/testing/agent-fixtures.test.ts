@@ -1,37 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAgentHarness } from '../../../libs/testing/agent-harness.js';
 import type { AgentFixture } from '../../../libs/testing/fixture-schema.js';
-import { forbidOutboundNetwork, type NetworkGuard } from '../../../libs/testing/no-network.js';
 import { runFixture, type FixtureRun } from '../../../libs/testing/run-fixture.js';
-import { loadAgentFixtures } from './fixture-helpers.js';
+import { offlineAgentFixtures, replayOnOwnHarness } from './fixture-helpers.js';
 
-let guard: NetworkGuard;
-let fixtures: Map<string, AgentFixture>;
-
-beforeAll(async () => {
-  guard = forbidOutboundNetwork();
-  fixtures = await loadAgentFixtures();
-});
-
-afterAll(() => {
-  guard.restore();
-});
+const offline = offlineAgentFixtures();
 
 /** Each fixture on its own toolgate: they refund the same orders. */
 async function replay(name: string): Promise<FixtureRun> {
-  const fixture = fixtures.get(name);
+  const fixture = offline.fixtures().get(name);
   if (fixture === undefined) throw new Error(`no fixture named ${name}`);
-  const harness = await createAgentHarness();
-  try {
-    return await runFixture(fixture, harness);
-  } finally {
-    await harness.stop();
-  }
+  return replayOnOwnHarness(fixture);
 }
 
 describe('agent fixtures through the embedded topology', () => {
   it('finds the four fixtures of the suite', () => {
-    expect([...fixtures.keys()].sort()).toEqual([
+    expect([...offline.fixtures().keys()].sort()).toEqual([
       'clean-refund',
       'duplicate-retried-turn',
       'schema-invalid-then-corrected',
@@ -74,7 +58,7 @@ describe('agent fixtures through the embedded topology', () => {
   });
 
   it('a script that does not match the response: the unexpected call, the missing one, an unknown counter', async () => {
-    const clean = fixtures.get('clean-refund')!;
+    const clean = offline.fixtures().get('clean-refund')!;
     const [first] = clean.rounds;
     const altered: AgentFixture = {
       ...clean,
@@ -105,6 +89,6 @@ describe('agent fixtures through the embedded topology', () => {
   });
 
   it('made no outbound connection', () => {
-    expect(guard.refused).toEqual([]);
+    expect(offline.guard().refused).toEqual([]);
   });
 });

@@ -1,7 +1,11 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadFixture } from '../../../libs/testing/load-fixture.js';
+import { afterAll, beforeAll } from 'vitest';
+import { createAgentHarness, type AgentHarnessOptions } from '../../../libs/testing/agent-harness.js';
 import type { AgentFixture } from '../../../libs/testing/fixture-schema.js';
+import { loadFixture } from '../../../libs/testing/load-fixture.js';
+import { forbidOutboundNetwork, type NetworkGuard } from '../../../libs/testing/no-network.js';
+import { runFixture, type FixtureRun } from '../../../libs/testing/run-fixture.js';
 
 /** The agent fixture directory. */
 export const AGENT_FIXTURES_DIR = join(import.meta.dirname, '../../fixtures/agent');
@@ -15,4 +19,45 @@ export async function loadAgentFixtures(): Promise<Map<string, AgentFixture>> {
     fixtures.set(fixture.name, fixture);
   }
   return fixtures;
+}
+
+/** The fixtures and the network guard of one test file, readable from its first test on. */
+export interface OfflineAgentFixtures {
+  fixtures(): Map<string, AgentFixture>;
+  /** What outbound connections were refused while the file ran. */
+  guard(): NetworkGuard;
+}
+
+/**
+ * Registers hooks that forbid outbound network for the calling test file and load every fixture once
+ * before its tests; the guard is lifted after them.
+ */
+export function offlineAgentFixtures(): OfflineAgentFixtures {
+  let guard: NetworkGuard | undefined;
+  let fixtures: Map<string, AgentFixture> | undefined;
+  beforeAll(async () => {
+    guard = forbidOutboundNetwork();
+    fixtures = await loadAgentFixtures();
+  });
+  afterAll(() => {
+    guard?.restore();
+  });
+  const loaded = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('agent fixtures are read before they were loaded');
+    return value;
+  };
+  return { fixtures: () => loaded(fixtures), guard: () => loaded(guard) };
+}
+
+/** Replays `fixture` on a toolgate of its own (fixtures refund the same orders), stopped afterwards. */
+export async function replayOnOwnHarness(
+  fixture: AgentFixture,
+  options?: AgentHarnessOptions,
+): Promise<FixtureRun> {
+  const harness = await createAgentHarness(options);
+  try {
+    return await runFixture(fixture, harness);
+  } finally {
+    await harness.stop();
+  }
 }

@@ -1,14 +1,12 @@
 import { z } from 'zod';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { REFUND_REASONS } from '../../../services/downstreams/payments/payments-api.js';
 import { defineTool } from '../../../libs/registry/define-tool.js';
 import type { ToolDefinition } from '../../../libs/registry/tool-definition.js';
 import type { StoreCatalog } from '../../../services/catalog/store-catalog.js';
-import { createAgentHarness, type AgentHarnessOptions } from '../../../libs/testing/agent-harness.js';
-import type { AgentFixture } from '../../../libs/testing/fixture-schema.js';
-import { forbidOutboundNetwork, type NetworkGuard } from '../../../libs/testing/no-network.js';
-import { runFixture, type FixtureRun } from '../../../libs/testing/run-fixture.js';
-import { loadAgentFixtures } from './fixture-helpers.js';
+import type { AgentHarnessOptions } from '../../../libs/testing/agent-harness.js';
+import type { FixtureRun } from '../../../libs/testing/run-fixture.js';
+import { offlineAgentFixtures, replayOnOwnHarness } from './fixture-helpers.js';
 
 /**
  * Lab 8's point: the fixture suite must catch a regression specifically and attributably. Each test
@@ -17,27 +15,12 @@ import { loadAgentFixtures } from './fixture-helpers.js';
  * round, the call and the cause, while the others still pass.
  */
 
-let guard: NetworkGuard;
-let fixtures: Map<string, AgentFixture>;
-
-beforeAll(async () => {
-  guard = forbidOutboundNetwork();
-  fixtures = await loadAgentFixtures();
-});
-
-afterAll(() => {
-  guard.restore();
-});
+const offline = offlineAgentFixtures();
 
 async function replayAll(options: AgentHarnessOptions): Promise<Map<string, FixtureRun>> {
   const runs = new Map<string, FixtureRun>();
-  for (const fixture of fixtures.values()) {
-    const harness = await createAgentHarness(options);
-    try {
-      runs.set(fixture.name, await runFixture(fixture, harness));
-    } finally {
-      await harness.stop();
-    }
+  for (const fixture of offline.fixtures().values()) {
+    runs.set(fixture.name, await replayOnOwnHarness(fixture, options));
   }
   return runs;
 }
@@ -108,6 +91,6 @@ describe('the fixture suite catches regressions', () => {
   });
 
   it('made no outbound connection', () => {
-    expect(guard.refused).toEqual([]);
+    expect(offline.guard().refused).toEqual([]);
   });
 });
