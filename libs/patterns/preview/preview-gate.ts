@@ -92,15 +92,9 @@ export class PreviewGate {
    * so previewing is read-only and may be repeated freely (each preview gets its own token).
    */
   issue(request: PreviewRequest): Promise<IssuedPreviewToken> {
-    const p = request.principal;
     return issuePreviewToken(
       {
-        principalId: p.id,
-        tenant: p.tenant,
-        ...(p.onBehalfOf === undefined ? {} : { onBehalfOf: p.onBehalfOf }),
-        tool: request.tool,
-        argumentsHash: argumentsHash(request.arguments),
-        resourceKey: request.resourceKey,
+        ...boundCall(request),
         resourceVersion: request.resourceVersion,
         policyVersion: request.policyVersion,
         ...(request.preview === undefined ? {} : { previewHash: argumentsHash(request.preview) }),
@@ -127,16 +121,10 @@ export class PreviewGate {
    * throws (unreachable store, failing downstream): callers fail closed.
    */
   async confirm(request: ConfirmRequest): Promise<Confirmation> {
-    const p = request.principal;
     const verified = await verifyPreviewToken(
       request.token,
       {
-        principalId: p.id,
-        tenant: p.tenant,
-        ...(p.onBehalfOf === undefined ? {} : { onBehalfOf: p.onBehalfOf }),
-        tool: request.tool,
-        argumentsHash: argumentsHash(request.arguments),
-        resourceKey: request.resourceKey,
+        ...boundCall(request),
         policyVersion: request.policyVersion,
       },
       this.#opts.key,
@@ -180,6 +168,22 @@ export class PreviewGate {
     }
     return { ok: true, claims, ...(approval === undefined ? {} : { approval }) };
   }
+}
+
+/**
+ * What a token binds about the call, the same at issue and at confirm: who (principal, tenant, the
+ * user acted for), which tool, the arguments' hash and the resource.
+ */
+function boundCall(request: Pick<PreviewRequest, 'principal' | 'tool' | 'arguments' | 'resourceKey'>) {
+  const p = request.principal;
+  return {
+    principalId: p.id,
+    tenant: p.tenant,
+    ...(p.onBehalfOf === undefined ? {} : { onBehalfOf: p.onBehalfOf }),
+    tool: request.tool,
+    argumentsHash: argumentsHash(request.arguments),
+    resourceKey: request.resourceKey,
+  };
 }
 
 function refuse(refusal: PreviewRefusal): Confirmation {
