@@ -56,6 +56,25 @@ function sign(
   });
 }
 
+/**
+ * A token with the accepted kid, issuer, audience and a valid lifetime, but claims, header and key as
+ * given (`made`): what signPrincipal would never produce. Without `subject` it has no `sub` claim.
+ */
+function handMadeToken(
+  claims: Record<string, unknown>,
+  key: CryptoKey | Uint8Array,
+  made: { alg: string; typ: string; subject?: string },
+): Promise<string> {
+  const jwt = new SignJWT(claims).setProtectedHeader({ alg: made.alg, typ: made.typ, kid: 'k-2030-06' });
+  if (made.subject !== undefined) jwt.setSubject(made.subject);
+  return jwt
+    .setIssuer(ISSUER)
+    .setAudience(AUDIENCE)
+    .setIssuedAt(NOW / 1000)
+    .setExpirationTime(NOW / 1000 + 60)
+    .sign(key);
+}
+
 async function refusal(promise: Promise<unknown>): Promise<ToolgateError> {
   try {
     await promise;
@@ -161,14 +180,11 @@ describe('refusals (INVALID_PRINCIPAL)', () => {
 
   it('refuses an HMAC token made with the public key as secret (algorithm confusion)', async () => {
     const secret = new TextEncoder().encode(JSON.stringify(await exportJWK(ed.publicKey)));
-    const forged = await new SignJWT({ tenant: 't1', kind: 'agent', scopes: ['*'], roles: [] })
-      .setProtectedHeader({ alg: 'HS256', typ: PRINCIPAL_TOKEN_TYPE, kid: 'k-2030-06' })
-      .setSubject('attacker')
-      .setIssuer(ISSUER)
-      .setAudience(AUDIENCE)
-      .setIssuedAt(NOW / 1000)
-      .setExpirationTime(NOW / 1000 + 60)
-      .sign(secret);
+    const forged = await handMadeToken({ tenant: 't1', kind: 'agent', scopes: ['*'], roles: [] }, secret, {
+      alg: 'HS256',
+      typ: PRINCIPAL_TOKEN_TYPE,
+      subject: 'attacker',
+    });
     const e = await refusal(verifier().verify(forged));
     expect(e.message).toBe('The principal assertion is not signed with an accepted algorithm.');
   });
@@ -260,14 +276,11 @@ describe('refusals (INVALID_PRINCIPAL)', () => {
   });
 
   it('refuses another JWT type signed by the same key (an id token is not a principal)', async () => {
-    const idToken = await new SignJWT({ tenant: 't1', kind: 'agent', scopes: [], roles: [] })
-      .setProtectedHeader({ alg: 'EdDSA', typ: 'JWT', kid: 'k-2030-06' })
-      .setSubject(agent.id)
-      .setIssuer(ISSUER)
-      .setAudience(AUDIENCE)
-      .setIssuedAt(NOW / 1000)
-      .setExpirationTime(NOW / 1000 + 60)
-      .sign(ed.privateKey);
+    const idToken = await handMadeToken(
+      { tenant: 't1', kind: 'agent', scopes: [], roles: [] },
+      ed.privateKey,
+      { alg: 'EdDSA', typ: 'JWT', subject: agent.id },
+    );
     expect((await refusal(verifier().verify(idToken))).message).toBe(
       'The principal assertion is not a principal assertion.',
     );
@@ -284,25 +297,16 @@ describe('refusals (INVALID_PRINCIPAL)', () => {
       { ...base, obo: 42 },
     ];
     for (const claims of variants) {
-      const token = await new SignJWT(claims)
-        .setProtectedHeader({ alg: 'EdDSA', typ: PRINCIPAL_TOKEN_TYPE, kid: 'k-2030-06' })
-        .setSubject(agent.id)
-        .setIssuer(ISSUER)
-        .setAudience(AUDIENCE)
-        .setIssuedAt(NOW / 1000)
-        .setExpirationTime(NOW / 1000 + 60)
-        .sign(ed.privateKey);
+      const token = await handMadeToken(claims, ed.privateKey, {
+        alg: 'EdDSA',
+        typ: PRINCIPAL_TOKEN_TYPE,
+        subject: agent.id,
+      });
       const e = await refusal(verifier().verify(token));
       expect(e.message).toBe('The principal assertion carries malformed principal claims.');
     }
     // No subject at all is caught by the registered-claim check.
-    const noSub = await new SignJWT(base)
-      .setProtectedHeader({ alg: 'EdDSA', typ: PRINCIPAL_TOKEN_TYPE, kid: 'k-2030-06' })
-      .setIssuer(ISSUER)
-      .setAudience(AUDIENCE)
-      .setIssuedAt(NOW / 1000)
-      .setExpirationTime(NOW / 1000 + 60)
-      .sign(ed.privateKey);
+    const noSub = await handMadeToken(base, ed.privateKey, { alg: 'EdDSA', typ: PRINCIPAL_TOKEN_TYPE });
     expect((await refusal(verifier().verify(noSub))).message).toBe(
       'The principal assertion has an invalid "sub" claim.',
     );
