@@ -85,17 +85,12 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   complete(key: string, owner: string, stored: StoredResult, ttlMs: number): Promise<boolean> {
     return settle(() => {
       const ttl = checkComplete(key, owner, ttlMs);
-      const serialized = JSON.stringify(stored);
-      const now = this.clock.now();
-      const record = this.live(key, now);
-      if (record?.state !== 'in-flight' || record.owner !== owner) return false;
-      this.records.set(key, {
-        state: 'completed',
-        fingerprint: record.fingerprint,
-        stored: serialized,
-        expiresAtMs: now + ttl,
-      });
-      return true;
+      return this.replaceWithResult(
+        key,
+        stored,
+        ttl,
+        (record) => record.state === 'in-flight' && record.owner === owner,
+      );
     });
   }
 
@@ -114,18 +109,37 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     return settle(() => {
       checkKey('key', key);
       const ttl = checkDurationMs('ttlMs', ttlMs);
-      const serialized = JSON.stringify(stored);
-      const now = this.clock.now();
-      const record = this.live(key, now);
-      if (record?.state !== 'completed' || outcomeOf(record.stored) !== 'UNRESOLVED') return false;
-      this.records.set(key, {
-        state: 'completed',
-        fingerprint: record.fingerprint,
-        stored: serialized,
-        expiresAtMs: now + ttl,
-      });
-      return true;
+      return this.replaceWithResult(
+        key,
+        stored,
+        ttl,
+        (record) => record.state === 'completed' && outcomeOf(record.stored) === 'UNRESOLVED',
+      );
     });
+  }
+
+  /**
+   * When the live record for `key` passes `may`, replaces it with `stored` (copied through JSON, as the
+   * server stores do) kept `ttl` ms, fingerprint unchanged, and returns true; otherwise writes nothing.
+   * Synchronous, so it is one critical section with the check.
+   */
+  private replaceWithResult(
+    key: string,
+    stored: StoredResult,
+    ttl: number,
+    may: (record: MemoryRecord) => boolean,
+  ): boolean {
+    const serialized = JSON.stringify(stored);
+    const now = this.clock.now();
+    const record = this.live(key, now);
+    if (record === undefined || !may(record)) return false;
+    this.records.set(key, {
+      state: 'completed',
+      fingerprint: record.fingerprint,
+      stored: serialized,
+      expiresAtMs: now + ttl,
+    });
+    return true;
   }
 
   /** Drops every expired record (completed past its TTL, abandoned past retention); returns how many. */
