@@ -1,8 +1,6 @@
 import type { AuditRecordEvent, DeadLetterEvent } from '../../libs/events/contracts.js';
 import type { BusMessage } from '../../libs/ports/event-bus.js';
-
-/** Poison payloads are kept up to this many bytes (base64-encoded in the dead letter). */
-export const DEFAULT_MAX_RAW_PAYLOAD_BYTES = 64 * 1024;
+import { DEFAULT_MAX_RAW_PAYLOAD_BYTES, poisonOrigin } from '../executor/dead-letter-event.js';
 
 export interface AuditPoisonInput {
   readonly message: BusMessage;
@@ -33,8 +31,7 @@ export function auditPoisonLetter(input: AuditPoisonInput): DeadLetterEvent {
   const cap = Math.max(0, input.maxRawBytes ?? DEFAULT_MAX_RAW_PAYLOAD_BYTES);
   const raw = message.value.subarray(0, cap);
   return {
-    deadLetterId: `POISON:${message.topic}/${message.partition}@${message.offset}`,
-    reason: 'POISON',
+    ...poisonOrigin(message),
     callId: null,
     tenant: nonEmpty(event?.tenant),
     tool: nonEmpty(event?.tool),
@@ -43,7 +40,6 @@ export function auditPoisonLetter(input: AuditPoisonInput): DeadLetterEvent {
     principalId: null,
     traceId: nonEmpty(event?.traceId),
     requestJson: null,
-    errorCode: 'MALFORMED_EVENT',
     errorMessage: input.errorMessage,
     attemptsJson: '[]',
     lastKnownStateJson: JSON.stringify({
@@ -54,9 +50,6 @@ export function auditPoisonLetter(input: AuditPoisonInput): DeadLetterEvent {
       payloadBytes: message.value.length,
       capturedBytes: raw.length,
     }),
-    originalTopic: message.topic,
-    originalPartition: message.partition,
-    originalOffset: message.offset,
     originalKey: message.key === '' ? null : message.key,
     rawPayloadBase64: raw.toString('base64'),
     producerId: input.producerId,

@@ -1,17 +1,13 @@
-import type { Logger as PinoLogger } from 'pino';
 import { PostgresAuditStore } from '../../libs/adapters/postgres/audit-store.js';
 import { topicNames } from '../../libs/events/topics.js';
 import { createToolgateMetrics } from '../../libs/observability/metrics.js';
 import { openConsumerLag, openKafka, openPostgres } from '../executor/service-clients.js';
-import { createService, type Service } from '../executor/service-runtime.js';
+import { createService, type Service, type ServiceOptions } from '../executor/service-runtime.js';
 import { createAuditSink } from './audit-sink.js';
 import type { AuditSinkConfig } from './config.js';
 
 /** What a caller may supply instead of the defaults. */
-export interface AuditSinkServiceOptions {
-  /** Default: a pino JSON logger (createLogger) on stdout at `config.logLevel`. */
-  readonly logger?: PinoLogger;
-}
+export type AuditSinkServiceOptions = ServiceOptions;
 
 /**
  * The audit-sink process from its configuration (nothing opens before `start()`): Kafka (audit
@@ -30,7 +26,7 @@ export function createAuditSinkService(
     name: 'audit-sink',
     settings: config,
     base: { sinkId: config.sinkId },
-    ...(options.logger === undefined ? {} : { logger: options.logger }),
+    logger: options.logger,
     async open(context) {
       const pool = await openPostgres(context, {
         url: config.databaseUrl,

@@ -131,6 +131,28 @@ export function callDeadLetter(input: CallDeadLetterInput): DeadLetterEvent {
   };
 }
 
+/**
+ * Where a poison message was, as its dead letter names it: reason POISON, code MALFORMED_EVENT, the
+ * original coordinates, and `deadLetterId` `POISON:<topic>/<partition>@<offset>` — by position, so
+ * a redelivered message dead-letters under the same id and opens one case. Every service that
+ * dead-letters unusable messages (executor, audit sink, reconciler) starts from this. Pure.
+ */
+export function poisonOrigin(
+  message: BusMessage,
+): Pick<
+  DeadLetterEvent,
+  'deadLetterId' | 'reason' | 'errorCode' | 'originalTopic' | 'originalPartition' | 'originalOffset'
+> {
+  return {
+    deadLetterId: `POISON:${message.topic}/${message.partition}@${message.offset}`,
+    reason: 'POISON',
+    errorCode: 'MALFORMED_EVENT',
+    originalTopic: message.topic,
+    originalPartition: message.partition,
+    originalOffset: message.offset,
+  };
+}
+
 export interface PoisonInput {
   readonly message: BusMessage;
   readonly errorMessage: string;
@@ -159,8 +181,7 @@ export function poisonDeadLetter(input: PoisonInput): DeadLetterEvent {
   const orNull = (value: string | undefined): string | null =>
     value === undefined || value === '' ? null : value;
   return {
-    deadLetterId: `POISON:${message.topic}/${message.partition}@${message.offset}`,
-    reason: 'POISON',
+    ...poisonOrigin(message),
     callId: orNull(request?.callId),
     tenant: orNull(request?.tenant),
     tool: orNull(request?.tool),
@@ -169,7 +190,6 @@ export function poisonDeadLetter(input: PoisonInput): DeadLetterEvent {
     principalId: null,
     traceId: orNull(input.traceId ?? request?.traceId),
     requestJson: request === undefined ? null : jsonText(requestSummary(request, null)),
-    errorCode: 'MALFORMED_EVENT',
     errorMessage: input.errorMessage,
     attemptsJson: '[]',
     lastKnownStateJson: jsonText({
@@ -177,9 +197,6 @@ export function poisonDeadLetter(input: PoisonInput): DeadLetterEvent {
       capturedBytes: raw?.length ?? 0,
       decoded: request !== undefined,
     }),
-    originalTopic: message.topic,
-    originalPartition: message.partition,
-    originalOffset: message.offset,
     originalKey: message.key,
     rawPayloadBase64: raw === undefined ? null : raw.toString('base64'),
     producerId: input.producerId,

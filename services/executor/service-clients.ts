@@ -8,7 +8,8 @@ import { busLogger } from '../../libs/observability/bus-logger.js';
 import { kafkaLagSource } from '../../libs/observability/consumer-lag.js';
 import type { ConsumerLagReader } from '../../libs/observability/consumer-lag.js';
 import type { TopicSpec } from '../../libs/ports/event-bus.js';
-import type { ServiceSettings } from './service-env.js';
+import { loadCatalogFactory, type Catalog, type CatalogFactory } from './catalog.js';
+import type { PartitionCounts, ServiceSettings } from './service-env.js';
 import type { ServiceContext } from './service-runtime.js';
 import { retryStartupStep } from './startup-retry.js';
 
@@ -39,6 +40,28 @@ export function openRedis(
   context.onClose('redis', () => redis.quit());
   if (options.ready) context.readyWhen('redis', async () => (await redis.ping()) === 'PONG');
   return redis;
+}
+
+/** All four topics with their partition counts, for the services that ensure every one. */
+export function allTopics(topics: TopicNames, partitions: PartitionCounts): TopicSpec[] {
+  return (['calls', 'results', 'audit', 'dlq'] as const).map((kind) => ({
+    topic: topics[kind],
+    partitions: partitions[kind],
+  }));
+}
+
+/**
+ * The tool catalog: `factory` when given, else the factory `module` exports (see
+ * `loadCatalogFactory`), built on the service's pool and clock and closed with the service.
+ */
+export async function openCatalog(
+  context: ServiceContext,
+  options: { readonly pool: pg.Pool; readonly module: string; readonly factory?: CatalogFactory | undefined },
+): Promise<Catalog> {
+  const factory = options.factory ?? (await loadCatalogFactory(options.module));
+  const catalog = await factory({ pool: options.pool, clock: context.clock });
+  if (catalog.close !== undefined) context.onClose('catalog', () => catalog.close!());
+  return catalog;
 }
 
 /** The bus and the registry codec, once `topics` exist with their partition counts. */

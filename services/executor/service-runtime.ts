@@ -35,9 +35,15 @@ export interface ServiceDefinition {
   /** Fields on every log line, e.g. the instance id. */
   readonly base: Readonly<Record<string, string>>;
   /** Default: a pino JSON logger (createLogger) on stdout at `settings.logLevel`. */
-  readonly logger?: PinoLogger;
+  readonly logger?: PinoLogger | undefined;
   /** Opens the clients and builds the worker; register every client with `onClose` as it opens. */
   open(context: ServiceContext): Promise<ServiceWorker>;
+}
+
+/** What every service's factory takes besides its configuration. */
+export interface ServiceOptions {
+  /** Default: a pino JSON logger (createLogger) on stdout at the configured level. */
+  readonly logger?: PinoLogger;
 }
 
 /** A service process: start it once, stop it once. */

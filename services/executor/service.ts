@@ -1,22 +1,26 @@
 import type { Tracer } from '@opentelemetry/api';
-import type { Logger as PinoLogger } from 'pino';
 import { RedisIdempotencyStore, RedisRateLimiter } from '../../libs/adapters/redis/index.js';
 import { createPrincipalVerifier } from '../../libs/auth/principal-verifier.js';
 import { topicNames } from '../../libs/events/topics.js';
 import { createCircuitBreakers } from '../../libs/execution/breakers.js';
 import { createOutboundLimiter } from '../../libs/execution/outbound-limiter.js';
 import { GuardPipeline } from '../../libs/pipeline/guard-pipeline.js';
-import { loadCatalogFactory, type CatalogFactory } from './catalog.js';
+import type { CatalogFactory } from './catalog.js';
 import type { ExecutorConfig } from './config.js';
 import { createExecutor } from './executor.js';
-import { openConsumerLag, openKafka, openPostgres, openRedis } from './service-clients.js';
-import { createService, type Service } from './service-runtime.js';
+import {
+  allTopics,
+  openCatalog,
+  openConsumerLag,
+  openKafka,
+  openPostgres,
+  openRedis,
+} from './service-clients.js';
+import { createService, type Service, type ServiceOptions } from './service-runtime.js';
 import { createExecutorTelemetry } from './telemetry.js';
 
 /** What a caller may supply instead of what the configuration names. */
-export interface ExecutorServiceOptions {
-  /** Default: a pino JSON logger (createLogger) on stdout at `config.logLevel`. */
-  readonly logger?: PinoLogger;
+export interface ExecutorServiceOptions extends ServiceOptions {
   /** Default: the factory exported by `config.catalogModule`. */
   readonly catalog?: CatalogFactory;
   /** Default: toolgate's tracer on the global provider (a no-op until an OpenTelemetry SDK is registered). */
@@ -41,7 +45,7 @@ export function createExecutorService(config: ExecutorConfig, options: ExecutorS
     name: 'executor',
     settings: config,
     base: { executorId: config.executorId },
-    ...(options.logger === undefined ? {} : { logger: options.logger }),
+    logger: options.logger,
     async open(context) {
       const { clock, logger } = context;
       const redis = openRedis(context, { url: config.redisUrl, ready: true });
@@ -50,16 +54,13 @@ export function createExecutorService(config: ExecutorConfig, options: ExecutorS
         settings: config,
         clientId: config.executorId,
         topics,
-        ensure: [
-          { topic: topics.calls, partitions: config.partitions.calls },
-          { topic: topics.results, partitions: config.partitions.results },
-          { topic: topics.audit, partitions: config.partitions.audit },
-          { topic: topics.dlq, partitions: config.partitions.dlq },
-        ],
+        ensure: allTopics(topics, config.partitions),
       });
-      const factory = options.catalog ?? (await loadCatalogFactory(config.catalogModule));
-      const catalog = await factory({ pool, clock });
-      if (catalog.close) context.onClose('catalog', () => catalog.close!());
+      const catalog = await openCatalog(context, {
+        pool,
+        module: config.catalogModule,
+        factory: options.catalog,
+      });
 
       const rateLimiter = new RedisRateLimiter(redis, { keyPrefix: config.redisKeyPrefix });
       const breakers = createCircuitBreakers(

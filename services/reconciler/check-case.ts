@@ -4,17 +4,12 @@ import type { CaseStore, ReconciliationCase } from '../../libs/ports/case-store.
 import { caseRequest, type CaseRequest } from '../../libs/reconcile/case-request.js';
 import { checksThisRound, nextWaitMs, redrivenAtMs } from '../../libs/reconcile/check-schedule.js';
 import { redactOutput } from '../../libs/reconcile/redact-output.js';
-import {
-  caseAuditEvent,
-  notAppliedError,
-  resolutionResultEvent,
-  type Resolution,
-} from '../../libs/reconcile/resolution.js';
+import { notAppliedError, type Resolution } from '../../libs/reconcile/resolution.js';
 import { runStatusCheck } from '../../libs/reconcile/status-check.js';
 import type { ToolDefinition } from '../../libs/registry/tool-definition.js';
 import { escalate, moveCase, type CheckStep } from './case-moves.js';
 import { resolveCaseTool } from './resolve-tool.js';
-import { deliver, type DeliveryDeps, type DeliveryReport } from './deliver.js';
+import { deliver, resolutionPlan, type DeliveryDeps, type DeliveryReport } from './deliver.js';
 import { triage } from './triage.js';
 import { manualNote, reasonNote } from './manual-note.js';
 
@@ -187,29 +182,16 @@ function deliverResolution(
   signal: AbortSignal,
 ): Promise<DeliveryReport> {
   const meta = { source: 'reconciler' as const, producerId: deps.reconcilerId, nowMs: deps.clock.now() };
-  const audit = caseAuditEvent({
+  const plan = resolutionPlan({
     case: moved,
     request,
-    outcome: resolution.outcome,
-    ...(resolution.outcome === 'SUCCESS'
-      ? { payload: resolution.payload }
-      : { errorCode: resolution.error.code }),
-    decision: resolution.outcome === 'SUCCESS' ? 'pass' : 'refuse',
+    tool,
+    resolution,
     reason: `reconciled: ${reason}`,
     recordId: `reconciler:${moved.caseId}:v${moved.version}`,
-    auditFields: tool.auditFields,
-    toolVersion: tool.version,
     meta,
   });
-  return deliver(
-    deps,
-    {
-      settle: { request, resolution },
-      ...(audit === undefined ? {} : { audit }),
-      result: { request, event: resolutionResultEvent(request, resolution, meta) },
-    },
-    signal,
-  );
+  return deliver(deps, plan, signal);
 }
 
 /**

@@ -9,13 +9,11 @@ import type {
 } from '../../libs/ports/event-bus.js';
 import type { EventCodec } from '../../libs/ports/event-codec.js';
 import { withLogContext } from '../../libs/observability/logger.js';
+import { DEFAULT_MAX_RAW_PAYLOAD_BYTES, poisonOrigin } from '../executor/dead-letter-event.js';
 import type { DeadLetterInput, ReconciliationCase } from '../../libs/ports/case-store.js';
 import type { CheckerDeps } from './check-case.js';
 import { retryUntil } from './retry.js';
 import { triage } from './triage.js';
-
-/** Raw bytes of an unreadable dead letter kept in its case, base64-encoded. */
-const MAX_RAW_BYTES = 64 * 1024;
 
 export interface DeadLetterConsumerDeps extends CheckerDeps {
   readonly subscriber: EventSubscriber;
@@ -179,10 +177,9 @@ function unreadable(
   nowMs: number,
   decoded?: DeadLetterInput,
 ): DeadLetterInput {
-  const raw = message.value.subarray(0, MAX_RAW_BYTES);
+  const raw = message.value.subarray(0, DEFAULT_MAX_RAW_PAYLOAD_BYTES);
   return {
-    deadLetterId: `POISON:${message.topic}/${message.partition}@${message.offset}`,
-    reason: 'POISON',
+    ...poisonOrigin(message),
     callId: null,
     tenant: decoded?.tenant ?? null,
     tool: decoded?.tool ?? null,
@@ -191,7 +188,6 @@ function unreadable(
     principalId: decoded?.principalId ?? null,
     traceId: decoded?.traceId ?? null,
     requestJson: decoded?.requestJson ?? null,
-    errorCode: 'MALFORMED_EVENT',
     errorMessage: `unusable dead letter: ${why}`,
     attemptsJson: decoded?.attemptsJson ?? '[]',
     lastKnownStateJson: JSON.stringify({
@@ -202,9 +198,6 @@ function unreadable(
       payloadBytes: message.value.length,
       capturedBytes: raw.length,
     }),
-    originalTopic: message.topic,
-    originalPartition: message.partition,
-    originalOffset: message.offset,
     originalKey: message.key === '' ? null : message.key,
     rawPayloadBase64: raw.toString('base64'),
     producerId,

@@ -1,7 +1,15 @@
 import type { AuditRecordEvent, ToolCallResultEvent } from '../../libs/events/contracts.js';
 import type { TopicNames } from '../../libs/events/topics.js';
 import type { CaseRequest } from '../../libs/reconcile/case-request.js';
-import { settledRecord, type Resolution } from '../../libs/reconcile/resolution.js';
+import {
+  caseAuditEvent,
+  resolutionResultEvent,
+  settledRecord,
+  type Resolution,
+  type ResolutionMeta,
+} from '../../libs/reconcile/resolution.js';
+import type { ReconciliationCase } from '../../libs/ports/case-store.js';
+import type { ToolDefinition } from '../../libs/registry/tool-definition.js';
 import type { Clock } from '../../libs/ports/clock.js';
 import type { EventPublisher } from '../../libs/ports/event-bus.js';
 import type { EventCodec } from '../../libs/ports/event-codec.js';
@@ -36,6 +44,52 @@ export interface DeliveryPlan {
   readonly audit?: AuditRecordEvent;
   /** The superseding result, sent to the request's reply address. */
   readonly result?: { readonly request: CaseRequest; readonly event: ToolCallResultEvent };
+}
+
+/** A resolution of one case, as {@link resolutionPlan} delivers it. */
+export interface ResolutionStep {
+  /** The case after its move to the resolved (or next) state. */
+  readonly case: ReconciliationCase;
+  /** The call's request; undefined when the case cannot tell it (nothing to settle or answer). */
+  readonly request: CaseRequest | undefined;
+  /** The call's tool, for its audit allow-list and version; undefined redacts every argument. */
+  readonly tool: Pick<ToolDefinition, 'auditFields' | 'version'> | undefined;
+  readonly resolution: Resolution;
+  /** The audit decision's reason: which check answered what, or which person decided. */
+  readonly reason: string;
+  /** Unique per step and the same when the step is repeated (see `caseAuditEvent`). */
+  readonly recordId: string;
+  readonly meta: ResolutionMeta;
+}
+
+/**
+ * What resolving a case delivers: the idempotency record settled and the superseding result (when
+ * the request is known), and the step's audit record — a confirmed effect recorded as `pass`,
+ * anything else as `refuse` with its error code. Pure.
+ */
+export function resolutionPlan(step: ResolutionStep): DeliveryPlan {
+  const { request, resolution } = step;
+  const audit = caseAuditEvent({
+    case: step.case,
+    request,
+    outcome: resolution.outcome,
+    ...(resolution.outcome === 'SUCCESS'
+      ? { payload: resolution.payload }
+      : { errorCode: resolution.error.code }),
+    decision: resolution.outcome === 'SUCCESS' ? 'pass' : 'refuse',
+    reason: step.reason,
+    recordId: step.recordId,
+    auditFields: step.tool?.auditFields,
+    toolVersion: step.tool?.version,
+    meta: step.meta,
+  });
+  return {
+    ...(request === undefined ? {} : { settle: { request, resolution } }),
+    ...(audit === undefined ? {} : { audit }),
+    ...(request === undefined
+      ? {}
+      : { result: { request, event: resolutionResultEvent(request, resolution, step.meta) } }),
+  };
 }
 
 /** What was delivered. `complete` is false when the signal stopped the retries first. */

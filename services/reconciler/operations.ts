@@ -4,14 +4,9 @@ import type { CaseActor, CaseStore, ReconciliationCase } from '../../libs/ports/
 import { caseRequest, type CaseRequest } from '../../libs/reconcile/case-request.js';
 import { checksThisRound, DEFAULT_CHECK_SCHEDULE_MS } from '../../libs/reconcile/check-schedule.js';
 import { redactOutput } from '../../libs/reconcile/redact-output.js';
-import {
-  caseAuditEvent,
-  resolutionResultEvent,
-  type Resolution,
-  type ResolutionMeta,
-} from '../../libs/reconcile/resolution.js';
+import { caseAuditEvent, type Resolution, type ResolutionMeta } from '../../libs/reconcile/resolution.js';
 import type { ToolDefinition } from '../../libs/registry/tool-definition.js';
-import { deliver } from './deliver.js';
+import { deliver, resolutionPlan } from './deliver.js';
 import type { CaseView, OperationResult, Operations, OperationsDeps } from './operation-types.js';
 import { resolveCaseTool } from './resolve-tool.js';
 import { caseErrorCode, failedByHand, resubmission } from './resubmission.js';
@@ -93,34 +88,16 @@ export function createOperations(deps: OperationsDeps): Operations {
         { state: c.state, version: c.version },
       );
       if (!moved.ok) return notMoved(c, moved);
-      const m = meta(actor);
-      const audit = caseAuditEvent({
+      const plan = resolutionPlan({
         case: moved.case,
         request,
-        outcome: resolution.outcome,
-        ...(resolution.outcome === 'SUCCESS'
-          ? { payload: resolution.payload }
-          : { errorCode: resolution.error.code }),
-        decision: resolution.outcome === 'SUCCESS' ? 'pass' : 'refuse',
+        tool,
+        resolution,
         reason: `resolved by hand (${options.outcome}) by ${actor}`,
         recordId: `operator:${c.caseId}:v${moved.case.version}`,
-        auditFields: tool?.auditFields,
-        toolVersion: tool?.version,
-        meta: m,
+        meta: meta(actor),
       });
-      const delivery = await bounded((signal) =>
-        deliver(
-          deps,
-          {
-            ...(request === undefined ? {} : { settle: { request, resolution } }),
-            ...(audit === undefined ? {} : { audit }),
-            ...(request === undefined
-              ? {}
-              : { result: { request, event: resolutionResultEvent(request, resolution, m) } }),
-          },
-          signal,
-        ),
-      );
+      const delivery = await bounded((signal) => deliver(deps, plan, signal));
       return { ok: true, case: moved.case, delivery };
     },
 

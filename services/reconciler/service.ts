@@ -1,20 +1,24 @@
-import type { Logger as PinoLogger } from 'pino';
 import { PostgresCaseStore } from '../../libs/adapters/postgres/case-store.js';
 import { RedisIdempotencyStore } from '../../libs/adapters/redis/redis-idempotency-store.js';
 import { topicNames } from '../../libs/events/topics.js';
 import { createToolgateMetrics } from '../../libs/observability/metrics.js';
 import { knownToolsOf } from '../../libs/observability/pipeline-metrics.js';
 import { postgresCaseCounts } from '../../libs/observability/postgres-case-counts.js';
-import { loadCatalogFactory, type CatalogFactory } from '../executor/catalog.js';
-import { openConsumerLag, openKafka, openPostgres, openRedis } from '../executor/service-clients.js';
-import { createService, type Service } from '../executor/service-runtime.js';
+import type { CatalogFactory } from '../executor/catalog.js';
+import {
+  allTopics,
+  openCatalog,
+  openConsumerLag,
+  openKafka,
+  openPostgres,
+  openRedis,
+} from '../executor/service-clients.js';
+import { createService, type Service, type ServiceOptions } from '../executor/service-runtime.js';
 import type { ReconcilerConfig } from './config.js';
 import { createReconciler } from './reconciler.js';
 
 /** What a caller may supply instead of what the configuration names. */
-export interface ReconcilerServiceOptions {
-  /** Default: a pino JSON logger (createLogger) on stdout at `config.logLevel`. */
-  readonly logger?: PinoLogger;
+export interface ReconcilerServiceOptions extends ServiceOptions {
   /** Default: the factory exported by `config.catalogModule` (the executors' catalog). */
   readonly catalog?: CatalogFactory;
 }
@@ -38,7 +42,7 @@ export function createReconcilerService(
     name: 'reconciler',
     settings: config,
     base: { reconcilerId: config.reconcilerId },
-    ...(options.logger === undefined ? {} : { logger: options.logger }),
+    logger: options.logger,
     async open(context) {
       const { clock } = context;
       const pool = await openPostgres(context, {
@@ -51,16 +55,13 @@ export function createReconcilerService(
         settings: config,
         clientId: config.reconcilerId,
         topics,
-        ensure: [
-          { topic: topics.calls, partitions: config.partitions.calls },
-          { topic: topics.results, partitions: config.partitions.results },
-          { topic: topics.audit, partitions: config.partitions.audit },
-          { topic: topics.dlq, partitions: config.partitions.dlq },
-        ],
+        ensure: allTopics(topics, config.partitions),
       });
-      const factory = options.catalog ?? (await loadCatalogFactory(config.catalogModule));
-      const catalog = await factory({ pool, clock });
-      if (catalog.close) context.onClose('catalog', () => catalog.close!());
+      const catalog = await openCatalog(context, {
+        pool,
+        module: config.catalogModule,
+        factory: options.catalog,
+      });
       createToolgateMetrics(context.registry, {
         isKnownTool: knownToolsOf(catalog.registry, clock),
         caseCounts: postgresCaseCounts(pool),

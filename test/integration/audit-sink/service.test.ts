@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AuditRecordEvent } from '../../../libs/events/contracts.js';
 import { createLogger } from '../../../libs/observability/logger.js';
 import { parseTraceparent } from '../../../libs/observability/trace-context.js';
 import { loadAuditSinkConfig } from '../../../services/audit-sink/config.js';
@@ -9,37 +8,11 @@ import { uniqueName } from '../../helpers/names.js';
 import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
 import { testServiceEnv } from '../executor/test-parts.js';
 import { parsePromText } from '../../unit/observability/prom-text.js';
+import { auditEvent } from './audit-events.js';
 import { createEventStack, eventually, PARTITIONS, type EventStack } from './event-stack.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const SPAN = '00f067aa0ba902b7';
-
-function auditEvent(recordId: string): AuditRecordEvent {
-  return {
-    recordId,
-    callId: `call-${recordId}`,
-    tool: 'issue_refund',
-    toolVersion: '1.0.0',
-    principalId: 'u-42',
-    tenant: 't1',
-    taskId: 'task-1',
-    step: 1,
-    index: 0,
-    traceId: TRACE,
-    idempotencyKey: `tg1:${recordId}`,
-    resourceKey: 't1:order:O-1',
-    argumentsJson: JSON.stringify({ order_id: 'O-1', note: '[redacted]' }),
-    resultJson: JSON.stringify({ refundId: 'R-1' }),
-    outcome: 'SUCCESS',
-    errorCode: null,
-    decisions: [{ stage: 'execute', decision: 'pass', reason: null, code: null, durationMs: 3 }],
-    attempts: [{ attempt: 1, startedAtMs: 1_800_000_000_000, durationMs: 3, result: 'ok' }],
-    source: 'executor',
-    producerId: 'executor-1',
-    startedAtMs: 1_800_000_000_000,
-    finishedAtMs: 1_800_000_000_003,
-  };
-}
 
 let stack: EventStack;
 let db: TestSchema;
@@ -82,7 +55,7 @@ describe('audit-sink service', () => {
     expect(ready.status).toBe(200);
     expect(await ready.json()).toEqual({ ready: true, checks: { lifecycle: true, postgres: true } });
 
-    await stack.publish('audit', [{ key: 't1', event: auditEvent(uniqueName('rec')) }]);
+    await stack.publish('audit', [{ key: 't1', event: auditEvent(uniqueName('rec'), 't1', 2) }]);
     await stack.bus.publish(stack.topics.audit, [
       {
         key: 't1',

@@ -4,26 +4,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresAuditStore } from '../../../libs/adapters/postgres/audit-store.js';
 import { PostgresCaseStore } from '../../../libs/adapters/postgres/case-store.js';
 import { migrate } from '../../../libs/adapters/postgres/migrate.js';
-import { RedisIdempotencyStore, RedisRateLimiter } from '../../../libs/adapters/redis/index.js';
-import { createPrincipalVerifier } from '../../../libs/auth/principal-verifier.js';
-import { signPrincipal } from '../../../libs/auth/sign-principal.js';
-import { idempotencyKey } from '../../../libs/core/idempotency-key.js';
+import { RedisIdempotencyStore } from '../../../libs/adapters/redis/index.js';
 import { systemClock } from '../../../libs/core/system-clock.js';
 import type { Principal } from '../../../libs/core/types.js';
 import type { ToolCallRequestedEvent, ToolCallResultEvent } from '../../../libs/events/contracts.js';
-import { createCircuitBreakers, type ManagedCircuitBreakers } from '../../../libs/execution/breakers.js';
-import { createOutboundLimiter } from '../../../libs/execution/outbound-limiter.js';
-import { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
-import { createPolicyEngine } from '../../../libs/policy/index.js';
+import type { ManagedCircuitBreakers } from '../../../libs/execution/breakers.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
 import { createAuditSink, type AuditSink } from '../../../services/audit-sink/audit-sink.js';
-import { createExecutor, type Executor } from '../../../services/executor/executor.js';
-import { silentLogger, type Logger } from '../../../libs/ports/logger.js';
+import type { Executor } from '../../../services/executor/executor.js';
+import { silentLogger } from '../../../libs/ports/logger.js';
 import { createReconciler, type Reconciler } from '../../../services/reconciler/reconciler.js';
 import { uniqueName } from '../../helpers/names.js';
 import { createTestRedis, type TestRedis } from '../../helpers/redis.js';
 import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
 import { createEventStack, eventually, PARTITIONS, type EventStack } from '../audit-sink/event-stack.js';
+import { dropTestRedis, redisTestPipeline, testBreakers, testExecutor } from '../executor/test-parts.js';
+import { signedRequest } from '../../unit/executor/call-requests.js';
 import { FILING_SCOPE, FILINGS_DDL, filingTool } from './filings.js';
 
 const ISSUER = 'agent-backend-e2e';
@@ -36,13 +32,6 @@ const PRINCIPAL: Principal = {
   kind: 'agent',
   scopes: [FILING_SCOPE],
   roles: [],
-};
-
-const quiet: Logger = {
-  debug: () => undefined,
-  info: () => undefined,
-  warn: () => undefined,
-  error: () => undefined,
 };
 
 /**
@@ -81,38 +70,31 @@ describe('timed-out call → dead letter → case → status check → resolutio
     );
     const { privateKey, publicKey } = generateKeyPairSync('ed25519');
     const jwks = { keys: [{ ...(publicKey.export({ format: 'jwk' }) as JWK), kid: 'k1', use: 'sig' }] };
-    breakers = createCircuitBreakers(
-      { errorThresholdPercentage: 50, volumeThreshold: 1_000, resetTimeoutMs: 30_000, timeoutMs: false },
-      systemClock,
+    breakers = testBreakers();
+    executor = testExecutor(
+      {
+        bus: stack.bus,
+        codec: stack.codec,
+        topics: stack.topics,
+        resultsPartitions: PARTITIONS.results,
+        pipeline: redisTestPipeline({
+          registry,
+          redis,
+          breakers,
+          owner: `${stack.prefix}-executor`,
+          policyName: 'e2e',
+        }),
+        registry,
+        jwks,
+        issuer: ISSUER,
+        audience: AUDIENCE,
+        ownerId: `${stack.prefix}-executor`,
+        groupId: `${stack.prefix}-executors`,
+        partitionsConcurrently: 3,
+        logger: silentLogger,
+      },
+      { maxConcurrency: 4 },
     );
-    const rateLimiter = new RedisRateLimiter(redis.redis, { keyPrefix: redis.prefix });
-    executor = createExecutor({
-      publisher: stack.bus,
-      subscriber: stack.bus,
-      codec: stack.codec,
-      topics: stack.topics,
-      replyTopics: { [stack.topics.results]: PARTITIONS.results },
-      pipeline: new GuardPipeline({
-        tools: registry,
-        idempotency,
-        rateLimiter,
-        policy: createPolicyEngine([], 'e2e'),
-        breakers,
-        outbound: createOutboundLimiter(rateLimiter, {}, systemClock),
-        clock: systemClock,
-        owner: `${stack.prefix}-executor`,
-        settings: { resultTtlMs: 600_000, leaseMarginMs: 1_000 },
-      }),
-      tools: registry,
-      verifier: createPrincipalVerifier({ keys: jwks, issuer: ISSUER, audience: AUDIENCE }),
-      clock: systemClock,
-      logger: quiet,
-      ownerId: `${stack.prefix}-executor`,
-      groupId: `${stack.prefix}-executors`,
-      maxConcurrency: 4,
-      partitionsConcurrently: 3,
-      backoff: { firstDelayMs: 20, maxDelayMs: 200 },
-    });
     cases = new PostgresCaseStore(db.pool, systemClock);
     reconciler = createReconciler({
       subscriber: stack.bus,
@@ -147,36 +129,32 @@ describe('timed-out call → dead letter → case → status check → resolutio
 
     const args = { taxpayerId: 'TP-77', year: 2024 };
     const ctx = { tenant: TENANT, taskId: `${stack.prefix}-task`, step: 4, index: 0 };
-    request = {
-      callId: `${stack.prefix}-call-1`,
-      providerCallId: 'toolu_1',
-      tool: 'submit_filing',
-      toolVersion: null,
-      argumentsJson: JSON.stringify(args),
-      ...ctx,
-      idempotencyKey: idempotencyKey(ctx, 'submit_filing', args),
-      resourceKey: `${TENANT}:filing:TP-77`,
-      principalAssertion: await signPrincipal(PRINCIPAL, privateKey, {
-        issuer: ISSUER,
-        audience: AUDIENCE,
-        ttlSeconds: 600,
-        kid: 'k1',
-      }),
-      traceId: '0af7651916cd43dd8448eb211c80319c',
-      replyTopic: stack.topics.results,
-      replyPartition: REPLY_PARTITION,
-      deadlineMs: null,
-      requestedAtMs: Date.now(),
-    };
+    request = await signedRequest(
+      {
+        callId: `${stack.prefix}-call-1`,
+        providerCallId: 'toolu_1',
+        tool: 'submit_filing',
+        toolVersion: null,
+        argumentsJson: JSON.stringify(args),
+        ...ctx,
+        resourceKey: `${TENANT}:filing:TP-77`,
+        traceId: '0af7651916cd43dd8448eb211c80319c',
+        replyTopic: stack.topics.results,
+        replyPartition: REPLY_PARTITION,
+        deadlineMs: null,
+        requestedAtMs: Date.now(),
+      },
+      PRINCIPAL,
+      { key: privateKey, issuer: ISSUER, audience: AUDIENCE, kid: 'k1', ttlSeconds: 600 },
+      {},
+    );
   });
 
   afterAll(async () => {
     await Promise.all([executor.stop(), reconciler.stop(), sink.stop()]);
     breakers.shutdown();
     await stack.close();
-    const keys = await redis.redis.keys(`${redis.prefix}*`);
-    if (keys.length > 0) await redis.redis.del(...keys);
-    await redis.close();
+    await dropTestRedis(redis);
     await db.drop();
   });
 

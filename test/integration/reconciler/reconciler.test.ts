@@ -15,6 +15,7 @@ import { uniqueName } from '../../helpers/names.js';
 import { createTestRedis, type TestRedis } from '../../helpers/redis.js';
 import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
 import { createEventStack, eventually, PARTITIONS, type EventStack } from '../audit-sink/event-stack.js';
+import { dropTestRedis } from '../executor/test-parts.js';
 import { FILINGS_DDL, filingTool, insertFiling } from './filings.js';
 
 const TENANT = 't1';
@@ -72,9 +73,7 @@ describe('reconciler on Kafka, Postgres and Redis', () => {
   afterAll(async () => {
     await reconciler.stop();
     await stack.close();
-    const keys = await redis.redis.keys(`${redis.prefix}*`);
-    if (keys.length > 0) await redis.redis.del(...keys);
-    await redis.close();
+    await dropTestRedis(redis);
     await db.drop();
   });
 
