@@ -4,14 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { argumentsFingerprint, idempotencyKey } from '../../../libs/core/idempotency-key.js';
 import { systemClock } from '../../../libs/core/system-clock.js';
-import { createCircuitBreakers } from '../../../libs/execution/breakers.js';
-import { createOutboundLimiter } from '../../../libs/execution/outbound-limiter.js';
-import { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
-import { createPolicyEngine } from '../../../libs/policy/index.js';
+import type { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
 import type { ClaimResult, IdempotencyStore, StoredResult } from '../../../libs/ports/idempotency-store.js';
 import { MemoryRateLimiter } from '../../../libs/adapters/memory/index.js';
 import { defineTool } from '../../../libs/registry/define-tool.js';
-import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
 import type { ToolDefinition } from '../../../libs/registry/tool-definition.js';
 import { REDIS_URL } from '../../helpers/env.js';
 import { uniqueName } from '../../helpers/names.js';
@@ -19,6 +15,7 @@ import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
 import {
   context,
   executor,
+  pipelineOver,
   postgresBackend,
   redisBackend,
   toolCall,
@@ -278,22 +275,5 @@ async function naivePostgres(): Promise<NaiveHarness> {
 
 /** The same pipeline, but over the naive store. */
 function naivePipeline(store: IdempotencyStore, tool: ToolDefinition, owner: string): GuardPipeline {
-  const registry = new ToolRegistry();
-  registry.register(tool);
-  return new GuardPipeline({
-    tools: registry,
-    idempotency: store,
-    rateLimiter: new MemoryRateLimiter(systemClock),
-    policy: createPolicyEngine([], 'test'),
-    breakers: createCircuitBreakers({
-      errorThresholdPercentage: 50,
-      volumeThreshold: 20,
-      resetTimeoutMs: 10_000,
-      timeoutMs: false,
-    }),
-    outbound: createOutboundLimiter(new MemoryRateLimiter(systemClock), {}, systemClock),
-    clock: systemClock,
-    owner,
-    settings: { resultTtlMs: 60_000, leaseMarginMs: 2_000 },
-  });
+  return pipelineOver({ idempotency: store, rateLimiter: new MemoryRateLimiter(systemClock) }, [tool], owner);
 }

@@ -76,13 +76,24 @@ export async function postgresBackend(schema?: TestSchema): Promise<Backend> {
 
 /** One executor: a pipeline with its own owner id and store clients. */
 export function executor(backend: Backend, tools: readonly ToolDefinition[], owner: string): GuardPipeline {
+  return pipelineOver(backend.connect(), tools, owner);
+}
+
+/**
+ * A pipeline offering `tools` on the given stores, with no business rules and no outbound limits;
+ * breakers need 20 calls to open, results are kept 60 s.
+ */
+export function pipelineOver(
+  stores: { readonly idempotency: IdempotencyStore; readonly rateLimiter: RateLimiter },
+  tools: readonly ToolDefinition[],
+  owner: string,
+): GuardPipeline {
   const registry = new ToolRegistry();
   for (const tool of tools) registry.register(tool);
-  const { idempotency, rateLimiter } = backend.connect();
   return new GuardPipeline({
     tools: registry,
-    idempotency,
-    rateLimiter,
+    idempotency: stores.idempotency,
+    rateLimiter: stores.rateLimiter,
     policy: createPolicyEngine([], 'test'),
     breakers: createCircuitBreakers({
       errorThresholdPercentage: 50,
@@ -90,7 +101,7 @@ export function executor(backend: Backend, tools: readonly ToolDefinition[], own
       resetTimeoutMs: 10_000,
       timeoutMs: false,
     }),
-    outbound: createOutboundLimiter(rateLimiter, {}, systemClock),
+    outbound: createOutboundLimiter(stores.rateLimiter, {}, systemClock),
     clock: systemClock,
     owner,
     settings: { resultTtlMs: 60_000, leaseMarginMs: 2_000 },
