@@ -29,3 +29,4 @@ export * from './patterns/jobs/index.js';
 export type * from './ports/single-use-store.js';
 export type * from './ports/job-store.js';
 export * from './integrations/index.js';
+export * from './events/index.js';
