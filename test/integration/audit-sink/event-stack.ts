@@ -5,7 +5,13 @@ import { topicNames, type TopicNames } from '../../../libs/events/topics.js';
 import { schemaRegistryUrl } from '../../helpers/env.js';
 import { consumeMessages, createTestKafka, type TestKafka } from '../../helpers/kafka.js';
 import { uniqueName } from '../../helpers/names.js';
-import { decodeRead, dropTestTopics, testKafkaBus, type Read } from '../executor/test-parts.js';
+import {
+  decodeRead,
+  dropTestTopics,
+  ensureTestTopics,
+  testKafkaBus,
+  type Read,
+} from '../executor/test-parts.js';
 
 /** Partition counts of the test topics. */
 export const PARTITIONS = { calls: 3, results: 3, audit: 2, dlq: 1 } as const;
@@ -33,12 +39,7 @@ export async function createEventStack(name: string): Promise<EventStack> {
   const prefix = uniqueName(name);
   const topics = topicNames(prefix);
   const bus = testKafkaBus(kafka, name);
-  await bus.ensureTopics([
-    { topic: topics.calls, partitions: PARTITIONS.calls, replicationFactor: 1 },
-    { topic: topics.results, partitions: PARTITIONS.results, replicationFactor: 1 },
-    { topic: topics.audit, partitions: PARTITIONS.audit, replicationFactor: 1 },
-    { topic: topics.dlq, partitions: PARTITIONS.dlq, replicationFactor: 1 },
-  ]);
+  await ensureTestTopics(bus, topics, PARTITIONS);
   const codec = await RegistryEventCodec.create({ url: schemaRegistryUrl(), topics });
   return {
     kafka,

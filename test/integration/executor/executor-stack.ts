@@ -21,6 +21,7 @@ import {
   redisTestPipeline,
   testBreakers,
   testExecutor,
+  ensureTestTopics,
   testKafkaBus,
   testServiceEnv,
   decodeRead,
@@ -103,12 +104,7 @@ export async function createExecutorStack(
   const prefix = uniqueName(name);
   const topics = topicNames(prefix);
   const bus = testKafkaBus(kafka, name);
-  await bus.ensureTopics([
-    { topic: topics.calls, partitions: PARTITIONS.calls, replicationFactor: 1 },
-    { topic: topics.results, partitions: PARTITIONS.results, replicationFactor: 1 },
-    { topic: topics.audit, partitions: PARTITIONS.audit, replicationFactor: 1 },
-    { topic: topics.dlq, partitions: PARTITIONS.dlq, replicationFactor: 1 },
-  ]);
+  await ensureTestTopics(bus, topics, PARTITIONS);
   const codec = await RegistryEventCodec.create({
     url: schemaRegistryUrl(),
     topics,

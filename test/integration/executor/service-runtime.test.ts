@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../../libs/observability/logger.js';
 import type { ServiceSettings } from '../../../services/executor/service-env.js';
-import { createService, type ServiceWorker } from '../../../services/executor/service-runtime.js';
+import {
+  createService,
+  type Service,
+  type ServiceDefinition,
+  type ServiceWorker,
+} from '../../../services/executor/service-runtime.js';
 
 const SETTINGS: ServiceSettings = {
   kafkaBrokers: ['127.0.0.1:9'],
@@ -11,6 +16,17 @@ const SETTINGS: ServiceSettings = {
   httpPort: 0,
   logLevel: 'silent',
 };
+
+/** A silent service on a free port whose clients and worker are what `open` makes them. */
+function testService(open: ServiceDefinition['open']): Service {
+  return createService({
+    name: 'test-service',
+    settings: SETTINGS,
+    base: {},
+    logger: createLogger({ level: 'silent', name: 'test-service' }),
+    open,
+  });
+}
 
 function latch(): { promise: Promise<void>; open: () => void } {
   let open!: () => void;
@@ -43,20 +59,14 @@ describe('the service lifecycle every toolgate service shares', () => {
     const draining = latch();
     let port = 0;
     let dependencyUp = true;
-    const service = createService({
-      name: 'test-service',
-      settings: SETTINGS,
-      base: { instance: 'one' },
-      logger: createLogger({ level: 'silent', name: 'test-service' }),
-      async open(context) {
-        context.onClose('first client', () => void events.push('first client closed'));
-        context.onClose('second client', () => void events.push('second client closed'));
-        context.readyWhen('dependency', () => dependencyUp || 'dependency down');
-        port = context.healthPort;
-        reachedOpen.open();
-        await opening.promise;
-        return recordingWorker(events, draining.promise);
-      },
+    const service = testService(async (context) => {
+      context.onClose('first client', () => void events.push('first client closed'));
+      context.onClose('second client', () => void events.push('second client closed'));
+      context.readyWhen('dependency', () => dependencyUp || 'dependency down');
+      port = context.healthPort;
+      reachedOpen.open();
+      await opening.promise;
+      return recordingWorker(events, draining.promise);
     });
     const started = service.start();
     // The endpoint is up before the worker: probes are answered, and say "starting".
@@ -95,17 +105,11 @@ describe('the service lifecycle every toolgate service shares', () => {
     const events: string[] = [];
     const opening = latch();
     const reachedOpen = latch();
-    const service = createService({
-      name: 'test-service',
-      settings: SETTINGS,
-      base: {},
-      logger: createLogger({ level: 'silent', name: 'test-service' }),
-      async open(context) {
-        context.onClose('client', () => void events.push('client closed'));
-        reachedOpen.open();
-        await opening.promise;
-        return recordingWorker(events);
-      },
+    const service = testService(async (context) => {
+      context.onClose('client', () => void events.push('client closed'));
+      reachedOpen.open();
+      await opening.promise;
+      return recordingWorker(events);
     });
     const started = service.start();
     await reachedOpen.promise;
@@ -119,15 +123,9 @@ describe('the service lifecycle every toolgate service shares', () => {
 
   it('closes what it opened when start-up fails, and rejects', async () => {
     const events: string[] = [];
-    const service = createService({
-      name: 'test-service',
-      settings: SETTINGS,
-      base: {},
-      logger: createLogger({ level: 'silent', name: 'test-service' }),
-      async open(context) {
-        context.onClose('client', () => void events.push('client closed'));
-        throw new Error('schema registry refused');
-      },
+    const service = testService(async (context) => {
+      context.onClose('client', () => void events.push('client closed'));
+      throw new Error('schema registry refused');
     });
     await expect(service.start()).rejects.toThrow('schema registry refused');
     expect(events).toEqual(['client closed']);

@@ -13,6 +13,8 @@ import type { EventCodec } from '../../../libs/ports/event-codec.js';
 import type { Logger } from '../../../libs/ports/logger.js';
 import type { ToolRegistry } from '../../../libs/registry/tool-registry.js';
 import { createExecutor, type Executor } from '../../../services/executor/executor.js';
+import { allTopics } from '../../../services/executor/service-clients.js';
+import type { PartitionCounts } from '../../../services/executor/service-env.js';
 import type { CallRunner, ExecutorDeps } from '../../../services/executor/executor-deps.js';
 import { DATABASE_URL, schemaRegistryUrl } from '../../helpers/env.js';
 import type { ConsumedMessage, TestKafka } from '../../helpers/kafka.js';
@@ -38,6 +40,15 @@ export function testKafkaBus(kafka: TestKafka, name: string): KafkaEventBus {
     commitIntervalMs: 50,
     redeliveryDelayMs: 20,
   });
+}
+
+/** Creates the four topics with the test's partition counts, one replica each (one local broker). */
+export async function ensureTestTopics(
+  bus: KafkaEventBus,
+  topics: TopicNames,
+  partitions: PartitionCounts,
+): Promise<void> {
+  await bus.ensureTopics(allTopics(topics, partitions).map((spec) => ({ ...spec, replicationFactor: 1 })));
 }
 
 /** Breakers with a volume threshold no test reaches: they stay closed unless a test opens them. */

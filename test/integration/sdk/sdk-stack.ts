@@ -18,6 +18,7 @@ import {
   redisTestPipeline,
   testBreakers,
   testExecutor,
+  ensureTestTopics,
   testKafkaBus,
 } from '../executor/test-parts.js';
 
@@ -50,13 +51,7 @@ export async function createSdkStack(name: string): Promise<SdkStack> {
   const kafka = createTestKafka(name);
   const topics = topicNames(uniqueName(name));
   const bus = testKafkaBus(kafka, name);
-  await bus.ensureTopics(
-    (Object.keys(PARTITIONS) as EventKind[]).map((kind) => ({
-      topic: topics[kind],
-      partitions: PARTITIONS[kind],
-      replicationFactor: 1,
-    })),
-  );
+  await ensureTestTopics(bus, topics, PARTITIONS);
   const codec = await RegistryEventCodec.create({ url: schemaRegistryUrl(), topics });
   const redis = createTestRedis(name);
   const effects = new Effects();
