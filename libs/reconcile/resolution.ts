@@ -91,9 +91,8 @@ export function resolutionResultEvent(
     // The cost model's figure for what the model reads back (libs/cost), as on the executor's results.
     tokensOut: Math.min(
       2_147_483_647,
-      tokenEquivalents(
-        resolution.outcome === 'SUCCESS' ? { payload: resolution.payload ?? null } : { error },
-      ).tokensOut,
+      tokenEquivalents(resolution.outcome === 'SUCCESS' ? { payload: resolution.payload ?? null } : { error })
+        .tokensOut,
     ),
     completedAtMs: Math.floor(meta.nowMs),
   };
