@@ -27,9 +27,6 @@ export interface ExecutorServiceOptions extends ServiceOptions {
   readonly tracer?: Tracer;
 }
 
-/** The executor process (see {@link createExecutorService}). */
-export type ExecutorService = Service;
-
 /**
  * The executor process from its configuration (nothing opens before `start()`): the only place
  * real adapters are wired — Kafka bus, registry codec, Redis idempotency and rate limits, Postgres

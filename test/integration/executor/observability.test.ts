@@ -9,7 +9,8 @@ import type { ToolDefinition } from '../../../libs/registry/tool-definition.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
 import type { CatalogFactory } from '../../../services/executor/catalog.js';
 import { loadExecutorConfig } from '../../../services/executor/config.js';
-import { createExecutorService, type ExecutorService } from '../../../services/executor/service.js';
+import { createExecutorService } from '../../../services/executor/service.js';
+import type { Service } from '../../../services/executor/service-runtime.js';
 import { MemoryTracerProvider } from '../../unit/observability/memory-tracer.js';
 import { parsePromText, type Family } from '../../unit/observability/prom-text.js';
 import { createExecutorStack, PRINCIPAL, type ExecutorStack } from './executor-stack.js';
@@ -59,7 +60,7 @@ function heldTool(): { tool: ToolDefinition; entered: Promise<void>; release: ()
 }
 
 let stack: ExecutorStack;
-let service: ExecutorService | undefined;
+let service: Service | undefined;
 
 beforeAll(async () => {
   stack = await createExecutorStack('exec_obs');
