@@ -281,6 +281,15 @@ const reconciliation: DashboardSpec = {
       queries: [{ expr: 'max by (state) (toolgate_reconciliation_cases)', legend: '{{state}}' }],
     },
     {
+      title: 'Oldest unfinished case age',
+      description:
+        'Age of the oldest open and needs_manual case. Open cases alert past 30 minutes; no line means none.',
+      unit: 's',
+      queries: [
+        { expr: 'max by (state) (toolgate_reconciliation_oldest_case_age_seconds)', legend: '{{state}}' },
+      ],
+    },
+    {
       title: 'Metrics sources failing',
       description: 'Scrapes in which breaker, case or lag gauges could not be read (their panels go blank).',
       unit: 'short',

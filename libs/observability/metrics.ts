@@ -70,9 +70,9 @@ export interface ObservedCall {
  * two tests in one process do not collide). Calling it twice on one registry throws, as prom-client
  * refuses duplicate names.
  *
- * Gauges fed by sources (breaker state, reconciliation cases, consumer lag) are computed at scrape
- * time and reset first, so a downstream or partition that disappears stops being reported. A source
- * that throws or exceeds `sourceTimeoutMs` leaves its gauge empty for that scrape and increments
+ * Gauges fed by sources (breaker state, reconciliation case counts and oldest-case ages, consumer
+ * lag) are computed at scrape time and reset first, so a downstream or partition that disappears
+ * stops being reported. A source that throws or exceeds `sourceTimeoutMs` leaves its gauge empty for that scrape and increments
  * `toolgate_metrics_source_errors_total{source}`; the scrape itself still succeeds.
  */
 export function createToolgateMetrics(registry: Registry, options: ToolgateMetricsOptions): ToolgateMetrics {

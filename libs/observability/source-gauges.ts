@@ -4,17 +4,29 @@ import type { CaseState } from '../ports/case-store.js';
 import type { ConsumerLagReader } from './consumer-lag.js';
 import { BREAKER_STATE_VALUE, CASE_STATES } from './metric-labels.js';
 
-/**
- * Counts of reconciliation cases per state. Only the states present are reported (a reader may
- * count just the unfinished ones); keys that are not case states are ignored.
- */
-export type CaseCountReader = () => Promise<Partial<Readonly<Record<CaseState, number>>>>;
+/** A number per reconciliation case state; only the states present are reported. */
+export type PerCaseState = Partial<Readonly<Record<CaseState, number>>>;
+
+/** One reading of the reconciliation case store, taken at scrape time. */
+export interface CaseCounts {
+  /** Cases per state (a reader may count just the unfinished ones); other keys are ignored. */
+  readonly counts: PerCaseState;
+  /**
+   * Seconds since the oldest case of each state was created, measured when the reader ran. A state
+   * with no case is left out, so its age gauge has no sample (never 0, which would read as "a case
+   * that just arrived").
+   */
+  readonly oldestAgeSeconds?: PerCaseState;
+}
+
+/** Reads {@link CaseCounts}; called once per scrape, rejects when the store does. */
+export type CaseCountReader = () => Promise<CaseCounts>;
 
 /** Where the scrape-time gauges read from; a service passes the ones it has. */
 export interface MetricSources {
   /** Breaker state per downstream (`ManagedCircuitBreakers.states`). */
   readonly breakerStates?: () => ReadonlyMap<string, BreakerState>;
-  /** Reconciliation case counts per state. */
+  /** Reconciliation case counts and oldest-case ages per state (one read feeds both gauges). */
   readonly caseCounts?: CaseCountReader;
   /** Consumer lag per topic partition (see consumer-lag.ts). */
   readonly consumerLag?: ConsumerLagReader;
@@ -24,8 +36,9 @@ export interface MetricSources {
 
 /**
  * Registers the gauges computed at scrape time — `toolgate_circuit_breaker_state{downstream}`,
- * `toolgate_reconciliation_cases{state}`, `toolgate_consumer_lag_messages{topic,partition}` — and
- * `toolgate_metrics_source_errors_total{source}`.
+ * `toolgate_reconciliation_cases{state}`, `toolgate_reconciliation_oldest_case_age_seconds{state}`,
+ * `toolgate_consumer_lag_messages{topic,partition}` — and `toolgate_metrics_source_errors_total{source}`.
+ * The two case gauges share one read of `caseCounts` per scrape (one query, one error count).
  *
  * Each gauge is reset before it reads, so a downstream or partition that disappears stops being
  * reported. A source that throws or exceeds `sourceTimeoutMs` leaves its gauge empty for that
@@ -65,6 +78,28 @@ export function registerSourceGauges(registry: Registry, sources: MetricSources)
       });
     },
   });
+  // Both case gauges are filled from one read; the count gauge (collected first) starts it and the
+  // age gauge awaits the same promise, so a scrape queries the store once.
+  let caseRead: Promise<CaseCounts | undefined> | undefined;
+  const readCases = (): Promise<CaseCounts | undefined> => {
+    const read = sources.caseCounts;
+    if (read === undefined) return Promise.resolve(undefined);
+    let got: CaseCounts | undefined;
+    const pending = fromSource('cases', read, (v) => {
+      got = v;
+    }).then(() => got);
+    caseRead = pending;
+    void pending.finally(() => {
+      if (caseRead === pending) caseRead = undefined;
+    });
+    return pending;
+  };
+  const setPerState = (gauge: Gauge<'state'>, values: PerCaseState | undefined): void => {
+    if (values === undefined) return;
+    for (const state of CASE_STATES) {
+      if (values[state] !== undefined) gauge.set({ state }, finiteOrZero(values[state]));
+    }
+  };
   new Gauge({
     name: 'toolgate_reconciliation_cases',
     help: 'Reconciliation cases per state (open and needs_manual are the unfinished ones).',
@@ -72,13 +107,17 @@ export function registerSourceGauges(registry: Registry, sources: MetricSources)
     registers,
     async collect() {
       this.reset();
-      const read = sources.caseCounts;
-      if (read === undefined) return;
-      await fromSource('cases', read, (counts) => {
-        for (const state of CASE_STATES) {
-          if (counts[state] !== undefined) this.set({ state }, finiteOrZero(counts[state]));
-        }
-      });
+      setPerState(this, (await readCases())?.counts);
+    },
+  });
+  new Gauge({
+    name: 'toolgate_reconciliation_oldest_case_age_seconds',
+    help: 'Age of the oldest case per unfinished state, at scrape time; no sample when there is none.',
+    labelNames: ['state'] as const,
+    registers,
+    async collect() {
+      this.reset();
+      setPerState(this, (await (caseRead ?? readCases()))?.oldestAgeSeconds);
     },
   });
   new Gauge({

@@ -309,7 +309,7 @@ describe('gauges read at scrape time', () => {
 
   it('reconciliation cases per reported state and consumer lag per partition', async () => {
     const { registry } = fresh({
-      caseCounts: async () => ({ open: 4, needs_manual: 1, resolved_failed: 0 }),
+      caseCounts: async () => ({ counts: { open: 4, needs_manual: 1, resolved_failed: 0 } }),
       consumerLag: async () => [
         { topic: 'toolgate.calls', partition: 0, lag: 12 },
         { topic: 'toolgate.calls', partition: 1, lag: 0 },
@@ -331,6 +331,41 @@ describe('gauges read at scrape time', () => {
     expect(value(f, 'toolgate_consumer_lag_messages', { topic: 'toolgate.calls', partition: '1' })).toBe(0);
   });
 
+  it('oldest case age per reported state from the same single read; a state with no case has no sample', async () => {
+    let reads = 0;
+    let ages: Record<string, number> = { open: 1830.25, needs_manual: 40 };
+    const { registry } = fresh({
+      caseCounts: async () => {
+        reads += 1;
+        return { counts: { open: 3, needs_manual: 1 }, oldestAgeSeconds: ages };
+      },
+    });
+    let f = await scrape(registry);
+    expect(reads).toBe(1);
+    const age = (ff: Map<string, Family>) =>
+      (ff.get('toolgate_reconciliation_oldest_case_age_seconds')?.samples ?? []).map((s) => [
+        s.labels.state,
+        s.value,
+      ]);
+    expect(age(f)).toEqual([
+      ['open', 1830.25],
+      ['needs_manual', 40],
+    ]);
+    // The needs_manual case was resolved: its age series goes away rather than reading 0.
+    ages = { open: 1890.25, bogus: 5 };
+    f = await scrape(registry);
+    expect(reads).toBe(2);
+    expect(age(f)).toEqual([['open', 1890.25]]);
+    expect(value(f, 'toolgate_reconciliation_cases', { state: 'open' })).toBe(3);
+  });
+
+  it('a reader that reports no ages leaves the age gauge declared but empty', async () => {
+    const { registry } = fresh({ caseCounts: async () => ({ counts: { open: 2 } }) });
+    const f = await scrape(registry);
+    expect(f.get('toolgate_reconciliation_oldest_case_age_seconds')?.samples).toEqual([]);
+    expect(value(f, 'toolgate_reconciliation_cases', { state: 'open' })).toBe(2);
+  });
+
   it('a failing or hanging source empties its gauge and is counted; the scrape still succeeds', async () => {
     let lagCalls = 0;
     const { registry } = fresh({
@@ -347,6 +382,8 @@ describe('gauges read at scrape time', () => {
     const f = await scrape(registry);
     expect(f.get('toolgate_consumer_lag_messages')?.samples).toEqual([]);
     expect(f.get('toolgate_reconciliation_cases')?.samples).toEqual([]);
+    expect(f.get('toolgate_reconciliation_oldest_case_age_seconds')?.samples).toEqual([]);
+    // One failed read per scrape feeds both case gauges, so one error per scrape.
     expect(value(f, 'toolgate_metrics_source_errors_total', { source: 'cases' })).toBe(2);
     expect(value(f, 'toolgate_metrics_source_errors_total', { source: 'consumer_lag' })).toBe(1);
   });
@@ -356,7 +393,7 @@ describe('the exposition', () => {
   it('parses as Prometheus text with every family declared once and histograms consistent', async () => {
     const { registry, metrics } = fresh({
       breakerStates: () => new Map([['payments', 'half-open' as const]]),
-      caseCounts: async () => ({ open: 1 }),
+      caseCounts: async () => ({ counts: { open: 1 }, oldestAgeSeconds: { open: 12.5 } }),
       consumerLag: async () => [{ topic: 'toolgate.calls', partition: 3, lag: 7 }],
     });
     const observer = pipelineObserver(metrics);
@@ -373,6 +410,8 @@ describe('the exposition', () => {
     expect(families.get('toolgate_circuit_breaker_state')?.type).toBe('gauge');
     expect(value(families, 'toolgate_circuit_breaker_state', { downstream: 'payments' })).toBe(1);
     expect(value(families, 'toolgate_consumer_lag_messages', { partition: '3' })).toBe(7);
+    expect(families.get('toolgate_reconciliation_oldest_case_age_seconds')?.type).toBe('gauge');
+    expect(value(families, 'toolgate_reconciliation_oldest_case_age_seconds', { state: 'open' })).toBe(12.5);
     for (const f of families.values()) expect(f.help.length, f.name).toBeGreaterThan(10);
   });
 
