@@ -86,29 +86,41 @@ describe('crash chaos', () => {
       for (const e of stream) deliveriesPublished.set(e.callId, (deliveriesPublished.get(e.callId) ?? 0) + 1);
       const replays = stream.length - originals.length;
 
+      const answered = (): number => new Set(results.events.map((e) => e.callId)).size;
+      let kills = 0;
+      let done = false;
+      let firstKill!: () => void;
+      const killed = new Promise<void>((r) => (firstKill = r));
+
+      // The second half of the stream is held back until the first executor has been killed, so a
+      // fast machine cannot finish the run before any crash happens: every run crosses a kill.
       let publishedSoFar = 0;
+      const half = Math.ceil(stream.length / 2 / 50) * 50;
       const publishing = (async () => {
         for (let i = 0; i < stream.length; i += 50) {
+          if (i === half) await killed;
           await stack.publishCalls(stream.slice(i, i + 50));
           publishedSoFar = Math.min(stream.length, i + 50);
           await new Promise((r) => setTimeout(r, 50));
         }
       })();
 
-      const answered = (): number => new Set(results.events.map((e) => e.callId)).size;
-      let kills = 0;
-      let done = false;
       const spawns: Promise<unknown>[] = [];
-      // A kill every period, whether or not the last replacement finished starting: the group is
-      // often mid-rebalance when the next one dies.
+      // The first kill comes once calls are flowing (a fifth of the first half answered); then one
+      // every period, whether or not the last replacement finished starting: the group is often
+      // mid-rebalance when the next one dies.
       const chaos = (async () => {
+        let nextKillAt = 0;
         while (!done) {
-          await new Promise((r) => setTimeout(r, SCALE.killEveryMs));
+          await new Promise((r) => setTimeout(r, 100));
           if (done) break;
+          const due = kills === 0 ? answered() >= Math.ceil(half / 10) : Date.now() >= nextKillAt;
           // Keep one started executor alive, and never more than the fleet's size starting at once.
-          if (fleet.started() < 2 || fleet.live.length < SCALE.executors) continue;
+          if (!due || fleet.started() < 2 || fleet.live.length < SCALE.executors) continue;
           await fleet.killOne();
           kills += 1;
+          firstKill();
+          nextKillAt = Date.now() + SCALE.killEveryMs;
           spawns.push(fleet.spawn());
         }
       })();
