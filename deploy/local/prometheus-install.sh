@@ -15,4 +15,4 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends prometheus >/dev/null
 command -v prometheus >/dev/null && command -v promtool >/dev/null
-prometheus --version 2>&1 | head -n 1
+prometheus --version 2>&1 | sed -n 1p
