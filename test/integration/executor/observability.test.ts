@@ -12,27 +12,10 @@ import { loadExecutorConfig } from '../../../services/executor/config.js';
 import { createExecutorService } from '../../../services/executor/service.js';
 import type { Service } from '../../../services/executor/service-runtime.js';
 import { MemoryTracerProvider } from '../../unit/observability/memory-tracer.js';
+import { ALLOWED_LABELS } from '../../unit/observability/allowed-labels.js';
 import { parsePromText, type Family } from '../../unit/observability/prom-text.js';
 import { createExecutorStack, PRINCIPAL, type ExecutorStack } from './executor-stack.js';
 import { LEDGER_DDL, ledgerRows, ledgerTools, TOOL_SCOPE } from './ledger-tools.js';
-
-/** Labels toolgate's metrics may carry: each takes values from a closed set (or the deployment's topics). */
-const ALLOWED_LABELS = new Set([
-  'tool',
-  'outcome',
-  'stage',
-  'decision',
-  'result',
-  'reason',
-  'status',
-  'direction',
-  'downstream',
-  'state',
-  'topic',
-  'partition',
-  'source',
-  'le',
-]);
 
 /** A tool that holds its call until the test lets it go: a call in flight while the service stops. */
 function heldTool(): { tool: ToolDefinition; entered: Promise<void>; release: () => void } {

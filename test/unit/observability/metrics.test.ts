@@ -12,6 +12,7 @@ import {
   pipelineObserver,
   recordResult,
 } from '../../../libs/observability/pipeline-metrics.js';
+import { ALLOWED_LABELS } from './allowed-labels.js';
 import { parsePromText, type Family } from './prom-text.js';
 
 const KNOWN = ['issue_refund', 'get_weather', 'update_inventory'] as const;
@@ -27,23 +28,6 @@ const STAGES = [
   'validate-output',
 ];
 
-/** Every label name any toolgate metric may carry, and the closed value sets of the bounded ones. */
-const ALLOWED_LABELS = new Set([
-  'tool',
-  'outcome',
-  'stage',
-  'decision',
-  'result',
-  'reason',
-  'status',
-  'direction',
-  'downstream',
-  'state',
-  'topic',
-  'partition',
-  'source',
-  'le',
-]);
 const CLOSED: Record<string, ReadonlySet<string>> = {
   tool: new Set([...KNOWN, 'unknown']),
   outcome: new Set([...OUTCOMES, 'unknown']),

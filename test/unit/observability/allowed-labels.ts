@@ -1,0 +1,21 @@
+/**
+ * Every label name a toolgate metric may carry: each takes its values from a closed set (or the
+ * deployment's topics and partitions). Shared by the metrics unit test and the executor's /metrics
+ * integration test, so a new label is allowed in one place.
+ */
+export const ALLOWED_LABELS: ReadonlySet<string> = new Set([
+  'tool',
+  'outcome',
+  'stage',
+  'decision',
+  'result',
+  'reason',
+  'status',
+  'direction',
+  'downstream',
+  'state',
+  'topic',
+  'partition',
+  'source',
+  'le',
+]);
