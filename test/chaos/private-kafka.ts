@@ -4,7 +4,7 @@ import { kafkaServer } from '../../deploy/local/kafka-server.js';
 import { stderrLog } from '../../deploy/local/log.js';
 import { bringDown, bringUp, type ManagedServer } from '../../deploy/local/managed-server.js';
 import type { SpawnSpec } from '../../deploy/local/process-control.js';
-import { freePort } from './private-servers.js';
+import { freePort } from '../helpers/ports.js';
 
 /**
  * A Kafka broker of the suite's own (deploy/local's launcher on free ports, so the shared 19092

@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { Redis } from 'ioredis';
+import { freePort } from '../helpers/ports.js';
 
 const run = promisify(execFile);
 const PG_BIN = '/usr/lib/postgresql/15/bin';
@@ -23,18 +23,6 @@ export interface PrivateServer {
   start(): Promise<void>;
   /** Stops it for good and removes its files. */
   destroy(): Promise<void>;
-}
-
-/** A free TCP port on 127.0.0.1 (the OS picks it; released before use). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 async function until(check: () => Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {

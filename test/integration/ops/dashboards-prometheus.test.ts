@@ -18,7 +18,7 @@ import { dashboardQueries } from './dashboard-queries.js';
 import { OPS_TOOLS } from './ops-catalog.js';
 import { startOpsStack, type OpsStack } from './ops-stack.js';
 import { activeAlerts, hasFiniteValue, instantQuery, targetHealth } from './prometheus-api.js';
-import { freePort } from './service-process.js';
+import { freePort } from '../../helpers/ports.js';
 
 /**
  * The operations check on real servers: two executors, the audit sink and the reconciler run as

@@ -15,7 +15,8 @@ import { uniqueName } from '../../helpers/names.js';
 import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
 import { createTestRedis } from '../../helpers/redis.js';
 import { opsRegistry, OPS_SCOPE } from './ops-catalog.js';
-import { freePort, startService, type ServiceProcess } from './service-process.js';
+import { freePort } from '../../helpers/ports.js';
+import { startService, type ServiceProcess } from './service-process.js';
 
 const CATALOG = fileURLToPath(new URL('ops-catalog.ts', import.meta.url));
 const ISSUER = 'ops-agent-backend';

@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,18 +14,12 @@ import {
 } from '../../../deploy/local/shared-server.js';
 import { isPortOpen } from '../../../deploy/local/wait-for.js';
 import { uniqueName } from '../../helpers/names.js';
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
+import { freePort } from '../../helpers/ports.js';
 
 /** A stand-in server: a Node process listening on a free loopback port, with our marker. */
 async function tinyServer(): Promise<ManagedServer & { prepared: () => number }> {
   const runDir = mkdtempSync(join(tmpdir(), 'tg-shared-'));
+  // Each test stops the stand-in and starts it again on the same port.
   const port = await freePort();
   const marker = `-Dtoolgate.server=${uniqueName('unit_shared')}`;
   let prepared = 0;
