@@ -11,6 +11,7 @@ import { BatchProgress } from '../batch-progress.js';
 import type { BusLogger } from '../logger.js';
 import { OffsetTracker } from '../offset-tracker.js';
 import { pause } from '../pause.js';
+import { backoffDelay, type BackoffPolicy } from '../../core/backoff.js';
 import { isMembershipError } from './kafka-errors.js';
 import { floorKey, pinLatestStarts, type StartFloors } from './start-positions.js';
 import { staticPartitionAssigner } from './static-assigner.js';
@@ -25,6 +26,9 @@ export interface KafkaConsumerSettings {
   readonly commitIntervalMs: number;
   readonly redeliveryDelayMs: number;
 }
+
+/** Waits before replacing a consumer that kafkajs stopped for good. */
+const REPLACEMENT_BACKOFF: BackoffPolicy = { firstDelayMs: 1_000, maxDelayMs: 30_000 };
 
 /** One group generation as this member saw it. */
 interface Generation {
@@ -51,16 +55,21 @@ interface Generation {
  *   members cannot get partitions before this member rejoins or `rebalanceTimeoutMs` passes. So
  *   a partition is never handled by two members as long as running messages finish within
  *   `rebalanceTimeoutMs`.
+ * - kafkajs restarts its consumer after a retriable crash, but stops it for good after one it
+ *   deems non-retriable; the adapter then replaces it with a new consumer in the same group (with
+ *   backoff), so a member never lingers in the process consuming nothing.
  */
 export class KafkaSubscription implements Subscription {
-  private readonly consumer: Consumer;
+  private consumer: Consumer;
   private generation: Generation = { abort: new AbortController(), floors: Promise.resolve(new Map()) };
   private assigned: readonly TopicPartition[] = [];
   private stopping: Promise<void> | undefined;
   private readonly stopSignal = new AbortController();
+  /** Consecutive replacements of a consumer that died for good; reset by the next group join. */
+  private replacements = 0;
 
   constructor(
-    kafka: Kafka,
+    private readonly kafka: Kafka,
     private readonly admin: Admin,
     private readonly options: SubscribeOptions,
     private readonly handler: BatchHandler,
@@ -68,7 +77,16 @@ export class KafkaSubscription implements Subscription {
     private readonly logger: BusLogger,
     private readonly onGone: (subscription: KafkaSubscription) => void,
   ) {
-    this.consumer = kafka.consumer({
+    this.consumer = this.createConsumer();
+  }
+
+  /**
+   * A kafkajs consumer for this member with its listeners. Events of a consumer this subscription
+   * has replaced are ignored.
+   */
+  private createConsumer(): Consumer {
+    const { options, settings } = this;
+    const consumer = this.kafka.consumer({
       groupId: options.groupId,
       sessionTimeout: settings.sessionTimeoutMs,
       rebalanceTimeout: settings.rebalanceTimeoutMs,
@@ -80,25 +98,71 @@ export class KafkaSubscription implements Subscription {
         ? {}
         : { partitionAssigners: [staticPartitionAssigner(options.partitions)] }),
     });
-    this.consumer.on(this.consumer.events.GROUP_JOIN, ({ payload }) => {
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      if (consumer !== this.consumer) return;
+      this.replacements = 0;
       this.onJoin(
         Object.entries(payload.memberAssignment).flatMap(([topic, partitions]) =>
           partitions.map((partition) => ({ topic, partition })),
         ),
       );
     });
-    this.consumer.on(this.consumer.events.CRASH, ({ payload }) => {
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      if (consumer !== this.consumer) return;
       this.generation.abort.abort();
-      if (!payload.restart) this.assigned = [];
       this.logger.error(
         { err: payload.error, groupId: options.groupId, restart: payload.restart },
         'kafka consumer crashed',
       );
+      if (payload.restart) return;
+      // kafkajs gives up on a consumer whose error it deems non-retriable: without a new one this
+      // member would stay in the process, consuming nothing, for good.
+      this.assigned = [];
+      this.replaceConsumer();
     });
+    return consumer;
+  }
+
+  /**
+   * Replaces a consumer that kafkajs stopped for good with a new one in the same group, after a
+   * backoff (1 s doubling to 30 s across consecutive failures). The old consumer's offsets were
+   * only ever committed over finished prefixes, so the new one resumes without loss; whatever the
+   * old one had running is delivered again. Does nothing once the subscription is stopping.
+   */
+  private replaceConsumer(): void {
+    this.replacements += 1;
+    const delayMs = backoffDelay(REPLACEMENT_BACKOFF, this.replacements);
+    this.logger.error(
+      { groupId: this.options.groupId, delayMs, replacement: this.replacements },
+      'kafka consumer stopped for good; replacing it',
+    );
+    void (async () => {
+      await pause(delayMs, this.stopSignal.signal);
+      if (this.stopping) return;
+      await this.consumer.disconnect().catch(() => undefined);
+      if (this.stopping) return;
+      this.consumer = this.createConsumer();
+      try {
+        await this.run();
+        // A stop that came while the new consumer was starting may have missed it.
+        if (this.stopping) await this.consumer.disconnect().catch(() => undefined);
+      } catch (error) {
+        if (this.stopping) return;
+        this.logger.error(
+          { err: error, groupId: this.options.groupId },
+          'replacement consumer did not start',
+        );
+        this.replaceConsumer();
+      }
+    })();
   }
 
   /** Connects, joins and waits for the first assignment's start positions. */
   async start(): Promise<void> {
+    await this.run();
+  }
+
+  private async run(): Promise<void> {
     await this.consumer.connect();
     // kafkajs' own reset is always "earliest": for latest-groups the adapter pins the start itself.
     await this.consumer.subscribe({ topics: [...this.options.topics], fromBeginning: true });
