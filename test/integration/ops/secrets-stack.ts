@@ -80,6 +80,8 @@ export async function startSecretsStack(o: SecretsStackOptions): Promise<Secrets
       brokers: kafkaBrokers(),
       clientId: o.runId,
       logger: o.logger.child({ component: 'bus' }),
+      // kafkajs' info lines (connects, group joins) make sure the bus's own log output is scanned too.
+      logLevel: 'info',
       sessionTimeoutMs: 6_000,
       heartbeatIntervalMs: 500,
       maxWaitTimeMs: 100,
