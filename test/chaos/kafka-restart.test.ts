@@ -11,7 +11,6 @@ import {
   createExecutorStack,
   ISSUER,
   PARTITIONS,
-  quietLogger,
   type ExecutorStack,
 } from '../integration/executor/executor-stack.js';
 import { LEDGER_DDL, ledgerRows } from '../integration/executor/ledger-tools.js';
@@ -19,6 +18,7 @@ import { chaosPipeline, type ChaosPipeline } from './chaos-pipeline.js';
 import { chaosScale, scaledTimeout } from './chaos-scale.js';
 import { lossyLedgerTool } from './lossy-ledger.js';
 import { startPrivateKafka, type PrivateKafka } from './private-kafka.js';
+import { logTail } from './log-tail.js';
 import { collectTopic, type CollectorSource } from './topic-collector.js';
 
 /**
@@ -37,6 +37,9 @@ let broker: PrivateKafka;
 let bus: KafkaEventBus;
 let client: Kafka;
 let built: ChaosPipeline;
+// Kept quiet, but summarised when the scenario times out.
+const busLog = logTail('bus (executor and publisher)');
+const executorLog = logTail('executor');
 
 beforeAll(async () => {
   stack = await createExecutorStack('chaos_kafka');
@@ -45,7 +48,8 @@ beforeAll(async () => {
   bus = new KafkaEventBus({
     brokers: broker.brokers,
     clientId: uniqueName('chaos_kafka'),
-    logLevel: 'nothing',
+    logLevel: 'warn',
+    logger: busLog,
     sessionTimeoutMs: 6_000,
     rebalanceTimeoutMs: 15_000,
     heartbeatIntervalMs: 300,
@@ -103,7 +107,7 @@ describe('Kafka broker restart', () => {
         tools: built.registry,
         verifier: createPrincipalVerifier({ keys: stack.jwks, issuer: ISSUER, audience: AUDIENCE }),
         clock: systemClock,
-        logger: quietLogger(),
+        logger: executorLog,
         ownerId: `${stack.prefix}-kafka`,
         groupId: `${stack.prefix}-executors`,
         maxConcurrency: 8,
@@ -158,7 +162,8 @@ describe('Kafka broker restart', () => {
       await results.until(
         () => answered() >= CALLS,
         scaledTimeout(180_000),
-        () => `every call answered: ${answered()}/${CALLS}`,
+        () =>
+          [`every call answered: ${answered()}/${CALLS}`, busLog.summary(), executorLog.summary()].join('\n'),
       );
       const sentinels: ToolCallRequestedEvent[] = [];
       for (let i = 0; i < 10; i++) sentinels.push(await make(CALLS + i, 's'));
@@ -168,7 +173,7 @@ describe('Kafka broker restart', () => {
         () =>
           new Set(results.events.filter((e) => sentinelIds.has(e.callId)).map((e) => e.callId)).size >= 10,
         60_000,
-        () => 'the sentinels',
+        () => ['the sentinels', busLog.summary(), executorLog.summary()].join('\n'),
       );
       await executor.stop();
       await results.stop();

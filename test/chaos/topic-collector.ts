@@ -8,8 +8,11 @@ import { decodeRead, type ExecutorStack } from '../integration/executor/executor
  * Records that do not decode are counted, never dropped silently.
  */
 export interface TopicCollector<K extends EventKind> {
+  /** Every record of the topic once, in arrival order (a record read twice is kept once). */
   readonly events: EventKinds[K][];
   readonly undecodable: number;
+  /** Why kafkajs stopped a collector consumer for good (each was replaced by a new one). */
+  readonly crashes: readonly string[];
   /** Resolves once `predicate` holds over what arrived; rejects after `timeoutMs` with `what`. */
   until(predicate: () => boolean, timeoutMs: number, what: () => string): Promise<void>;
   stop(): Promise<void>;
@@ -20,44 +23,83 @@ export type CollectorSource = {
   readonly kafka: Pick<ExecutorStack['kafka'], 'consumer' | 'uniqueGroupId'>;
 } & Pick<ExecutorStack, 'topics' | 'codec'>;
 
+/**
+ * Starts a collector. Its consumer reads in a group of its own from the beginning; when kafkajs
+ * stops it for good (a non-retriable crash, e.g. during a broker restart), a new one in a new group
+ * reads the topic again and records already held are skipped by position, so a scenario's verdict
+ * never rests on the health of its observer.
+ */
 export async function collectTopic<K extends EventKind>(
   stack: CollectorSource,
   kind: K,
 ): Promise<TopicCollector<K>> {
+  const topic = stack.topics[kind];
   const events: EventKinds[K][] = [];
+  const seen = new Set<string>();
+  const crashes: string[] = [];
   let undecodable = 0;
+  let stopped = false;
   const waiters = new Set<() => void>();
-  const consumer: Consumer = stack.kafka.consumer({
-    groupId: stack.kafka.uniqueGroupId(`chaos_${kind}`),
-    maxWaitTimeInMs: 100,
-  });
-  const joined = new Promise<void>((resolve) => consumer.on(consumer.events.GROUP_JOIN, () => resolve()));
-  await consumer.connect();
-  await consumer.subscribe({ topic: stack.topics[kind], fromBeginning: true });
-  await consumer.run({
-    eachMessage: async ({ message, partition }) => {
+  let consumer: Consumer;
+
+  const startConsumer = async (): Promise<void> => {
+    const current: Consumer = stack.kafka.consumer({
+      groupId: stack.kafka.uniqueGroupId(`chaos_${kind}`),
+      maxWaitTimeInMs: 100,
+    });
+    consumer = current;
+    const joined = new Promise<void>((resolve) => current.on(current.events.GROUP_JOIN, () => resolve()));
+    current.on(current.events.CRASH, ({ payload }) => {
+      if (payload.restart || stopped || current !== consumer) return;
+      crashes.push(`${payload.error.name}: ${payload.error.message}`);
+      void replace();
+    });
+    await current.connect();
+    await current.subscribe({ topic, fromBeginning: true });
+    await current.run({
+      eachMessage: async ({ message, partition }) => {
+        const position = `${partition}:${message.offset}`;
+        if (seen.has(position)) return;
+        seen.add(position);
+        try {
+          const { event } = await decodeRead(stack.codec, kind, {
+            topic,
+            partition,
+            offset: message.offset,
+            key: message.key,
+            value: message.value,
+            headers: message.headers,
+          });
+          events.push(event);
+        } catch {
+          undecodable += 1;
+        }
+        for (const w of waiters) w();
+      },
+    });
+    await joined;
+  };
+  const replace = async (): Promise<void> => {
+    await consumer.disconnect().catch(() => undefined);
+    for (;;) {
+      if (stopped) return;
       try {
-        const { event } = await decodeRead(stack.codec, kind, {
-          topic: stack.topics[kind],
-          partition,
-          offset: message.offset,
-          key: message.key,
-          value: message.value,
-          headers: message.headers,
-        });
-        events.push(event);
-      } catch {
-        undecodable += 1;
+        await startConsumer();
+        return;
+      } catch (error) {
+        crashes.push(`restart failed: ${String(error)}`);
+        await new Promise((r) => setTimeout(r, 1_000));
       }
-      for (const w of waiters) w();
-    },
-  });
-  await joined;
+    }
+  };
+
+  await startConsumer();
   return {
     events,
     get undecodable() {
       return undecodable;
     },
+    crashes,
     until(predicate, timeoutMs, what) {
       return new Promise((resolve, reject) => {
         const check = (): void => {
@@ -69,12 +111,16 @@ export async function collectTopic<K extends EventKind>(
         };
         const timer = setTimeout(() => {
           waiters.delete(check);
-          reject(new Error(`timed out waiting for ${what()}`));
+          const crashed = crashes.length === 0 ? '' : ` (collector consumer crashes: ${crashes.join('; ')})`;
+          reject(new Error(`timed out waiting for ${what()}${crashed}`));
         }, timeoutMs);
         waiters.add(check);
         check();
       });
     },
-    stop: () => consumer.stop(),
+    stop: async () => {
+      stopped = true;
+      await consumer.stop();
+    },
   };
 }
