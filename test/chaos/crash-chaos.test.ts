@@ -5,6 +5,7 @@ import { ledgerRows } from '../integration/executor/ledger-tools.js';
 import { chaosScale, scaledTimeout } from './chaos-scale.js';
 import { createExecutorFleet, type ExecutorFleet } from './executor-fleet.js';
 import { losesResponse } from './lossy-ledger.js';
+import { complaints } from './log-tail.js';
 import { collectTopic } from './topic-collector.js';
 
 /**
@@ -108,17 +109,26 @@ describe('crash chaos', () => {
       const spawns: Promise<unknown>[] = [];
       // The first kill comes once calls are flowing (a fifth of the first half answered); then one
       // every period, whether or not the last replacement finished starting: the group is often
-      // mid-rebalance when the next one dies.
+      // mid-rebalance when the next one dies. A kill also waits for some calls answered since the
+      // previous one: on a loaded machine a rebalance can outlast the period, and killing on the
+      // clock alone would then keep the group rebalancing for ever (a crash every few seconds,
+      // indefinitely, is a test of patience, not of the executor's guarantees).
+      const progressPerKill = Math.ceil(CALLS / 100);
+      let answeredAtKill = 0;
       const chaos = (async () => {
         let nextKillAt = 0;
         while (!done) {
           await new Promise((r) => setTimeout(r, 100));
           if (done) break;
-          const due = kills === 0 ? answered() >= Math.ceil(half / 10) : Date.now() >= nextKillAt;
+          const due =
+            kills === 0
+              ? answered() >= Math.ceil(half / 10)
+              : Date.now() >= nextKillAt && answered() - answeredAtKill >= progressPerKill;
           // Keep one started executor alive, and never more than the fleet's size starting at once.
           if (!due || fleet.started() < 2 || fleet.live.length < SCALE.executors) continue;
           await fleet.killOne();
           kills += 1;
+          answeredAtKill = answered();
           firstKill();
           nextKillAt = Date.now() + SCALE.killEveryMs;
           spawns.push(fleet.spawn());
@@ -129,7 +139,12 @@ describe('crash chaos', () => {
         await results.until(
           () => answered() >= CALLS,
           scaledTimeout(240_000),
-          () => `every call answered: ${answered()}/${CALLS}, published ${publishedSoFar}/${stream.length}`,
+          () =>
+            [
+              `every call answered: ${answered()}/${CALLS}, published ${publishedSoFar}/${stream.length}`,
+              `kills ${kills}, executors started ${fleet.all.length}, live ${fleet.live.length} (${fleet.started()} ready)`,
+              ...fleet.live.map((c) => complaints(c.name, c.output)),
+            ].join('\n'),
         );
         await publishing;
         await audit.until(

@@ -47,3 +47,22 @@ function short(obj: object): string {
     return '';
   }
 }
+
+/**
+ * The same summary for a child process's pino output: its warn and error lines counted by message.
+ */
+export function complaints(component: string, lines: readonly string[], maxMessages = 8): string {
+  const tail = logTail(component);
+  for (const line of lines) {
+    let entry: { level?: number; msg?: string };
+    try {
+      entry = JSON.parse(line) as { level?: number; msg?: string };
+    } catch {
+      continue;
+    }
+    // pino levels: 40 warn, 50 error, 60 fatal.
+    if ((entry.level ?? 0) >= 50) tail.error(entry, entry.msg);
+    else if (entry.level === 40) tail.warn(entry, entry.msg);
+  }
+  return tail.summary(maxMessages);
+}
