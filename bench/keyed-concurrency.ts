@@ -4,7 +4,8 @@
  * most 32 at once; equal keys one at a time in offset order) against partition-serial processing
  * (maxConcurrency 1), alternating — once through the whole executor (pipeline, Redis, audit and
  * result published per call) and once bare (the bus and the keyed processor around the same wait).
- * A third executor variant uses the prototype coalescing publisher (bench/lib/coalescing-publisher.ts).
+ * A third executor variant sends each publish as its own produce request (the executor before
+ * libs/bus coalescingPublisher shipped).
  *
  *   npx tsx bench/keyed-concurrency.ts [--quick] [--calls N] [--repeats R] [--concurrency C]
  */
@@ -59,7 +60,7 @@ async function executorRun(
   servers: BenchServers,
   keys: BenchKeys,
   maxConcurrency: number,
-  coalescePublishes = false,
+  coalescePublishes = true,
 ): Promise<number> {
   const setup = await backlog(servers, keys, `keyed-ex-${maxConcurrency}`);
   const ex = await createBenchExecutor({
@@ -145,7 +146,7 @@ async function main(): Promise<void> {
     const results = await alternate(REPEATS, [
       { name: `executor-${c}`, run: () => executorRun(servers, keys, CONCURRENCY) },
       { name: 'executor-1', run: () => executorRun(servers, keys, 1) },
-      { name: `coalesced-${c}`, run: () => executorRun(servers, keys, CONCURRENCY, true) },
+      { name: `uncoalesced-${c}`, run: () => executorRun(servers, keys, CONCURRENCY, false) },
       { name: `bare-${c}`, run: () => bareRun(servers, keys, CONCURRENCY) },
       { name: 'bare-1', run: () => bareRun(servers, keys, 1) },
     ]);
@@ -166,8 +167,8 @@ async function main(): Promise<void> {
           row(`executor, processBatchByKey maxConcurrency ${c}`, `executor-${c}`, 'executor-1'),
           row('executor, partition-serial (maxConcurrency 1)', 'executor-1', 'executor-1'),
           row(
-            `prototype: executor maxConcurrency ${c}, outputs coalesced across calls`,
-            `coalesced-${c}`,
+            `executor maxConcurrency ${c}, one produce request per publish (before coalescing)`,
+            `uncoalesced-${c}`,
             'executor-1',
           ),
           row(`bare bus + processBatchByKey maxConcurrency ${c}`, `bare-${c}`, 'bare-1'),

@@ -7,9 +7,9 @@
  *   each as one produce request per fetched batch;
  * - raw kafkajs with the executor's publish pattern (per input: audit acknowledged, then result);
  * - BullMQ no-op jobs on the same Redis (bulk add, then one Worker with the same concurrency);
- * - and two prototypes of improvements, not what the executor ships: the executor's outputs
- *   coalesced across concurrent calls into one produce request per topic, alone and with ioredis
- *   auto-pipelining (see bench/lib/coalescing-publisher.ts).
+ * - the executor without output coalescing (each publish its own produce request, as before
+ *   libs/bus coalescingPublisher shipped), and with a prototype not shipped: ioredis
+ *   auto-pipelining.
  *
  *   npx tsx bench/throughput.ts [--quick] [--calls N] [--repeats R] [--only toolgate,raw-one,…]
  *
@@ -73,16 +73,12 @@ async function backlog(servers: BenchServers, keys: BenchKeys, what: string): Pr
   return topics;
 }
 
-interface Prototypes {
+interface Variant {
   readonly coalescePublishes?: boolean;
   readonly redisAutoPipelining?: boolean;
 }
 
-async function toolgateRun(
-  servers: BenchServers,
-  keys: BenchKeys,
-  prototypes: Prototypes = {},
-): Promise<number> {
+async function toolgateRun(servers: BenchServers, keys: BenchKeys, variant: Variant = {}): Promise<number> {
   const setup = await backlog(servers, keys, 'tp-toolgate');
   const ex = await createBenchExecutor({
     conn: servers,
@@ -95,7 +91,7 @@ async function toolgateRun(
     ownerId: `${setup.prefix}-executor`,
     maxConcurrency: MAX_CONCURRENCY,
     partitionsConcurrently: PARTITIONS_CONCURRENTLY,
-    ...prototypes,
+    ...variant,
   });
   try {
     await ex.executor.start();
@@ -151,12 +147,12 @@ async function main(): Promise<void> {
     const candidates = [
       { name: 'toolgate', run: () => toolgateRun(servers, keys) },
       {
-        name: 'toolgate-coalesced',
-        run: () => toolgateRun(servers, keys, { coalescePublishes: true }),
+        name: 'toolgate-uncoalesced',
+        run: () => toolgateRun(servers, keys, { coalescePublishes: false }),
       },
       {
-        name: 'toolgate-coalesced-pipelined',
-        run: () => toolgateRun(servers, keys, { coalescePublishes: true, redisAutoPipelining: true }),
+        name: 'toolgate-pipelined',
+        run: () => toolgateRun(servers, keys, { redisAutoPipelining: true }),
       },
       { name: 'raw-one', run: () => rawRun(servers, keys, 'one') },
       { name: 'raw-two', run: () => rawRun(servers, keys, 'two') },
@@ -176,9 +172,9 @@ async function main(): Promise<void> {
     const results = await alternate(REPEATS, candidates);
     const tg = median(results.get('toolgate') ?? []);
     const labels: Record<string, string> = {
-      toolgate: 'toolgate executor (full pipeline; audit, then result)',
-      'toolgate-coalesced': 'prototype: toolgate, outputs coalesced across calls',
-      'toolgate-coalesced-pipelined': 'prototype: toolgate, outputs coalesced + Redis auto-pipelining',
+      toolgate: 'toolgate executor (full pipeline; audit, then result; outputs coalesced)',
+      'toolgate-uncoalesced': 'toolgate executor, one produce request per publish (before coalescing)',
+      'toolgate-pipelined': 'prototype: toolgate + Redis auto-pipelining',
       'raw-one': 'raw kafkajs, 1 output per input, 1 send per batch',
       'raw-two': 'raw kafkajs, 2 outputs per input, 1 send per batch',
       'raw-two-phased': 'raw kafkajs, 2 outputs per input, audit then result per input',

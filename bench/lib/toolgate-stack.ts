@@ -28,7 +28,7 @@ import { createExecutor, type Executor } from '../../services/executor/executor.
 import type { CallRunner } from '../../services/executor/executor-deps.js';
 import type { ExecutorLogger } from '../../services/executor/logger.js';
 import { benchRegistry } from './bench-tools.js';
-import { coalescingPublisher } from './coalescing-publisher.js';
+import { coalescingPublisher } from '../../libs/bus/coalescing-publisher.js';
 import { nowMs } from './report.js';
 
 export const ISSUER = 'toolgate-bench-agents';
@@ -246,11 +246,12 @@ export interface BenchExecutorOptions {
   /** Called with each pipeline run's duration, ms. */
   readonly onPipelineRun?: (durationMs: number) => void;
   /**
-   * Prototypes of two improvements, measured as variants (not what main.ts wires): outputs of
-   * concurrent calls coalesced into one produce request per topic (coalescing-publisher.ts), and
-   * ioredis auto-pipelining (commands issued in one tick share one socket write).
+   * Outputs of concurrent calls share one produce request per topic (libs/bus coalescingPublisher),
+   * as services/executor wires it (default true); false sends each publish as its own request, as
+   * the executor did before.
    */
   readonly coalescePublishes?: boolean;
+  /** A prototype, not what main.ts wires: ioredis auto-pipelining (one socket write per tick). */
   readonly redisAutoPipelining?: boolean;
 }
 
@@ -299,7 +300,7 @@ export async function createBenchExecutor(o: BenchExecutorOptions): Promise<Benc
     errors: 0,
   };
   const waiters: Array<{ n: number; resolve: () => void }> = [];
-  const sink: EventPublisher = o.coalescePublishes === true ? coalescingPublisher(bus) : bus;
+  const sink: EventPublisher = o.coalescePublishes === false ? bus : coalescingPublisher(bus);
   const publisher: EventPublisher = {
     async publish(topic, messages) {
       await sink.publish(topic, messages);

@@ -1,5 +1,6 @@
 export * from './batch-control.js';
 export * from './batch-progress.js';
+export * from './coalescing-publisher.js';
 export * from './keyed-processor.js';
 export * from './logger.js';
 export * from './offset-tracker.js';

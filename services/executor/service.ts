@@ -1,6 +1,7 @@
 import type { Tracer } from '@opentelemetry/api';
 import { RedisIdempotencyStore, RedisRateLimiter } from '../../libs/adapters/redis/index.js';
 import { createPrincipalVerifier } from '../../libs/auth/principal-verifier.js';
+import { coalescingPublisher } from '../../libs/bus/coalescing-publisher.js';
 import { topicNames } from '../../libs/events/topics.js';
 import { createCircuitBreakers } from '../../libs/execution/breakers.js';
 import { createOutboundLimiter } from '../../libs/execution/outbound-limiter.js';
@@ -99,7 +100,8 @@ export function createExecutorService(config: ExecutorConfig, options: ExecutorS
         telemetry.stages,
       );
       return createExecutor({
-        publisher: bus,
+        // Outputs of concurrent calls share produce requests (see BENCHMARKS.md, throughput).
+        publisher: coalescingPublisher(bus),
         subscriber: bus,
         codec,
         topics,
