@@ -215,6 +215,18 @@ const downstreams: DashboardSpec = {
       queries: [{ expr: `sum by (tool) (rate(toolgate_rate_limited_total[${R}]))`, legend: '{{tool}}' }],
     },
     {
+      title: 'Outbound budget wait p95',
+      description:
+        "How long calls wait for a downstream's shared outbound rate limit before they are sent; rising means the downstream's own limit is the bottleneck.",
+      unit: 's',
+      queries: [
+        {
+          expr: `histogram_quantile(0.95, sum by (le, downstream) (rate(toolgate_outbound_wait_seconds_bucket[${R}])))`,
+          legend: '{{downstream}}',
+        },
+      ],
+    },
+    {
       title: 'Execute stage p95',
       description: 'Time in the execute stage, including waits for the outbound budget of a downstream.',
       unit: 's',

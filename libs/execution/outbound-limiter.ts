@@ -20,17 +20,21 @@ export function outboundBucketKey(downstream: string): string {
  * - Rejects with `signal.reason` when `signal` aborts first (no token is spent), and with
  *   ToolgateError DEPENDENCY_UNAVAILABLE when the rate limiter's store is unreachable: the request is
  *   then not sent (failing closed protects the shared API key from being throttled or banned).
+ * - `onAcquired`, when given, hears of every token taken for a limited downstream with how long the
+ *   call waited for it, on `clock` (0 when the budget had one); it must not throw.
  */
 export function createOutboundLimiter(
   rateLimiter: RateLimiter,
   limits: Readonly<Record<string, BucketLimit>>,
   clock: Clock,
+  onAcquired?: (downstream: string, waitedMs: number) => void,
 ): OutboundLimiter {
   return {
     async acquire(downstream: string, signal: AbortSignal): Promise<void> {
       const limit = Object.hasOwn(limits, downstream) ? limits[downstream] : undefined;
       if (limit === undefined) return;
       const key = outboundBucketKey(downstream);
+      const startedAt = clock.now();
       for (;;) {
         if (signal.aborted) throw signal.reason;
         let answer;
@@ -43,7 +47,10 @@ export function createOutboundLimiter(
             { cause: err },
           );
         }
-        if (answer.allowed) return;
+        if (answer.allowed) {
+          onAcquired?.(downstream, clock.now() - startedAt);
+          return;
+        }
         // At least 1 ms, so a limiter rounding its wait down to 0 cannot spin this loop.
         await clock.sleep(Math.max(1, answer.retryAfterMs), signal);
       }

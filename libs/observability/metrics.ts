@@ -23,6 +23,11 @@ export const TASK_TOOL_CALL_BUCKETS: readonly number[] = [1, 2, 3, 4, 5, 6, 8, 1
 /** Token equivalents of one call's arguments or result (libs/cost `tokenEquivalents`). */
 export const TOKEN_BUCKETS: readonly number[] = [10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 25_000];
 
+/** Waits for a downstream's outbound budget: none at all up to a backed-up queue near a tool's timeout. */
+export const OUTBOUND_WAIT_BUCKETS_SECONDS: readonly number[] = [
+  0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
+];
+
 /** How a finished task ended, for the tool-calls-per-task histogram. */
 export type TaskStatus = 'succeeded' | 'failed';
 
@@ -51,6 +56,11 @@ export interface ToolgateMetrics {
   observeDeadLetter(reason: string): void;
   /** A task finished after `toolCalls` tool calls. */
   observeTaskCompleted(toolCalls: number, status: TaskStatus): void;
+  /**
+   * An outbound token of `downstream` was taken after waiting `waitedMs` (0 when the budget had
+   * one). Downstream names come from the catalog's outbound limits, a closed set.
+   */
+  observeOutboundWait(downstream: string, waitedMs: number): void;
   /** Marks a call as running; the returned function (idempotent) marks it finished. */
   callStarted(): () => void;
 }
@@ -147,6 +157,13 @@ export function createToolgateMetrics(registry: Registry, options: ToolgateMetri
     buckets: [...TOKEN_BUCKETS],
     registers,
   });
+  const outboundWait = new Histogram({
+    name: 'toolgate_outbound_wait_seconds',
+    help: "Time a call waited for its downstream's shared outbound budget before being sent.",
+    labelNames: ['downstream'] as const,
+    buckets: [...OUTBOUND_WAIT_BUCKETS_SECONDS],
+    registers,
+  });
   registerSourceGauges(registry, options);
 
   const tool = (name: string) => toolLabel(name, options.isKnownTool);
@@ -201,6 +218,9 @@ export function createToolgateMetrics(registry: Registry, options: ToolgateMetri
           finiteOrZero(toolCalls),
         ),
       );
+    },
+    observeOutboundWait(downstream, waitedMs) {
+      safely(() => outboundWait.observe({ downstream }, seconds(waitedMs)));
     },
     callStarted() {
       inFlight.inc();

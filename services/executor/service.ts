@@ -91,7 +91,9 @@ export function createExecutorService(config: ExecutorConfig, options: ExecutorS
           rateLimiter,
           policy: catalog.policy,
           breakers,
-          outbound: createOutboundLimiter(rateLimiter, catalog.downstreamLimits, clock),
+          outbound: createOutboundLimiter(rateLimiter, catalog.downstreamLimits, clock, (downstream, ms) =>
+            telemetry.metrics.observeOutboundWait(downstream, ms),
+          ),
           clock,
           owner: config.executorId,
           settings: { resultTtlMs: config.resultTtlMs, leaseMarginMs: config.leaseMarginMs },

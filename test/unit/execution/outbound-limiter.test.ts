@@ -44,6 +44,28 @@ describe('outbound limiter', () => {
     expect(third).toBe(true);
   });
 
+  it('reports each token taken with how long the call waited for it, and nothing for unlimited ones', async () => {
+    const clock = new ManualClock(0);
+    const waits: Array<[string, number]> = [];
+    const limiter = createOutboundLimiter(
+      new MemoryRateLimiter(clock),
+      { crm: { capacity: 1, refillPerSecond: 2 } },
+      clock,
+      (downstream, waitedMs) => void waits.push([downstream, waitedMs]),
+    );
+    const signal = new AbortController().signal;
+    await limiter.acquire('crm', signal);
+    await limiter.acquire('mail', signal);
+    const second = limiter.acquire('crm', signal);
+    await flush();
+    await clock.advance(500);
+    await second;
+    expect(waits).toEqual([
+      ['crm', 0],
+      ['crm', 500],
+    ]);
+  });
+
   it('two limiters over the same store share the budget (as executors sharing Redis do)', async () => {
     const clock = new ManualClock(0);
     const shared = new MemoryRateLimiter(clock);

@@ -271,6 +271,19 @@ describe('what the metrics count', () => {
     expect(value(f, 'toolgate_dead_letters_total', { reason: 'UNRESOLVED' })).toBe(1);
     expect(value(f, 'toolgate_dead_letters_total', { reason: 'other' })).toBe(1);
   });
+
+  it('outbound budget waits per downstream', async () => {
+    const { registry, metrics } = fresh();
+    metrics.observeOutboundWait('crm', 0);
+    metrics.observeOutboundWait('crm', 300);
+    metrics.observeOutboundWait('payments', 2_000);
+    const f = await scrape(registry);
+    expect(value(f, 'toolgate_outbound_wait_seconds_count', { downstream: 'crm' })).toBe(2);
+    expect(value(f, 'toolgate_outbound_wait_seconds_sum', { downstream: 'crm' })).toBeCloseTo(0.3);
+    expect(value(f, 'toolgate_outbound_wait_seconds_bucket', { downstream: 'crm', le: '0.0005' })).toBe(1);
+    expect(value(f, 'toolgate_outbound_wait_seconds_bucket', { downstream: 'payments', le: '1' })).toBe(0);
+    expect(value(f, 'toolgate_outbound_wait_seconds_bucket', { downstream: 'payments', le: '2.5' })).toBe(1);
+  });
 });
 
 describe('gauges read at scrape time', () => {
@@ -387,6 +400,7 @@ describe('the exposition', () => {
     observer.onAttempt?.('issue_refund', 2, 'ok', 9);
     metrics.observeTaskCompleted(4, 'succeeded');
     metrics.observeDeadLetter('EXHAUSTED');
+    metrics.observeOutboundWait('payments', 12);
     const families = await scrape(registry);
     expect([...families.keys()].every((n) => n.startsWith('toolgate_'))).toBe(true);
     expect(families.get('toolgate_tool_call_duration_seconds')?.type).toBe('histogram');
