@@ -35,6 +35,11 @@ export type TaskStatus = 'succeeded' | 'failed';
 export interface ToolgateMetricsOptions extends MetricSources {
   /** Decides the tool label: names it rejects are counted as "unknown" (see metric-labels.ts). */
   readonly isKnownTool: KnownToolPredicate;
+  /**
+   * Downstreams with an outbound budget: their wait series exist at 0 from the start, so the first
+   * waits already show in a `rate()` (a series born with its first observation does not).
+   */
+  readonly outboundDownstreams?: readonly string[];
 }
 
 /**
@@ -164,6 +169,7 @@ export function createToolgateMetrics(registry: Registry, options: ToolgateMetri
     buckets: [...OUTBOUND_WAIT_BUCKETS_SECONDS],
     registers,
   });
+  for (const downstream of options.outboundDownstreams ?? []) outboundWait.zero({ downstream });
   registerSourceGauges(registry, options);
 
   const tool = (name: string) => toolLabel(name, options.isKnownTool);

@@ -76,6 +76,7 @@ export function createExecutorService(config: ExecutorConfig, options: ExecutorS
         tools: catalog.registry,
         clock,
         breakerStates: () => breakers.states(),
+        outboundDownstreams: Object.keys(catalog.downstreamLimits),
         consumerLag: openConsumerLag(context, {
           settings: config,
           clientId: config.executorId,

@@ -28,6 +28,8 @@ export interface ExecutorTelemetryOptions {
   readonly breakerStates?: () => ReadonlyMap<string, BreakerState>;
   /** The executors' group lag on the calls topic, read at scrape time (`kafkaConsumerLag`). */
   readonly consumerLag?: ConsumerLagReader;
+  /** Downstreams with an outbound budget (the catalog's `downstreamLimits`), for their wait metric. */
+  readonly outboundDownstreams?: readonly string[];
   /** Default: toolgate's tracer on the global provider (records nothing until an SDK is registered). */
   readonly tracer?: Tracer;
 }
@@ -59,6 +61,9 @@ export function createExecutorTelemetry(options: ExecutorTelemetryOptions): Exec
     isKnownTool: knownToolsOf(options.tools, options.clock),
     ...(options.breakerStates === undefined ? {} : { breakerStates: options.breakerStates }),
     ...(options.consumerLag === undefined ? {} : { consumerLag: options.consumerLag }),
+    ...(options.outboundDownstreams === undefined
+      ? {}
+      : { outboundDownstreams: options.outboundDownstreams }),
   });
   const tracing = createCallTracing(options.tracer ?? toolgateTracer());
   return {

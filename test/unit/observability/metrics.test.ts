@@ -272,8 +272,11 @@ describe('what the metrics count', () => {
     expect(value(f, 'toolgate_dead_letters_total', { reason: 'other' })).toBe(1);
   });
 
-  it('outbound budget waits per downstream', async () => {
-    const { registry, metrics } = fresh();
+  it('outbound budget waits per downstream, declared downstreams from 0', async () => {
+    const { registry, metrics } = fresh({ outboundDownstreams: ['crm', 'mail'] });
+    expect(
+      value(await scrape(registry), 'toolgate_outbound_wait_seconds_count', { downstream: 'mail' }),
+    ).toBe(0);
     metrics.observeOutboundWait('crm', 0);
     metrics.observeOutboundWait('crm', 300);
     metrics.observeOutboundWait('payments', 2_000);
