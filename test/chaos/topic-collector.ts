@@ -88,6 +88,7 @@ export async function collectTopic<K extends EventKind>(
         return;
       } catch (error) {
         crashes.push(`restart failed: ${String(error)}`);
+        await consumer.disconnect().catch(() => undefined);
         await new Promise((r) => setTimeout(r, 1_000));
       }
     }
