@@ -45,7 +45,7 @@ const overview: DashboardSpec = {
       title: 'Consumer lag per topic',
       description: 'Messages not yet committed by the consuming group, counted once per partition.',
       unit: 'short',
-      queries: [{ expr: 'topic:toolgate_consumer_lag_messages:max', legend: '{{topic}}' }],
+      queries: [{ expr: 'group_topic:toolgate_consumer_lag_messages:max', legend: '{{group}} / {{topic}}' }],
     },
     {
       title: 'Calls in flight',

@@ -4,6 +4,8 @@ import type { Logger } from '../ports/logger.js';
 
 /** How far one consumer group is behind on one partition. */
 export interface PartitionLag {
+  /** The consumer group (executors, audit sink, reconciler each have their own). */
+  readonly group: string;
   readonly topic: string;
   readonly partition: number;
   /** Messages at or after the group's committed position: high watermark − max(committed, low). */
@@ -59,7 +61,7 @@ export function kafkaConsumerLag(options: KafkaConsumerLagOptions): ConsumerLagR
         const done = committedAt.get(`${topic}\u0000${p.partition}`) ?? -1n;
         const from = done < low ? low : done;
         const lag = high > from ? high - from : 0n;
-        lags.push({ topic, partition: p.partition, lag: Number(lag) });
+        lags.push({ group: groupId, topic, partition: p.partition, lag: Number(lag) });
       }
     }
     return lags.sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition));

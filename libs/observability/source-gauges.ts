@@ -37,7 +37,7 @@ export interface MetricSources {
 /**
  * Registers the gauges computed at scrape time — `toolgate_circuit_breaker_state{downstream}`,
  * `toolgate_reconciliation_cases{state}`, `toolgate_reconciliation_oldest_case_age_seconds{state}`,
- * `toolgate_consumer_lag_messages{topic,partition}` — and `toolgate_metrics_source_errors_total{source}`.
+ * `toolgate_consumer_lag_messages{group,topic,partition}` — and `toolgate_metrics_source_errors_total{source}`.
  * The two case gauges share one read of `caseCounts` per scrape (one query, one error count).
  *
  * Each gauge is reset before it reads, so a downstream or partition that disappears stops being
@@ -123,15 +123,15 @@ export function registerSourceGauges(registry: Registry, sources: MetricSources)
   new Gauge({
     name: 'toolgate_consumer_lag_messages',
     help: 'Messages of a partition not yet committed by the consumer group.',
-    labelNames: ['topic', 'partition'] as const,
+    labelNames: ['group', 'topic', 'partition'] as const,
     registers,
     async collect() {
       this.reset();
       const read = sources.consumerLag;
       if (read === undefined) return;
       await fromSource('consumer_lag', read, (lags) => {
-        for (const { topic, partition, lag } of lags) {
-          this.set({ topic, partition: String(partition) }, finiteOrZero(lag));
+        for (const { group, topic, partition, lag } of lags) {
+          this.set({ group, topic, partition: String(partition) }, finiteOrZero(lag));
         }
       });
     },

@@ -13,6 +13,7 @@ import { createEventStack, eventually, PARTITIONS, type EventStack } from './eve
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const SPAN = '00f067aa0ba902b7';
+const sinkGroup = uniqueName('sinks');
 
 let stack: EventStack;
 let db: TestSchema;
@@ -39,7 +40,7 @@ describe('audit-sink service', () => {
         schema: db.schema,
         partitions: PARTITIONS,
       }),
-      AUDIT_SINK_GROUP_ID: uniqueName('sinks'),
+      AUDIT_SINK_GROUP_ID: sinkGroup,
       AUDIT_SINK_ID: 'sink-it',
     });
     service = createAuditSinkService(config, {
@@ -82,8 +83,8 @@ describe('audit-sink service', () => {
     });
     const lag = families.get('toolgate_consumer_lag_messages')!.samples;
     expect(lag.map((s) => s.labels).sort((a, b) => Number(a.partition) - Number(b.partition))).toEqual([
-      { topic: stack.topics.audit, partition: '0' },
-      { topic: stack.topics.audit, partition: '1' },
+      { group: sinkGroup, topic: stack.topics.audit, partition: '0' },
+      { group: sinkGroup, topic: stack.topics.audit, partition: '1' },
     ]);
     expect(families.get('toolgate_metrics_source_errors_total')?.samples ?? []).toEqual([]);
 

@@ -178,6 +178,7 @@ describe('executor service observability', () => {
     expect(value('toolgate_circuit_breaker_state', { downstream: 'ledger-db' })).toBe(0);
     for (let partition = 0; partition < 6; partition++) {
       const lag = value('toolgate_consumer_lag_messages', {
+        group: `${stack.prefix}-executors`,
         topic: stack.topics.calls,
         partition: String(partition),
       });

@@ -41,9 +41,9 @@ describe('consumer lag from a real broker', () => {
 
     const read = kafkaConsumerLag({ admin, groupId, topics: [topic] });
     expect(await read()).toEqual([
-      { topic, partition: 0, lag: 4 },
-      { topic, partition: 1, lag: 0 },
-      { topic, partition: 2, lag: 4 },
+      { group: groupId, topic, partition: 0, lag: 4 },
+      { group: groupId, topic, partition: 1, lag: 0 },
+      { group: groupId, topic, partition: 2, lag: 4 },
     ]);
 
     // More traffic moves the high watermark, and the lag with it.
@@ -54,6 +54,7 @@ describe('consumer lag from a real broker', () => {
     const registry = new Registry();
     createToolgateMetrics(registry, { isKnownTool: () => false, consumerLag: read });
     const lag = parsePromText(await registry.metrics()).get('toolgate_consumer_lag_messages')?.samples ?? [];
+    expect(lag.every((s) => s.labels.group === groupId)).toBe(true);
     expect(lag.map((s) => [s.labels.partition, s.value])).toEqual([
       ['0', 4],
       ['1', 5],

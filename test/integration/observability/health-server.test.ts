@@ -61,7 +61,9 @@ describe('health server over real HTTP', () => {
     const registry = new Registry();
     const metrics = createToolgateMetrics(registry, {
       isKnownTool: (n) => n === 'get_weather',
-      consumerLag: async () => [{ topic: 'toolgate.calls', partition: 0, lag: 3 }],
+      consumerLag: async () => [
+        { group: 'toolgate-executors', topic: 'toolgate.calls', partition: 0, lag: 3 },
+      ],
     });
     recordResult(metrics, { callId: 'c1', tool: 'get_weather', outcome: 'SUCCESS', toolInvocations: 1 }, 120);
     const server = await start(async () => ({ ready: true, checks: {} }), registry);

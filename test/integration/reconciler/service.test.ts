@@ -15,6 +15,7 @@ import { createEventStack, eventually, PARTITIONS, type EventStack } from '../au
 import { dropTestRedis, testServiceEnv } from '../executor/test-parts.js';
 import { FILINGS_DDL, filingTool } from './filings.js';
 
+const reconcilerGroup = uniqueName('reconcilers');
 let stack: EventStack;
 let db: TestSchema;
 let redis: TestRedis;
@@ -50,7 +51,7 @@ describe('reconciler service', () => {
       }),
       REDIS_URL,
       REDIS_KEY_PREFIX: redis.prefix,
-      RECONCILER_GROUP_ID: uniqueName('reconcilers'),
+      RECONCILER_GROUP_ID: reconcilerGroup,
       RECONCILER_ID: 'reconciler-it',
       POLL_INTERVAL_MS: '50',
     });
@@ -100,7 +101,9 @@ describe('reconciler service', () => {
     });
     expect(caseGauge(families)).toEqual({ open: 0, needs_manual: 1 });
     const lag = families.get('toolgate_consumer_lag_messages')!.samples;
-    expect(lag.map((s) => s.labels)).toEqual([{ topic: stack.topics.dlq, partition: '0' }]);
+    expect(lag.map((s) => s.labels)).toEqual([
+      { group: reconcilerGroup, topic: stack.topics.dlq, partition: '0' },
+    ]);
     expect(families.get('toolgate_metrics_source_errors_total')?.samples ?? []).toEqual([]);
 
     const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);

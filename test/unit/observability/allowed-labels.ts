@@ -1,6 +1,6 @@
 /**
  * Every label name a toolgate metric may carry: each takes its values from a closed set (or the
- * deployment's topics and partitions). Shared by the metrics unit test and the executor's /metrics
+ * deployment's consumer groups, topics and partitions). Shared by the metrics unit test and the executor's /metrics
  * integration test, so a new label is allowed in one place.
  */
 export const ALLOWED_LABELS: ReadonlySet<string> = new Set([
@@ -14,6 +14,7 @@ export const ALLOWED_LABELS: ReadonlySet<string> = new Set([
   'direction',
   'downstream',
   'state',
+  'group',
   'topic',
   'partition',
   'source',

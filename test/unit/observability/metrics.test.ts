@@ -311,8 +311,8 @@ describe('gauges read at scrape time', () => {
     const { registry } = fresh({
       caseCounts: async () => ({ counts: { open: 4, needs_manual: 1, resolved_failed: 0 } }),
       consumerLag: async () => [
-        { topic: 'toolgate.calls', partition: 0, lag: 12 },
-        { topic: 'toolgate.calls', partition: 1, lag: 0 },
+        { group: 'toolgate-executors', topic: 'toolgate.calls', partition: 0, lag: 12 },
+        { group: 'toolgate-executors', topic: 'toolgate.calls', partition: 1, lag: 0 },
       ],
     });
     const f = await scrape(registry);
@@ -327,7 +327,13 @@ describe('gauges read at scrape time', () => {
       'needs_manual',
       'resolved_failed',
     ]);
-    expect(value(f, 'toolgate_consumer_lag_messages', { topic: 'toolgate.calls', partition: '0' })).toBe(12);
+    expect(
+      value(f, 'toolgate_consumer_lag_messages', {
+        group: 'toolgate-executors',
+        topic: 'toolgate.calls',
+        partition: '0',
+      }),
+    ).toBe(12);
     expect(value(f, 'toolgate_consumer_lag_messages', { topic: 'toolgate.calls', partition: '1' })).toBe(0);
   });
 
@@ -374,7 +380,7 @@ describe('gauges read at scrape time', () => {
       consumerLag: () => {
         lagCalls += 1;
         return lagCalls === 1
-          ? Promise.resolve([{ topic: 't', partition: 0, lag: 5 }])
+          ? Promise.resolve([{ group: 'g', topic: 't', partition: 0, lag: 5 }])
           : new Promise<never>(() => undefined);
       },
     });
@@ -394,7 +400,9 @@ describe('the exposition', () => {
     const { registry, metrics } = fresh({
       breakerStates: () => new Map([['payments', 'half-open' as const]]),
       caseCounts: async () => ({ counts: { open: 1 }, oldestAgeSeconds: { open: 12.5 } }),
-      consumerLag: async () => [{ topic: 'toolgate.calls', partition: 3, lag: 7 }],
+      consumerLag: async () => [
+        { group: 'toolgate-executors', topic: 'toolgate.calls', partition: 3, lag: 7 },
+      ],
     });
     const observer = pipelineObserver(metrics);
     for (const outcome of OUTCOMES) recordResult(metrics, result('issue_refund', outcome), 17);
