@@ -57,6 +57,9 @@ export function createExecutor(deps: ExecutorDeps): Executor {
   let stopping: Promise<void> | undefined;
 
   const onBatch: BatchHandler = async (batch, control) => {
+    // Each running call of the batch listens on its stale signal while it waits (bounded by
+    // maxConcurrency, released when the call settles); the default cap of 10 would warn.
+    setMaxListeners(0, control.signal);
     const scope: HandlingScope = {
       stale: control.signal,
       killTools: killTools.signal,

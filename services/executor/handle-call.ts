@@ -1,3 +1,4 @@
+import { anySignal } from '../../libs/core/any-signal.js';
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_BACKOFF } from '../../libs/core/backoff.js';
 import { ToolgateError } from '../../libs/core/errors.js';
@@ -117,13 +118,14 @@ export function createCallHandler(deps: ExecutorDeps): CallHandler {
   });
 
   const handle = async (message: BusMessage, scope: HandlingScope, log: Logger): Promise<boolean> => {
+    const stopDecoding = anySignal([scope.stale, scope.killPublishing]);
     const decoded = await decodeCall(codec, message, {
       clock,
       backoff,
       logger: log,
-      signal: AbortSignal.any([scope.stale, scope.killPublishing]),
+      signal: stopDecoding.signal,
       heartbeat: scope.heartbeat,
-    });
+    }).finally(() => stopDecoding.dispose());
     if (decoded.kind === 'gave-up') return false;
     if (decoded.kind === 'poison') {
       return publish(log, message, scope, poison(log, message, decoded.errorMessage));

@@ -1,3 +1,4 @@
+import { anySignal } from '../../libs/core/any-signal.js';
 import { raceAbort } from '../../libs/execution/attempt-scope.js';
 import type { Clock } from '../../libs/ports/clock.js';
 import type { EventPublisher, OutgoingMessage } from '../../libs/ports/event-bus.js';
@@ -64,11 +65,11 @@ export async function publishPhases(
       if (options.stale.aborted || options.kill.aborted) return false;
       pending = failed;
       void options.heartbeat();
-      if (
-        !(await waitUnlessAborted(options.clock, delayMs, AbortSignal.any([options.stale, options.kill])))
-      ) {
-        return false;
-      }
+      const stop = anySignal([options.stale, options.kill]);
+      const waited = await waitUnlessAborted(options.clock, delayMs, stop.signal).finally(() =>
+        stop.dispose(),
+      );
+      if (!waited) return false;
     }
   }
   return true;
