@@ -13,7 +13,6 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { z } from 'zod';
 import { MemoryIdempotencyStore, MemoryRateLimiter } from '../libs/adapters/memory/index.js';
 import { PostgresIdempotencyStore, migrate } from '../libs/adapters/postgres/index.js';
 import { RedisIdempotencyStore, RedisRateLimiter } from '../libs/adapters/redis/index.js';
@@ -27,9 +26,9 @@ import { createPolicyEngine } from '../libs/policy/index.js';
 import type { Clock } from '../libs/ports/clock.js';
 import type { IdempotencyStore } from '../libs/ports/idempotency-store.js';
 import type { RateLimiter } from '../libs/ports/rate-limiter.js';
-import { defineTool } from '../libs/registry/define-tool.js';
 import { ToolRegistry } from '../libs/registry/tool-registry.js';
-import type { ToolDefinition, ToolInvocation } from '../libs/registry/tool-definition.js';
+import type { ToolInvocation } from '../libs/registry/tool-definition.js';
+import { NOOP_TOOL, noopTool } from './lib/bench-tools.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -41,21 +40,6 @@ const IN_FLIGHT = 64;
  * Sleeping is the system clock's own, so timers behave exactly as in production.
  */
 const clock: Clock = { ...systemClock, now: () => performance.timeOrigin + performance.now() };
-
-const noop = defineTool({
-  name: 'bench_noop',
-  version: '1.0.0',
-  description: 'Returns its input. Benchmark tool; does nothing.',
-  input: z.object({ n: z.number().int() }),
-  output: z.object({ n: z.number().int() }),
-  scopes: [],
-  owner: 'bench',
-  stateChanging: true,
-  retrySafety: { kind: 'forwards-key' },
-  rateLimit: { capacity: 1e12, refillPerSecond: 1e12, per: ['principal'] },
-  timeoutMs: 5_000,
-  execute: (args) => Promise.resolve({ n: args.n }),
-}) as unknown as ToolDefinition;
 
 interface Adapters {
   readonly name: string;
@@ -70,7 +54,7 @@ function pipelineFor(
   onStage?: (stage: StageName, durationMs: number) => void,
 ): GuardPipeline {
   const registry = new ToolRegistry();
-  registry.register(noop);
+  registry.register(noopTool);
   return new GuardPipeline({
     tools: registry,
     idempotency: adapters.idempotency,
@@ -115,7 +99,7 @@ async function runCalls(
     for (;;) {
       const i = next++;
       if (i >= n) return;
-      await one({ id: `c${i}`, name: 'bench_noop', arguments: { n: i } }, ctxFor(taskId, i));
+      await one({ id: `c${i}`, name: NOOP_TOOL, arguments: { n: i } }, ctxFor(taskId, i));
     }
   };
   const t0 = performance.now();
@@ -135,7 +119,7 @@ function throughPipeline(pipeline: GuardPipeline) {
 /** The baseline: the same tool called directly, with nothing around it. */
 async function direct(call: NormalizedToolCall, ctx: ExecutionContext): Promise<void> {
   const inv: ToolInvocation = { ctx, idempotencyKey: 'k', attempt: 1, signal: NEVER };
-  const out = await noop.execute(call.arguments, inv);
+  const out = await noopTool.execute(call.arguments, inv);
   if (out === undefined) throw new Error('no output');
 }
 const NEVER = new AbortController().signal;
