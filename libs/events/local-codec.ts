@@ -2,10 +2,10 @@ import avro from 'avsc';
 import type { EventCodec } from '../ports/event-codec.js';
 import { EVENT_KINDS, type EventKind, type EventKinds } from './contracts.js';
 import { loadSchemas, type AvroSchemaJson } from './schema-files.js';
-import { frame, malformed, unframe } from './wire-format.js';
+import { DEFAULT_MAX_EVENT_BYTES } from './size-limits.js';
+import { frame, malformed, oversizedEventError, unframe } from './wire-format.js';
 
-/** Default cap on one encoded event; larger messages are refused as malformed before decoding. */
-export const DEFAULT_MAX_EVENT_BYTES = 1024 * 1024;
+export { DEFAULT_MAX_EVENT_BYTES } from './size-limits.js';
 
 /**
  * The embedded-mode codec: same wire format and same Avro schemas as production, with schema ids
@@ -32,8 +32,16 @@ export class LocalEventCodec implements EventCodec {
     return frame(id, this.types.get(id)!.type.toBuffer(value));
   }
 
+  /** Refuses a message above `maxBytes` with an `OversizedEventError` (the event read anyway). */
   async decode<K extends EventKind>(kind: K, bytes: Buffer): Promise<EventKinds[K]> {
-    const { schemaId, body } = unframe(bytes, this.maxBytes);
+    if (bytes.length > this.maxBytes) {
+      throw await oversizedEventError(bytes, this.maxBytes, () => this.decodeAnySize(kind, bytes));
+    }
+    return this.decodeAnySize(kind, bytes);
+  }
+
+  private async decodeAnySize<K extends EventKind>(kind: K, bytes: Buffer): Promise<EventKinds[K]> {
+    const { schemaId, body } = unframe(bytes, Number.POSITIVE_INFINITY);
     const entry = this.types.get(schemaId);
     if (entry === undefined) throw malformed(`unknown schema id ${schemaId}`);
     if (entry.kind !== kind)

@@ -3,10 +3,10 @@ import { SchemaRegistry, SchemaType, COMPATIBILITY } from '@kafkajs/confluent-sc
 import { ToolgateError } from '../core/errors.js';
 import type { EventCodec } from '../ports/event-codec.js';
 import { EVENT_KINDS, type EventKind, type EventKinds } from './contracts.js';
-import { DEFAULT_MAX_EVENT_BYTES } from './local-codec.js';
+import { DEFAULT_MAX_EVENT_BYTES } from './size-limits.js';
 import { loadSchemas, type AvroSchemaJson } from './schema-files.js';
 import { valueSubject, type TopicNames } from './topics.js';
-import { malformed, unframe } from './wire-format.js';
+import { malformed, oversizedEventError, unframe } from './wire-format.js';
 
 export interface RegistryCodecOptions {
   /** Confluent-compatible base URL, e.g. http://127.0.0.1:18081/apis/ccompat/v7 */
@@ -65,8 +65,16 @@ export class RegistryEventCodec implements EventCodec {
     return this.registry.encode(this.writerIds.get(kind)!, value);
   }
 
+  /** Refuses a message above `maxBytes` with an `OversizedEventError` (the event read anyway). */
   async decode<K extends EventKind>(kind: K, bytes: Buffer): Promise<EventKinds[K]> {
-    const { schemaId, body } = unframe(bytes, this.maxBytes);
+    if (bytes.length > this.maxBytes) {
+      throw await oversizedEventError(bytes, this.maxBytes, () => this.decodeAnySize(kind, bytes));
+    }
+    return this.decodeAnySize(kind, bytes);
+  }
+
+  private async decodeAnySize<K extends EventKind>(kind: K, bytes: Buffer): Promise<EventKinds[K]> {
+    const { schemaId, body } = unframe(bytes, Number.POSITIVE_INFINITY);
     const resolver = await this.resolverFor(kind, schemaId);
     try {
       const reader = this.readers[kind];

@@ -3,6 +3,7 @@ import type { PrincipalSigningKey } from '../../libs/auth/sign-principal.js';
 import { silentBusLogger, type BusLogger } from '../../libs/bus/logger.js';
 import { systemClock } from '../../libs/core/system-clock.js';
 import type { Principal } from '../../libs/core/types.js';
+import { CALL_LIMITS, type CallLimits } from '../../libs/events/size-limits.js';
 import type { TopicNames } from '../../libs/events/topics.js';
 import type { ToolResolver } from '../../libs/pipeline/deps.js';
 import type { Clock } from '../../libs/ports/clock.js';
@@ -61,6 +62,12 @@ export interface ToolgateClientOptions {
   readonly newCallId?: () => string;
   /** Randomness for trace and span ids; default crypto. */
   readonly randomHex?: HexSource;
+  /**
+   * Size limits of published calls (default {@link CALL_LIMITS}). Lower them when your brokers'
+   * `message.max.bytes` is below Kafka's default 1 MiB; never raise `maxCallEventBytes` above the
+   * executors' decode limit.
+   */
+  readonly limits?: Partial<CallLimits>;
 }
 
 /** The verified caller and the coordinates of one turn of one agent task. */
@@ -83,8 +90,10 @@ export interface TurnOptions {
 }
 
 /** Options with defaults applied. */
-export type ResolvedClientOptions = Required<Omit<ToolgateClientOptions, 'tools' | 'onResolution'>> &
-  Pick<ToolgateClientOptions, 'tools' | 'onResolution'>;
+export type ResolvedClientOptions = Required<
+  Omit<ToolgateClientOptions, 'tools' | 'onResolution' | 'limits'>
+> &
+  Pick<ToolgateClientOptions, 'tools' | 'onResolution'> & { readonly limits: CallLimits };
 
 /** Applies defaults and refuses settings that could only fail later (TypeError / RangeError). */
 export function resolveClientOptions(options: ToolgateClientOptions): ResolvedClientOptions {
@@ -102,10 +111,16 @@ export function resolveClientOptions(options: ToolgateClientOptions): ResolvedCl
     logger: options.logger ?? silentBusLogger,
     newCallId: options.newCallId ?? randomUUID,
     randomHex: options.randomHex ?? randomHex,
+    limits: { ...CALL_LIMITS, ...options.limits },
   };
   if (!(resolved.defaultTimeoutMs > 0)) throw new RangeError('defaultTimeoutMs must be positive');
   if (!Number.isInteger(resolved.maxUnresolved) || resolved.maxUnresolved < 0) {
     throw new RangeError('maxUnresolved must be a non-negative integer');
+  }
+  for (const [name, value] of Object.entries(resolved.limits)) {
+    if (!Number.isSafeInteger(value) || value <= 0) {
+      throw new RangeError(`limits.${name} must be a positive integer`);
+    }
   }
   return resolved;
 }

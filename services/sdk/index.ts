@@ -11,3 +11,5 @@ export type { PrincipalSigning, ToolgateClientOptions, TurnContext, TurnOptions 
 export type { ProviderMessages, ProviderTurn } from './provider-turn.js';
 export type { PublishedCall, ToolCallResolution } from './result-inbox.js';
 export { STILL_EXECUTING_MESSAGE } from './call-results.js';
+export { CALL_LIMITS } from '../../libs/events/size-limits.js';
+export type { CallLimits } from '../../libs/events/size-limits.js';

@@ -34,7 +34,10 @@ export interface PreparedCall {
  *   throwing or empty conflict key) falls back to the task key: the key only orders calls, and
  *   the executor refuses what is invalid.
  *
- * Throws ToolgateError INTERNAL when the coordinates are malformed (see {@link idempotencyKey}).
+ * Throws ToolgateError SCHEMA_INVALID when parsed arguments are not JSON data the canonical form
+ * can hold (nesting deeper than `MAX_JSON_DEPTH`, 256, a number outside the JSON range such as
+ * `1e400`, which parses to Infinity): a fault of this call only, which the model can correct. Throws
+ * ToolgateError INTERNAL when the coordinates are malformed (see {@link idempotencyKey}).
  */
 export async function prepareCall(
   input: Exclude<TurnCallInput, { kind: 'refused' }>,
@@ -44,6 +47,8 @@ export async function prepareCall(
 ): Promise<PreparedCall> {
   const coordinates = { tenant: ctx.tenant, taskId: ctx.taskId, step: ctx.step, index: ctx.index };
   const parsed = input.kind === 'parsed';
+  // First, so a refusal names the path inside the arguments (`$.filter.a…`).
+  const argumentsJson = parsed ? canonicalJson(input.args) : input.rawArguments;
   const key = idempotencyKey(coordinates, input.tool, parsed ? input.args : input.rawArguments);
   return {
     call: {
@@ -56,7 +61,7 @@ export async function prepareCall(
     },
     index: ctx.index,
     resourceKey: parsed ? await resourceKeyOf(tools, input.tool, input.args, ctx) : taskKey(ctx),
-    argumentsJson: parsed ? canonicalJson(input.args) : input.rawArguments,
+    argumentsJson,
   };
 }
 

@@ -41,6 +41,12 @@ export interface TurnWait {
   /** Resolves once every call of the turn has a result (an UNRESOLVED one counts). */
   readonly complete: Promise<void>;
   /**
+   * Stops waiting for calls that turned out never to be published (refused before the broker took
+   * them): `complete` no longer waits for them, and `close` neither returns nor remembers them.
+   * Ids not awaited by this turn are ignored.
+   */
+  withdraw(callIds: readonly string[]): void;
+  /**
    * Stops waiting and returns each call's result event, if any. Calls without one, or with an
    * UNRESOLVED one, are remembered as unresolved, so a later definite result becomes a
    * {@link ToolCallResolution}. Idempotent.
@@ -51,6 +57,7 @@ export interface TurnWait {
 interface Waiting {
   readonly call: PublishedCall;
   event: ToolCallResultEvent | undefined;
+  withdrawn?: true;
   readonly turn: { missing: number; done: () => void };
 }
 
@@ -95,10 +102,23 @@ export class ResultInbox {
     let snapshot: ReadonlyMap<string, ToolCallResultEvent> | undefined;
     return {
       complete,
+      withdraw: (callIds) => {
+        for (const callId of callIds) {
+          const waiting = mine.find((w) => w.call.callId === callId);
+          if (waiting === undefined || waiting.withdrawn || snapshot !== undefined) continue;
+          waiting.withdrawn = true;
+          this.awaited.delete(callId);
+          if (waiting.event === undefined) {
+            turn.missing -= 1;
+            if (turn.missing === 0) done();
+          }
+        }
+      },
       close: () => {
         if (snapshot !== undefined) return snapshot;
         const events = new Map<string, ToolCallResultEvent>();
         for (const waiting of mine) {
+          if (waiting.withdrawn) continue;
           this.awaited.delete(waiting.call.callId);
           if (waiting.event !== undefined) events.set(waiting.call.callId, waiting.event);
           if (waiting.event === undefined || waiting.event.outcome === 'UNRESOLVED')

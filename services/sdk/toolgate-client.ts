@@ -1,7 +1,8 @@
 import { signPrincipal } from '../../libs/auth/sign-principal.js';
 import { ToolgateError } from '../../libs/core/errors.js';
 import type { ExecutionContext, ToolCallResult } from '../../libs/core/types.js';
-import { refusedCallResult } from '../../libs/providers/normalized-call.js';
+import { callTooLarge } from '../../libs/events/size-limits.js';
+import { invalidArguments, refusedCallResult } from '../../libs/providers/normalized-call.js';
 import type { OutgoingMessage, Subscription } from '../../libs/ports/event-bus.js';
 import {
   childSpanId,
@@ -25,6 +26,7 @@ import {
   type ProviderMessages,
   type ProviderTurn,
 } from './provider-turn.js';
+import { publishInChunks } from './publish-in-chunks.js';
 import { listenForReplies } from './reply-listener.js';
 import { ResultInbox } from './result-inbox.js';
 import { untilDeadline } from './until-deadline.js';
@@ -35,7 +37,10 @@ export interface TurnCall {
   readonly tool: string;
   /** Position in the turn (0-based). */
   readonly index: number;
-  /** Absent for a call answered without publishing (a free-text custom tool call, a call without a tool name). */
+  /**
+   * Absent for a call answered without publishing: a free-text custom tool call, a call without a
+   * tool name, arguments the canonical form cannot hold, a request above `limits.maxCallEventBytes`.
+   */
   readonly published?: {
     readonly callId: string;
     readonly idempotencyKey: string;
@@ -72,8 +77,17 @@ export interface ToolgateClient {
    * For each call, once, before publishing: a fresh toolgate call id; the idempotency key
    * (tenant, taskId, step, index, tool, arguments); the partition key (the tool's conflict key,
    * else `<tenant>:task:<taskId>`). The principal is signed once per turn (short TTL) and is the
-   * only credential the events carry. The turn's calls go out in ONE publish, each with a W3C
-   * `traceparent`, and are answered on this instance's reply partition.
+   * only credential the events carry. The turn's calls go out in consecutive publishes of at most
+   * `limits.maxPublishBytes` each (in order, so a key's calls keep their order), each call with a
+   * W3C `traceparent`, and are answered on this instance's reply partition.
+   *
+   * One bad or big call never sinks its turn: a call whose parsed arguments are not JSON data the
+   * canonical form can hold (nesting deeper than 256, a number such as `1e400` that parses to
+   * Infinity) or whose encoded request exceeds `limits.maxCallEventBytes` is answered SCHEMA_INVALID
+   * for itself alone, before publishing (retryable when smaller or corrected arguments could pass);
+   * such a call is not published (`TurnCall.published` absent), so it runs nowhere and leaves no dead
+   * letter. A call the broker itself refuses as too large (a `message.max.bytes` below the limits)
+   * is answered the same way, after the publish. The other calls of the turn run as usual.
    *
    * Results are deduped by call id (first wins; a definite result supersedes UNRESOLVED). At the
    * deadline every call still unanswered gets UNRESOLVED ("still executing, outcome unknown") —
@@ -88,8 +102,8 @@ export interface ToolgateClient {
    * Rejects — publishing nothing — with ToolgateError INTERNAL when the client is not started,
    * the context is malformed (empty task id, negative step, a principal that cannot be signed),
    * the deadline is not in the future, or the response repeats a call id. Rejects with
-   * DEPENDENCY_UNAVAILABLE when the publish fails (its messages may or may not be written: re-run
-   * the turn, which is safe as said above).
+   * DEPENDENCY_UNAVAILABLE when a publish fails (its messages may or may not be written, the
+   * pieces after it are not sent: re-run the turn, which is safe as said above).
    */
   runTurn<T extends ProviderTurn>(
     turn: T,
@@ -160,7 +174,9 @@ export function createToolgateClient(options: ToolgateClientOptions): ToolgateCl
       else if (input.tool === '') local.set(index, nameless(input.providerCallId));
       else {
         const execution: ExecutionContext = { ...ctx, tenant, index, traceId, deadlineMs };
-        prepared.set(index, await prepareCall(input, execution, o.tools, o.newCallId()));
+        const ready = await prepareOrRefuse(input, execution, o.tools, o.newCallId());
+        if ('refused' in ready) local.set(index, ready.refused);
+        else prepared.set(index, ready);
       }
     }
 
@@ -183,13 +199,24 @@ export function createToolgateClient(options: ToolgateClientOptions): ToolgateCl
       requestedAtMs: now,
     };
     const messages: OutgoingMessage[] = [];
-    for (const call of prepared.values()) {
-      messages.push({
+    const indexOf = new Map<OutgoingMessage, number>();
+    for (const [index, call] of prepared) {
+      const value = await o.codec.encode('calls', requestedEvent(call, envelope));
+      const tooLarge = sizeRefusal(call, value.length, o.limits.maxCallEventBytes);
+      if (tooLarge !== undefined) {
+        // Neither the broker nor an executor would take it: answered here, never published.
+        local.set(index, tooLarge);
+        prepared.delete(index);
+        continue;
+      }
+      const message: OutgoingMessage = {
         key: call.resourceKey,
-        value: await o.codec.encode('calls', requestedEvent(call, envelope)),
+        value,
         // Each call is its own span, a sampled child of the turn, so the executor's span hangs under it.
         headers: traceHeaders(traceId, childSpanId(o.randomHex)),
-      });
+      };
+      messages.push(message);
+      indexOf.set(message, index);
     }
 
     if (stopped) throw new ToolgateError('INTERNAL', 'The toolgate client is stopped.');
@@ -198,9 +225,12 @@ export function createToolgateClient(options: ToolgateClientOptions): ToolgateCl
     running.add(ended);
     try {
       if (messages.length > 0) {
+        let refusedByBroker: readonly OutgoingMessage[] = [];
         const published = await untilDeadline(
           clock,
-          o.publisher.publish(o.topics.calls, messages),
+          publishInChunks(o.publisher, o.topics.calls, messages, o.limits.maxPublishBytes).then(
+            (done) => void (refusedByBroker = done.tooLarge),
+          ),
           deadlineMs,
           ended.signal,
         );
@@ -211,7 +241,17 @@ export function createToolgateClient(options: ToolgateClientOptions): ToolgateCl
             { cause: published.error },
           );
         }
-        if (published.kind === 'done') await untilDeadline(clock, wait.complete, deadlineMs, ended.signal);
+        if (published.kind === 'done') {
+          // Calls the broker itself refused as too large: answered here, no longer awaited.
+          for (const message of refusedByBroker) {
+            const index = indexOf.get(message)!;
+            const call = prepared.get(index)!;
+            local.set(index, sizeRefusal(call, message.value.length, 'broker')!);
+            prepared.delete(index);
+            wait.withdraw([call.call.callId]);
+          }
+          await untilDeadline(clock, wait.complete, deadlineMs, ended.signal);
+        }
       }
     } finally {
       running.delete(ended);
@@ -281,6 +321,45 @@ export function createToolgateClient(options: ToolgateClientOptions): ToolgateCl
 
     runTurn,
   };
+}
+
+/**
+ * The prepared call, or the refusal of a call whose arguments are not JSON data the canonical form
+ * can hold (too deep, a number outside the JSON range): SCHEMA_INVALID for that call alone,
+ * retryable with corrected arguments. Other errors (malformed coordinates) propagate.
+ */
+async function prepareOrRefuse(
+  input: Parameters<typeof prepareCall>[0],
+  ctx: ExecutionContext,
+  tools: ToolgateClientOptions['tools'],
+  callId: string,
+): Promise<PreparedCall | { readonly refused: ToolCallResult }> {
+  try {
+    return await prepareCall(input, ctx, tools, callId);
+  } catch (err) {
+    if (!(err instanceof ToolgateError && err.code === 'SCHEMA_INVALID')) throw err;
+    return { refused: refusedCallResult(invalidArguments(input.providerCallId, input.tool, err.message)) };
+  }
+}
+
+/**
+ * The refusal of a call whose encoded request exceeds `limitBytes`, else undefined. Retryable when
+ * the request without its arguments would fit (smaller arguments can pass).
+ */
+function sizeRefusal(
+  call: PreparedCall,
+  bytes: number,
+  limitBytes: number | 'broker',
+): ToolCallResult | undefined {
+  if (limitBytes !== 'broker' && bytes <= limitBytes) return undefined;
+  const withoutArguments = bytes - Buffer.byteLength(call.argumentsJson);
+  return refusedCallResult({
+    ok: false,
+    id: call.call.providerCallId,
+    name: call.call.tool,
+    // The broker's limit is unknown here; smaller arguments are worth a try when there were any.
+    error: callTooLarge(bytes, limitBytes, limitBytes === 'broker' || withoutArguments < limitBytes),
+  });
 }
 
 function nameless(providerCallId: string): ToolCallResult {

@@ -77,6 +77,18 @@ describe('ResultInbox', () => {
     expect(box.awaitedCount()).toBe(0);
   });
 
+  it('stops waiting for withdrawn calls (never published): the turn completes without them, and they are not remembered', async () => {
+    const { inbox: box, resolutions } = inbox();
+    const wait = box.expect([call(1), call(2)]);
+    expect(box.deliver(result(1, 'SUCCESS'))).toBe('accepted');
+    wait.withdraw([call(2).callId, 'not-awaited']);
+    await wait.complete;
+    expect([...wait.close().keys()]).toEqual(['call-1']);
+    expect(box.awaitedCount()).toBe(0);
+    expect(box.deliver(result(2, 'SUCCESS'))).toBe('unmatched');
+    expect(resolutions).toEqual([]);
+  });
+
   it('lets a definite result supersede UNRESOLVED, but not the other way round', () => {
     const { inbox: box } = inbox();
     const wait = box.expect([call(1), call(2)]);
