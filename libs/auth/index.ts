@@ -5,6 +5,7 @@ export type {
   PrincipalVerificationKey,
   PrincipalVerifier,
   PrincipalVerifierOptions,
+  PrincipalVerifyOptions,
 } from './principal-verifier.js';
 export { PRINCIPAL_ALGORITHMS, PRINCIPAL_TOKEN_TYPE, principalClaimsSchema } from './principal-claims.js';
 export type { PrincipalAlgorithm, PrincipalClaims } from './principal-claims.js';

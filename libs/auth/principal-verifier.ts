@@ -28,15 +28,28 @@ export interface PrincipalVerifierOptions {
   readonly now?: () => number;
 }
 
+/** When a token is judged. */
+export interface PrincipalVerifyOptions {
+  /**
+   * The instant (epoch ms) the token's times are checked against — `exp`, `nbf`, `iat` in the
+   * future, and `maxTokenAgeSec` — instead of the verifier's clock. The executor passes the time the
+   * broker accepted the call, so a redelivery is judged as it was when it was accepted. Pass only a
+   * time nobody who holds the token can choose (a broker's append time, never a producer's), and
+   * never one later than now. Default: the verifier's clock.
+   */
+  readonly atMs?: number;
+}
+
 export interface PrincipalVerifier {
   /**
    * The principal carried by `token`, or a ToolgateError INVALID_PRINCIPAL (not retryable, message
    * safe to show: it never echoes the token) when the token is unsigned (`alg: none`), signed with a
    * symmetric or unexpected algorithm, tampered with, signed by an unknown key or kid, of another
-   * `typ`, from another issuer, for another audience, expired, too old, issued in the future, or
-   * carrying malformed principal claims. Never resolves for a token it did not fully check.
+   * `typ`, from another issuer, for another audience, expired, too old, issued in the future (all
+   * three as of `options.atMs`), or carrying malformed principal claims. Never resolves for a token
+   * it did not fully check.
    */
-  verify(token: string): Promise<Principal>;
+  verify(token: string, options?: PrincipalVerifyOptions): Promise<Principal>;
 }
 
 /** Longer than any honest assertion; refused before parsing. */
@@ -45,8 +58,8 @@ const MAX_TOKEN_LENGTH = 16_384;
 /**
  * Builds the executor-side check of signed principal assertions (see `signPrincipal`).
  *
- * The verified principal is the ONLY source of authorization facts (DESIGN §3 invariant 1): scopes,
- * roles, tenant and on-behalf-of come from here and nowhere else — never from tool arguments, event
+ * The verified principal is the ONLY source of authorization facts: scopes, roles, tenant and
+ * on-behalf-of come from here and nowhere else, so nothing a model writes can change a decision — never from tool arguments, event
  * fields outside the token, or anything a model produced. A call whose token fails is refused before
  * any guard that could have side effects.
  */
@@ -54,11 +67,12 @@ export function createPrincipalVerifier(opts: PrincipalVerifierOptions): Princip
   const getKey = keyResolver(opts.keys);
   const now = opts.now ?? Date.now;
   return {
-    async verify(token: string): Promise<Principal> {
+    async verify(token: string, options: PrincipalVerifyOptions = {}): Promise<Principal> {
       if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) {
         throw invalid('is missing or malformed');
       }
-      const nowMs = now();
+      const nowMs = options.atMs ?? now();
+      if (!Number.isFinite(nowMs)) throw invalid('cannot be judged without a valid time');
       const toleranceSec = opts.clockToleranceSec ?? 5;
       let payload: JWTPayload;
       try {

@@ -51,12 +51,17 @@ export async function completeClaim(
 /**
  * Gives the key back because the effect definitely did not happen (caller error, breaker open before
  * the call, a server error reported by the downstream, no outbound token in time), so a later retry
- * may run. Returns whether it was released; a store failure leaves the lease to expire instead.
+ * may run; the key's tombstone (`deps.tombstones`) is cleared with it. Returns whether it was
+ * released; a store failure leaves the lease to expire instead.
  */
 export async function releaseClaim(state: CallState, deps: PipelineDeps): Promise<boolean> {
   if (!holdsClaim(state)) return false;
+  const key = state.idempotencyKey!;
+  // The next claim of this key is a first run, not a repeat: the tombstone goes first, so no new
+  // claimant can find it once the key is free (a rare path: one more round trip).
+  await deps.tombstones?.clear(key).catch(() => undefined);
   try {
-    return await deps.idempotency.release(state.idempotencyKey!, deps.owner);
+    return await deps.idempotency.release(key, deps.owner);
   } catch {
     return false;
   }

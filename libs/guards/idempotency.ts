@@ -12,7 +12,9 @@ import type { ToolDefinition } from '../registry/tool-definition.js';
 import { isReadOnlyTool } from './claim-record.js';
 
 /**
- * Stage 5: at most one execution per logical call (DESIGN §3 invariant 2).
+ * Stage 5: at most one execution per logical call — within the retention: a completed record lives
+ * `settings.resultTtlMs` (7 days in the services, 24 hours embedded), and a call repeated after it
+ * expired is claimed afresh and runs again.
  *
  * - The key is the one the call arrived with, which must equal the key recomputed from the verified
  *   context and the raw arguments (a publisher cannot pick a key that collides with another call's:
@@ -24,6 +26,10 @@ import { isReadOnlyTool } from './claim-record.js';
  *   lease, the call's signal and deadline) and then answers the same way; `taken-over` continues
  *   with `state.takenOver` set, so the execute stage takes the tool's safe path; `conflict` is refused
  *   IDEMPOTENCY_CONFLICT.
+ * - With `deps.tombstones`, the first claim is sent together with marking the key's tombstone (which
+ *   outlives the record, and is cleared when a claim is released): `claimed` for a key that was
+ *   marked before means its record expired — the call still runs, and that is reported
+ *   (`observer.onClaimAfterExpiry`, and the decision's reason in the audit record).
  * - An unreachable store is refused DEPENDENCY_UNAVAILABLE: a state-changing call never runs without
  *   a claim.
  * The claim is settled (completed or released) by the execute and validate-output stages.
@@ -55,8 +61,9 @@ export const idempotencyStage: GuardStage = async (state, deps) => {
   const leaseMs = claimLeaseMs(tool, deps.settings);
   const claim = () => deps.idempotency.claim(key, fingerprint, deps.owner, leaseMs);
   let answer: ClaimResult;
+  let claimedBefore: boolean;
   try {
-    answer = await claim();
+    [answer, claimedBefore] = await Promise.all([claim(), markTombstone(deps, key)]);
   } catch (err) {
     return storeDown(err);
   }
@@ -78,7 +85,18 @@ export const idempotencyStage: GuardStage = async (state, deps) => {
   }
   switch (answer.kind) {
     case 'claimed':
-      return { kind: 'continue' };
+      if (!claimedBefore) return { kind: 'continue' };
+      try {
+        deps.observer?.onClaimAfterExpiry?.(tool.name);
+      } catch {
+        // Observation never changes a decision.
+      }
+      return {
+        kind: 'continue',
+        reason:
+          'an identical call was claimed before, but its idempotency record expired (older than the ' +
+          'retention): running it again',
+      };
     case 'taken-over':
       state.takenOver = true;
       return {
@@ -149,6 +167,22 @@ async function waitForOwner(
     }
   } finally {
     scope.dispose();
+  }
+}
+
+/** The default life of a key's tombstone: well beyond the services' 7-day retention. */
+export const DEFAULT_TOMBSTONE_TTL_MS = 30 * 24 * 3_600_000;
+
+/**
+ * Marks `key`'s tombstone; resolves whether it was marked before. False without tombstones or when
+ * they fail: only visibility is lost.
+ */
+async function markTombstone(deps: PipelineDeps, key: string): Promise<boolean> {
+  if (deps.tombstones === undefined) return false;
+  try {
+    return await deps.tombstones.mark(key, deps.settings.tombstoneTtlMs ?? DEFAULT_TOMBSTONE_TTL_MS);
+  } catch {
+    return false;
   }
 }
 

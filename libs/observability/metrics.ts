@@ -18,7 +18,7 @@ export const TOOL_LATENCY_BUCKETS_SECONDS: readonly number[] = [
 export const STAGE_LATENCY_BUCKETS_SECONDS: readonly number[] = [
   0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
 ];
-/** Tool calls a task needed; a rising average is the early sign of a schema regression (seed §13.2). */
+/** Tool calls a task needed; a rising average is the early sign of a schema regression. */
 export const TASK_TOOL_CALL_BUCKETS: readonly number[] = [1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 30, 50];
 /** Token equivalents of one call's arguments or result (libs/cost `tokenEquivalents`). */
 export const TOKEN_BUCKETS: readonly number[] = [10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 25_000];
@@ -59,6 +59,8 @@ export interface ToolgateMetrics {
   observeAttempt(tool: string, attempt: number, result: string): void;
   /** One dead letter published (or received, in the service that stores them), by reason. */
   observeDeadLetter(reason: string): void;
+  /** A claim recreated for a key whose completed record had expired: the call runs again. */
+  observeClaimAfterExpiry(tool: string): void;
   /** A task finished after `toolCalls` tool calls. */
   observeTaskCompleted(toolCalls: number, status: TaskStatus): void;
   /**
@@ -128,6 +130,12 @@ export function createToolgateMetrics(registry: Registry, options: ToolgateMetri
   const replays = new Counter({
     name: 'toolgate_idempotent_replays_total',
     help: 'Calls answered with the stored result of an earlier call with the same idempotency key.',
+    labelNames: ['tool'] as const,
+    registers,
+  });
+  const claimsAfterExpiry = new Counter({
+    name: 'toolgate_idempotency_claims_after_expiry_total',
+    help: 'Calls claimed again after the idempotency record of their completed earlier run expired (older than the retention): they run again.',
     labelNames: ['tool'] as const,
     registers,
   });
@@ -216,6 +224,9 @@ export function createToolgateMetrics(registry: Registry, options: ToolgateMetri
     },
     observeDeadLetter(reason) {
       safely(() => deadLetters.inc({ reason: deadLetterReasonLabel(reason) }));
+    },
+    observeClaimAfterExpiry(name) {
+      safely(() => claimsAfterExpiry.inc({ tool: tool(name) }));
     },
     observeTaskCompleted(toolCalls, status) {
       safely(() =>

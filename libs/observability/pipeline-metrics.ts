@@ -6,8 +6,9 @@ import type { ToolgateMetrics } from './metrics.js';
 import { tokenEquivalents } from '../cost/token-equivalents.js';
 
 /**
- * A {@link PipelineObserver} that records every stage decision (`toolgate_stage_duration_seconds`)
- * and every tool invocation (`toolgate_tool_attempts_total`, retries). Pass it as
+ * A {@link PipelineObserver} that records every stage decision (`toolgate_stage_duration_seconds`),
+ * every tool invocation (`toolgate_tool_attempts_total`, retries) and every claim recreated after
+ * its record expired (`toolgate_idempotency_claims_after_expiry_total`). Pass it as
  * `PipelineDeps.observer`; it never throws, so it cannot change a decision.
  */
 export function pipelineObserver(metrics: ToolgateMetrics): PipelineObserver {
@@ -17,6 +18,9 @@ export function pipelineObserver(metrics: ToolgateMetrics): PipelineObserver {
     },
     onAttempt(tool, attempt, result) {
       metrics.observeAttempt(tool, attempt, result);
+    },
+    onClaimAfterExpiry(tool) {
+      metrics.observeClaimAfterExpiry(tool);
     },
   };
 }

@@ -2,6 +2,7 @@ import type { ToolgateError } from '../core/errors.js';
 import type { ExecutionContext } from '../core/types.js';
 import type { Clock } from '../ports/clock.js';
 import type { IdempotencyStore } from '../ports/idempotency-store.js';
+import type { IdempotencyTombstones } from '../ports/idempotency-tombstones.js';
 import type { RateLimiter } from '../ports/rate-limiter.js';
 import type { ToolDefinition } from '../registry/tool-definition.js';
 import type { StageDecision } from './audit-record.js';
@@ -51,6 +52,11 @@ export interface OutboundLimiter {
 export interface PipelineObserver {
   onStage?(tool: string, decision: StageDecision): void;
   onAttempt?(tool: string, attempt: number, result: string, durationMs: number): void;
+  /**
+   * A claim was taken for a key that was claimed before but whose record has expired (it is older
+   * than `resultTtlMs`): the call runs again. Reported only with `PipelineDeps.tombstones`.
+   */
+  onClaimAfterExpiry?(tool: string): void;
 }
 
 export interface PipelineSettings {
@@ -58,12 +64,23 @@ export interface PipelineSettings {
   readonly resultTtlMs: number;
   /** Added to the tool's worst-case run time to size the in-flight lease. */
   readonly leaseMarginMs: number;
+  /**
+   * How long a claimed key's tombstone lives (choose well above `resultTtlMs`); with
+   * `PipelineDeps.tombstones`. Default: 30 days.
+   */
+  readonly tombstoneTtlMs?: number;
 }
 
 /** Everything the stages use. The pipeline imports ports only, never a client library. */
 export interface PipelineDeps {
   readonly tools: ToolResolver;
   readonly idempotency: IdempotencyStore;
+  /**
+   * Optional: marks of claimed keys kept longer than their records, so a call repeated after the
+   * retention is counted (`observer.onClaimAfterExpiry`) and named in its audit record. Never changes
+   * a decision; failures are ignored. One extra store command per claim, sent with the claim.
+   */
+  readonly tombstones?: IdempotencyTombstones;
   readonly rateLimiter: RateLimiter;
   readonly policy: PolicyEngine;
   readonly breakers: CircuitBreakers;

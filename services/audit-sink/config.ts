@@ -21,6 +21,11 @@ import {
 const EnvSchema = z.object({
   ...SERVICE_ENV,
   DATABASE_URL,
+  /**
+   * The schema owner's connection, used only to apply pending migrations at start; DATABASE_URL can
+   * then be a role with INSERT and SELECT on audit_records and SELECT on schema_migrations.
+   */
+  DATABASE_MIGRATION_URL: DATABASE_URL.optional(),
   DATABASE_POOL_MAX,
   AUDIT_SINK_GROUP_ID: nonEmpty.default('toolgate-audit-sink'),
   /** `producerId` of the dead letters this instance publishes; unique per instance is clearest. */
@@ -35,6 +40,8 @@ const EnvSchema = z.object({
 /** The audit sink's configuration, parsed once from the environment by {@link loadAuditSinkConfig}. */
 export interface AuditSinkConfig extends ServiceSettings {
   readonly databaseUrl: string;
+  /** Where pending migrations are applied from (the owner role); undefined: through databaseUrl. */
+  readonly databaseMigrationUrl: string | undefined;
   readonly databasePoolMax: number;
   readonly groupId: string;
   readonly sinkId: string;
@@ -62,6 +69,7 @@ export function loadAuditSinkConfig(
   return {
     ...serviceSettings(e),
     databaseUrl: e.DATABASE_URL,
+    databaseMigrationUrl: e.DATABASE_MIGRATION_URL,
     databasePoolMax: e.DATABASE_POOL_MAX,
     groupId: e.AUDIT_SINK_GROUP_ID,
     sinkId: e.AUDIT_SINK_ID ?? `audit-sink-${hostname()}-${process.pid}`,

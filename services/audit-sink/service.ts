@@ -11,8 +11,9 @@ export type AuditSinkServiceOptions = ServiceOptions;
 
 /**
  * The audit-sink process from its configuration (nothing opens before `start()`): Kafka (audit
- * topic in, dead letters out), the schema registry, and the Postgres audit store (migrated at
- * start), with toolgate's metrics in the process registry — dead letters it publishes by reason,
+ * topic in, dead letters out), the schema registry, and the Postgres audit store (its schema
+ * version checked without DDL at start, pending migrations applied through DATABASE_MIGRATION_URL —
+ * the owner role — when set, else through DATABASE_URL), with toolgate's metrics in the process registry — dead letters it publishes by reason,
  * and the group's lag on the audit topic read at scrape time. /readyz adds "Postgres answers" to
  * the lifecycle check (see `createService`). Stopping drains it: running batches finish or give up
  * their wait, stored batches commit, the member leaves, then connections close.
@@ -32,6 +33,7 @@ export function createAuditSinkService(
         url: config.databaseUrl,
         max: config.databasePoolMax,
         ready: true,
+        migrationUrl: config.databaseMigrationUrl,
       });
       const { bus, codec } = await openKafka(context, {
         settings: config,

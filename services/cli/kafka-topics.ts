@@ -11,6 +11,11 @@ export interface TopicPlan {
   readonly replicationFactor?: number;
   /** `retention.ms` to create it with (-1: keep forever); undefined: the broker's default. */
   readonly retentionMs?: number;
+  /**
+   * Other topic configs to create it with (e.g. the calls topic's `message.timestamp.type`); an
+   * existing topic whose value differs is reported as a mismatch.
+   */
+  readonly configs?: Readonly<Record<string, string>>;
 }
 
 /** One topic as it is after {@link ensureTopics}. */
@@ -33,8 +38,8 @@ export interface TopicOutcome {
  * when planned) and reports every planned topic as the broker then describes it. Idempotent and safe
  * to race: a topic created meanwhile by someone else counts as existing. An existing topic is never
  * altered: a different partition count (which would move keys between partitions and so break
- * per-key order), replication factor or retention is reported as `mismatch` for a person to change
- * deliberately. Throws for an invalid name or a plan the broker refuses (e.g. more replicas than
+ * per-key order), replication factor, retention or planned config is reported as `mismatch` for a
+ * person to change deliberately. Throws for an invalid name or a plan the broker refuses (e.g. more replicas than
  * brokers).
  */
 export async function ensureTopics(admin: Admin, plans: readonly TopicPlan[]): Promise<TopicOutcome[]> {
@@ -50,8 +55,10 @@ export async function ensureTopics(admin: Admin, plans: readonly TopicPlan[]): P
           topic: p.topic,
           numPartitions: p.partitions,
           replicationFactor: p.replicationFactor ?? -1,
-          configEntries:
-            p.retentionMs === undefined ? [] : [{ name: 'retention.ms', value: String(p.retentionMs) }],
+          configEntries: [
+            ...(p.retentionMs === undefined ? [] : [{ name: 'retention.ms', value: String(p.retentionMs) }]),
+            ...Object.entries(p.configs ?? {}).map(([name, value]) => ({ name, value })),
+          ],
         })),
       });
     } catch (err) {
@@ -63,12 +70,14 @@ export async function ensureTopics(admin: Admin, plans: readonly TopicPlan[]): P
   }
   const names = plans.map((p) => p.topic);
   const { topics } = await admin.fetchTopicMetadata({ topics: names });
-  const retention = await retentionOf(admin, names);
+  const configNames = [...new Set(plans.flatMap((p) => Object.keys(p.configs ?? {})))];
+  const described = await configsOf(admin, names, ['retention.ms', ...configNames]);
   return plans.map((plan) => {
     const meta = topics.find((t) => t.name === plan.topic);
     const partitions = meta?.partitions.length ?? 0;
     const replicationFactor = Math.min(...(meta?.partitions.map((p) => p.replicas.length) ?? [0]));
-    const retentionMs = retention.get(plan.topic) ?? null;
+    const configs = described.get(plan.topic) ?? new Map<string, string>();
+    const retentionMs = configs.get('retention.ms') ?? null;
     const problems: string[] = [];
     if (partitions !== plan.partitions) problems.push(`has ${partitions} partitions, not ${plan.partitions}`);
     if (plan.replicationFactor !== undefined && replicationFactor !== plan.replicationFactor) {
@@ -77,24 +86,32 @@ export async function ensureTopics(admin: Admin, plans: readonly TopicPlan[]): P
     if (plan.retentionMs !== undefined && retentionMs !== String(plan.retentionMs)) {
       problems.push(`has retention.ms ${retentionMs ?? 'unknown'}, not ${plan.retentionMs}`);
     }
+    for (const [name, value] of Object.entries(plan.configs ?? {})) {
+      const actual = configs.get(name);
+      if (actual !== value) problems.push(`has ${name} ${actual ?? 'unknown'}, not ${value}`);
+    }
     const status = problems.length > 0 ? 'mismatch' : created.has(plan.topic) ? 'created' : 'exists';
     return { topic: plan.topic, status, partitions, replicationFactor, retentionMs, problems };
   });
 }
 
-async function retentionOf(admin: Admin, topics: readonly string[]): Promise<Map<string, string>> {
+/** The effective values of `configNames` of each topic, by topic then config name. */
+async function configsOf(
+  admin: Admin,
+  topics: readonly string[],
+  configNames: readonly string[],
+): Promise<Map<string, Map<string, string>>> {
   const { resources } = await admin.describeConfigs({
     includeSynonyms: false,
     resources: topics.map((name) => ({
       type: kafkajs.ConfigResourceTypes.TOPIC,
       name,
-      configNames: ['retention.ms'],
+      configNames: [...configNames],
     })),
   });
-  const out = new Map<string, string>();
+  const out = new Map<string, Map<string, string>>();
   for (const r of resources) {
-    const entry = r.configEntries.find((e) => e.configName === 'retention.ms');
-    if (entry !== undefined) out.set(r.resourceName, entry.configValue);
+    out.set(r.resourceName, new Map(r.configEntries.map((e) => [e.configName, e.configValue])));
   }
   return out;
 }

@@ -24,7 +24,9 @@ export type PrincipalCheck =
 
 /**
  * Verifies a request's signed principal assertion and binds it to the request's tenant
- * (DESIGN §3 invariant 1: authorization facts come only from the verified principal).
+ * (authorization facts come only from the verified principal). The assertion's times are judged as
+ * of `judgedAtMs` (see `acceptanceTimeMs`): a redelivered call is judged as it was when the broker
+ * accepted it, not by how long it waited.
  *
  * - An assertion the verifier refuses (unsigned, forged, expired, foreign issuer or audience, …) —
  *   or a verifier that fails in any other way, which is treated the same (fail closed) — gives
@@ -37,10 +39,11 @@ export async function verifyCallPrincipal(
   verifier: PrincipalVerifier,
   assertion: string,
   tenant: string,
+  judgedAtMs?: number,
 ): Promise<PrincipalCheck> {
   let principal: Principal;
   try {
-    principal = await verifier.verify(assertion);
+    principal = await verifier.verify(assertion, judgedAtMs === undefined ? {} : { atMs: judgedAtMs });
   } catch (err) {
     const reason =
       err instanceof ToolgateError && err.code === 'INVALID_PRINCIPAL'

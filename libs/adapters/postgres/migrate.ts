@@ -60,6 +60,44 @@ export async function migrate(pool: pg.Pool, options: MigrateOptions = {}): Prom
   return { applied };
 }
 
+/**
+ * The migration files not yet applied to the schema the pool points at, in version order, read
+ * without DDL or locks: a role that may only read `schema_migrations` (the audit sink's least role)
+ * can tell whether its schema is current. Every file is pending when `schema_migrations` does not
+ * exist. Throws, like {@link migrate}, when an applied file's text has since changed, and passes on
+ * any other database error (e.g. permission denied on `schema_migrations`).
+ */
+export async function pendingMigrations(pool: pg.Pool, options: MigrateOptions = {}): Promise<string[]> {
+  const files = readMigrationFiles(options.directory ?? defaultMigrationsDirectory());
+  let recorded: Map<number, { name: string; checksum: string }>;
+  try {
+    const { rows } = await pool.query<{ version: number; name: string; checksum: string }>(
+      'SELECT version, name, checksum FROM schema_migrations',
+    );
+    recorded = new Map(rows.map((r) => [r.version, r]));
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== UNDEFINED_TABLE) throw err;
+    recorded = new Map();
+  }
+  const pending: string[] = [];
+  for (const file of files) {
+    const row = recorded.get(file.version);
+    if (row === undefined) pending.push(file.name);
+    else if (row.checksum !== file.checksum) throw editedMigration(file, row.name);
+  }
+  return pending;
+}
+
+/** SQLSTATE of a missing relation. */
+const UNDEFINED_TABLE = '42P01';
+
+function editedMigration(file: MigrationFile, recordedAs: string): Error {
+  return new Error(
+    `migration ${file.name} was applied (as ${recordedAs}) with different contents; ` +
+      'applied migrations are never edited: add a new file instead',
+  );
+}
+
 /** Applies one file unless already recorded; returns whether it ran. */
 async function applyOne(client: pg.PoolClient, file: MigrationFile): Promise<boolean> {
   return inTransaction(client, async () => {
@@ -70,12 +108,7 @@ async function applyOne(client: pg.PoolClient, file: MigrationFile): Promise<boo
     );
     const row = recorded.rows[0];
     if (row !== undefined) {
-      if (row.checksum !== file.checksum) {
-        throw new Error(
-          `migration ${file.name} was applied (as ${row.name}) with different contents; ` +
-            'applied migrations are never edited: add a new file instead',
-        );
-      }
+      if (row.checksum !== file.checksum) throw editedMigration(file, row.name);
       return false;
     }
     try {

@@ -3,3 +3,7 @@ export { RedisIdempotencyStore, type RedisIdempotencyStoreOptions } from './redi
 export { RedisRateLimiter, type RedisRateLimiterOptions } from './redis-rate-limiter.js';
 export { LuaScript, luaScript } from './lua-script.js';
 export { RedisSingleUseStore, type RedisSingleUseStoreOptions } from './single-use-store.js';
+export {
+  RedisIdempotencyTombstones,
+  type RedisIdempotencyTombstonesOptions,
+} from './redis-idempotency-tombstones.js';

@@ -1,10 +1,13 @@
-import type { Admin } from 'kafkajs';
+import kafkajs, { type Admin } from 'kafkajs';
 import type { TopicAdmin, TopicSpec } from '../../ports/event-bus.js';
 import { validateTopicSpecs } from '../validate.js';
 
+// kafkajs is CommonJS and its enums are not detectable as named ESM exports: read them off the default.
+
 /**
  * TopicAdmin over a kafkajs admin client (connected by the owner). Creation waits for partition
- * leaders, so a producer can publish as soon as `ensureTopics` resolves.
+ * leaders, so a producer can publish as soon as `ensureTopics` resolves; a created topic gets its
+ * spec's `configs`, an existing one is left as it is.
  */
 export class KafkaTopicAdmin implements TopicAdmin {
   constructor(private readonly admin: Admin) {}
@@ -24,6 +27,7 @@ export class KafkaTopicAdmin implements TopicAdmin {
           topic: s.topic,
           numPartitions: s.partitions,
           replicationFactor: s.replicationFactor ?? -1,
+          configEntries: Object.entries(s.configs ?? {}).map(([name, value]) => ({ name, value })),
         })),
       });
     }
@@ -35,6 +39,25 @@ export class KafkaTopicAdmin implements TopicAdmin {
         throw new Error(`topic ${spec.topic} exists with ${count} partitions, not ${spec.partitions}`);
       }
     }
+  }
+
+  /**
+   * The effective value of one config of an existing topic (set on the topic, or the broker's
+   * default), or undefined when the broker does not report it. Rejects when the topic does not exist
+   * or the broker cannot be asked.
+   */
+  async topicConfig(topic: string, name: string): Promise<string | undefined> {
+    const { resources } = await this.admin.describeConfigs({
+      includeSynonyms: false,
+      resources: [{ type: kafkajs.ConfigResourceTypes.TOPIC, name: topic, configNames: [name] }],
+    });
+    const resource = resources.find((r) => r.resourceName === topic);
+    if (resource !== undefined && resource.errorCode !== 0) {
+      throw new Error(
+        `cannot describe topic ${topic}: ${resource.errorMessage ?? `error ${resource.errorCode}`}`,
+      );
+    }
+    return resource?.configEntries.find((e) => e.configName === name)?.configValue ?? undefined;
   }
 
   /** Whether the topic exists on the cluster (one metadata round trip). */

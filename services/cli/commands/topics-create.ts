@@ -5,6 +5,7 @@ import type { CommandSpec } from '../command.js';
 import type { SettingName } from '../config.js';
 import { ensureTopics, type TopicPlan } from '../kafka-topics.js';
 import { formatTable } from '../table.js';
+import { CALLS_TOPIC_CONFIGS } from '../../executor/acceptance-time.js';
 
 /** The executor's partition defaults (services/executor/config.ts), so its start-up check agrees. */
 const DEFAULT_PARTITIONS: Readonly<Record<EventKind, number>> = { calls: 12, results: 12, audit: 6, dlq: 3 };
@@ -22,6 +23,7 @@ export const topicsCreateCommand: CommandSpec = {
   summary: 'Create the calls, results, audit and dlq topics (idempotent).',
   details: [
     'Creates <prefix>.calls, .results, .audit and .dlq where missing and reports each topic as the broker describes it. A topic that already exists is left as it is; when its partition count, replication factor or retention differs from what was asked, it is reported as a mismatch and the command exits 1 (changing the partition count moves keys between partitions, which breaks per-key order: a deliberate operation, not a side effect).',
+    "The calls topic is created with message.timestamp.type=LogAppendTime: the executor judges each call's principal assertion as of the time the broker accepted it, which a producer cannot backdate. An existing calls topic with CreateTime is reported as a mismatch; switch it with `kafka-configs.sh --alter --entity-type topics --entity-name <prefix>.calls --add-config message.timestamp.type=LogAppendTime`.",
     "Partition counts default to the executor's (CALLS_PARTITIONS=12, RESULTS_PARTITIONS=12, AUDIT_PARTITIONS=6, DLQ_PARTITIONS=3, read from the environment like the executor does), so the executor's start-up check agrees; --partitions sets all four, --<kind>-partitions one.",
   ],
   positionals: [],
@@ -81,6 +83,7 @@ export const topicsCreateCommand: CommandSpec = {
         DEFAULT_PARTITIONS[kind],
       ...(replication === undefined ? {} : { replicationFactor: replication }),
       ...(retention === undefined ? {} : { retentionMs: retention }),
+      ...(kind === 'calls' ? { configs: CALLS_TOPIC_CONFIGS } : {}),
     }));
     const admin = await resources.kafkaAdmin();
     const topics = await ensureTopics(admin, plans);

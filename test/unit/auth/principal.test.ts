@@ -268,6 +268,24 @@ describe('refusals (INVALID_PRINCIPAL)', () => {
     );
   });
 
+  it('judges the token as of atMs: valid then, whatever the verifier clock says now', async () => {
+    // Accepted by the broker at NOW - 100 s, within its 60 s lifetime; redelivered at NOW.
+    const acceptedAt = NOW - 100_000;
+    const token = await sign(agent, { ttlSeconds: 60, at: acceptedAt - 1_000 });
+    expect((await refusal(verifier().verify(token))).message).toBe('The principal assertion has expired.');
+    expect(await verifier().verify(token, { atMs: acceptedAt })).toEqual(agent);
+    // maxTokenAgeSec and the issue time are judged at the same instant.
+    expect(await verifier({ maxTokenAgeSec: 30 }).verify(token, { atMs: acceptedAt })).toEqual(agent);
+    expect((await refusal(verifier().verify(token, { atMs: acceptedAt - 60_000 }))).message).toBe(
+      'The principal assertion has an invalid issue time.',
+    );
+    // A replay accepted after the lifetime is refused, however recently it was signed.
+    expect((await refusal(verifier().verify(token, { atMs: acceptedAt + 70_000 }))).message).toBe(
+      'The principal assertion has expired.',
+    );
+    expect((await refusal(verifier().verify(token, { atMs: Number.NaN }))).code).toBe('INVALID_PRINCIPAL');
+  });
+
   it('refuses a token issued in the future', async () => {
     const future = await sign(agent, { at: NOW + 120_000 });
     expect((await refusal(verifier().verify(future))).message).toBe(
