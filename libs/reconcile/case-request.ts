@@ -1,10 +1,12 @@
 import { z } from 'zod';
+import { argumentsFingerprint } from '../core/idempotency-key.js';
 import type { ReconciliationCase } from '../ports/case-store.js';
 
 /**
  * The original request of a case, as the executor keeps it in a dead letter (`requestJson`: the
- * request minus its signed principal assertion, with the arguments parsed when they were a JSON
- * object). Everything needed to check the call's status, answer its requester and re-submit it.
+ * request minus its signed principal assertion, with the arguments — when they were a JSON object —
+ * reduced to the tool's audit allow-list). Everything needed to answer its requester and to find the
+ * original call on the calls topic, whose full arguments a status check or a re-submission needs.
  */
 export interface CaseRequest {
   readonly callId: string;
@@ -24,8 +26,19 @@ export interface CaseRequest {
   readonly replyPartition: number;
   readonly deadlineMs: number | null;
   readonly requestedAtMs: number;
-  /** The call's arguments; undefined when they were not a JSON object (only the raw text was kept). */
+  /**
+   * The call's arguments as the dead letter kept them; undefined when they were not a JSON object.
+   * When `argumentsRedacted`, only the tool's audit allow-listed fields are real values (the rest is
+   * "[redacted]"): the full arguments are on the calls topic only (see original-call.ts in the
+   * reconciler). Dead letters written before that carry the full arguments and no flag.
+   */
   readonly arguments: Record<string, unknown> | undefined;
+  readonly argumentsRedacted: boolean;
+  /**
+   * SHA-256 of the call's canonical arguments, as its idempotency record holds it: given by the dead
+   * letter, else computed from full arguments; undefined when neither is known.
+   */
+  readonly argumentsFingerprint: string | undefined;
 }
 
 const text = z.string().min(1);
@@ -47,6 +60,8 @@ const RequestSchema = z.looseObject({
   deadlineMs: z.number().nullable().optional(),
   requestedAtMs: z.number(),
   arguments: z.record(z.string(), z.unknown()).optional(),
+  argumentsRedacted: z.boolean().optional(),
+  argumentsFingerprint: z.string().min(1).optional(),
 });
 
 /**
@@ -75,6 +90,12 @@ export function caseRequest(c: Pick<ReconciliationCase, 'context'>): CaseRequest
     deadlineMs: r.deadlineMs ?? null,
     requestedAtMs: r.requestedAtMs,
     arguments: r.arguments,
+    argumentsRedacted: r.argumentsRedacted === true,
+    argumentsFingerprint:
+      r.argumentsFingerprint ??
+      (r.arguments === undefined || r.argumentsRedacted === true
+        ? undefined
+        : argumentsFingerprint(r.arguments)),
   };
 }
 

@@ -1,8 +1,10 @@
+import { Kafka, logLevel } from 'kafkajs';
 import { topicNames } from '../../libs/events/topics.js';
 import type { CaseStore } from '../../libs/ports/case-store.js';
 import type { Clock } from '../../libs/ports/clock.js';
 import { silentReconcilerLogger, type ReconcilerLogger } from '../reconciler/logger.js';
 import { createOperations, type Operations, type OperationsDeps } from '../reconciler/operations.js';
+import { kafkaOriginalCalls } from '../reconciler/original-call.js';
 import { DEFAULT_BACKOFF } from '../reconciler/retry.js';
 import type { Args } from './args.js';
 import type { CliConfig } from './config.js';
@@ -27,7 +29,8 @@ export interface OperationsContext {
  *
  * `read` (list, show) opens the case store only. `write` (resolve, redrive) opens everything a
  * resolution delivers to, each proved reachable before any case is moved: Postgres (cases, the tool
- * catalog), Kafka (audit records, results and re-submissions, through an idempotent producer), the
+ * catalog), Kafka (audit records, results and re-submissions, through an idempotent producer; the
+ * original calls of re-submissions are read back from the calls topic), the
  * schema registry (the event codec) and Redis (the executors' idempotency records). Operations
  * retry an unreachable dependency for up to 30 s, logging each retry to stderr.
  */
@@ -55,6 +58,17 @@ export async function openOperations(ctx: OperationsContext, mode: 'read' | 'wri
     cases,
     tools: catalog.registry,
     publisher,
+    // A re-submission reads its full arguments back from the calls topic (cases keep only the
+    // allow-listed fields).
+    originalCalls: kafkaOriginalCalls({
+      kafka: new Kafka({
+        brokers: [...resources.brokers()],
+        clientId: 'toolgate-cli-calls-reader',
+        logLevel: logLevel.NOTHING,
+      }),
+      codec,
+      groupPrefix: 'toolgate-cli',
+    }),
     codec,
     topics,
     idempotency,

@@ -4,7 +4,9 @@ import type {
   DeadLetterReason,
   ToolCallRequestedEvent,
 } from '../../libs/events/contracts.js';
+import { argumentsFingerprint } from '../../libs/core/idempotency-key.js';
 import type { AuditRecord } from '../../libs/pipeline/audit-record.js';
+import { redactArguments } from '../../libs/pipeline/build-audit-record.js';
 import type { BusMessage } from '../../libs/ports/event-bus.js';
 import { jsonText, wholeMs } from './json-text.js';
 
@@ -40,14 +42,19 @@ export function deadLetterReasonFor(
 
 /**
  * The request as a dead letter keeps it: every field except the signed principal assertion, which
- * is replaced by the verified principal's id (null when unverified), and the arguments as sent —
- * parsed when they are a JSON object, else the raw text — because reconciling means running a
- * status check or repeating the call with exactly those arguments. The arguments are no more
- * exposed than on the calls topic they arrived on.
+ * is replaced by the verified principal's id (null when unverified), and the arguments reduced to
+ * `keptArguments` — the tool's audit allow-listed fields, every other value redacted, exactly as the
+ * audit record keeps them — so no secret in the arguments travels past the calls topic. Reconciling
+ * needs the full arguments (a status check, a re-submission): the reconciler and the ops CLI read the
+ * original call back from the calls topic at the dead letter's `originalTopic` / `originalPartition`
+ * / `originalOffset`. `argumentsRedacted: true` tells them to; `argumentsFingerprint` (SHA-256 of the
+ * canonical arguments, as the idempotency record keeps it) lets a resolution record the call's
+ * answer under its key without the arguments. Arguments that were not a JSON object are dropped.
  */
 export function requestSummary(
   request: ToolCallRequestedEvent,
   principalId: string | null,
+  keptArguments: (args: Record<string, unknown>) => Record<string, unknown>,
 ): Record<string, unknown> {
   let args: unknown;
   try {
@@ -73,7 +80,13 @@ export function requestSummary(
     replyPartition: request.replyPartition,
     deadlineMs: request.deadlineMs,
     requestedAtMs: request.requestedAtMs,
-    ...(isObject ? { arguments: args } : { argumentsJson: request.argumentsJson }),
+    ...(isObject
+      ? {
+          arguments: keptArguments(args as Record<string, unknown>),
+          argumentsRedacted: true,
+          argumentsFingerprint: argumentsFingerprint(args),
+        }
+      : {}),
   };
 }
 
@@ -91,7 +104,7 @@ export interface CallDeadLetterInput {
 
 /**
  * The dead letter of a call that ran (or was claimed) and ended UNRESOLVED or EXHAUSTED, with the
- * full context seed §9.5 asks for: the request (see {@link requestSummary}), the idempotency key,
+ * full context a person needs: the request (see {@link requestSummary}), the idempotency key,
  * the attempt history, and the last known state (outcome, error, invocations, stage decisions).
  *
  * `deadLetterId` is `<reason>:<callId>`: a redelivered call dead-letters under the same id, and the
@@ -109,7 +122,8 @@ export function callDeadLetter(input: CallDeadLetterInput): DeadLetterEvent {
     resourceKey: audit.resourceKey ?? (request.resourceKey || null),
     principalId: input.principalId,
     traceId: input.traceId,
-    requestJson: jsonText(requestSummary(request, input.principalId)),
+    // The audit record's arguments are the tool's allow-listed fields, the rest redacted.
+    requestJson: jsonText(requestSummary(request, input.principalId, () => audit.arguments)),
     errorCode: result.error?.code ?? result.outcome,
     errorMessage: result.error?.message ?? result.outcome,
     attemptsJson: jsonText(audit.attempts),
@@ -189,7 +203,11 @@ export function poisonDeadLetter(input: PoisonInput): DeadLetterEvent {
     resourceKey: orNull(request?.resourceKey),
     principalId: null,
     traceId: orNull(input.traceId ?? request?.traceId),
-    requestJson: request === undefined ? null : jsonText(requestSummary(request, null)),
+    // No tool was resolved, so nobody declared a field safe to keep: every value is redacted.
+    requestJson:
+      request === undefined
+        ? null
+        : jsonText(requestSummary(request, null, (args) => redactArguments(args, undefined))),
     errorMessage: input.errorMessage,
     attemptsJson: '[]',
     lastKnownStateJson: jsonText({

@@ -11,6 +11,7 @@ import { escalate, moveCase, type CheckStep } from './case-moves.js';
 import { resolveCaseTool } from './resolve-tool.js';
 import { deliver, resolutionPlan, type DeliveryDeps, type DeliveryReport } from './deliver.js';
 import { triage } from './triage.js';
+import { fullArguments, type OriginalCalls } from './original-call.js';
 import { manualNote, reasonNote } from './manual-note.js';
 
 /** What checking a case needs besides delivery. */
@@ -23,15 +24,22 @@ export interface CheckerDeps extends DeliveryDeps {
   readonly schedule: readonly number[];
   /** Limit on one status check; default the tool's own timeout. */
   readonly checkTimeoutMs?: number;
+  /**
+   * Reads a call's full arguments back from the calls topic (cases keep only the allow-listed
+   * fields). Undefined: only cases whose dead letter kept the full arguments can be checked.
+   */
+  readonly originalCalls?: OriginalCalls;
 }
 
 /**
- * One visit to an open, due case (seed §8.4, DESIGN §3 invariant 3):
+ * One visit to an open, due case (an unknown outcome is settled by asking the downstream, never by
+ * running the call again):
  * - a case never triaged (its dead letter's consumer stopped before) is triaged, not checked;
  * - a POISON or EXHAUSTED case nobody redrove goes to a person;
  * - otherwise the call's tool is resolved for its tenant (the version it ran, else the current
  *   one) and, when its retry safety is a status check, the check runs once with the request's
- *   validated arguments and the ORIGINAL idempotency key;
+ *   validated arguments (read back from the calls topic: the case keeps only the allow-listed
+ *   fields) and the ORIGINAL idempotency key;
  * - "applied": the case is resolved_succeeded; the idempotency record is settled to SUCCESS with the
  *   output-schema-validated, redacted result; an audit record and a superseding result (source
  *   'reconciler') go out. "not-applied": resolved_failed, settled as EXECUTION_ERROR (TIMEOUT,
@@ -43,7 +51,7 @@ export interface CheckerDeps extends DeliveryDeps {
  * The case moves first, from the exact version read, and only then are the outputs delivered: of
  * concurrent visitors exactly one acts, so a requester never gets two different resolutions. The
  * price: a process killed between the move and the delivery leaves a resolved case whose requester
- * keeps its UNRESOLVED answer (still a terminal result; DESIGN §3 invariant 4), and later duplicates
+ * keeps its UNRESOLVED answer (still a terminal result: every call gets one), and later duplicates
  * are still told UNRESOLVED; a person sees the resolution on the case. A re-submitted call (a redriven POISON or EXHAUSTED case)
  * was answered by the executor itself, so its case is only closed here — on "applied" — and never
  * answered or settled; "not-applied" is not conclusive for it (the re-submission may still be
@@ -63,14 +71,8 @@ export async function checkCase(
   if (request === undefined) {
     return escalate(c, request, deps, 'The dead letter holds no usable request, so nothing can be checked');
   }
-  if (request.arguments === undefined) {
-    return escalate(
-      c,
-      request,
-      deps,
-      "The call's arguments were not a JSON object, so nothing can be checked",
-    );
-  }
+  const full = await fullArguments(c, request, deps.originalCalls);
+  if (!full.ok) return escalate(c, request, deps, `Nothing can be checked: ${full.why}`);
   const tool = resolveCaseTool(deps.tools, c, request);
   if (!tool.ok) return escalate(c, request, deps, `The tool cannot be resolved: ${tool.why}`);
   const def = tool.tool;
@@ -82,7 +84,7 @@ export async function checkCase(
       `${def.name}@${def.version} has no status check (retry safety "${def.retrySafety.kind}"), so only a person can tell whether the effect happened`,
     );
   }
-  const args = await def.input.safeParseAsync(request.arguments);
+  const args = await def.input.safeParseAsync(full.arguments);
   if (!args.success) {
     return escalate(
       c,

@@ -39,8 +39,16 @@ export interface DeliveryDeps {
 
 /** The outputs of one step: any part may be absent. */
 export interface DeliveryPlan {
-  /** Replaces the call's UNRESOLVED idempotency record (needs `request.idempotencyKey`). */
-  readonly settle?: { readonly request: CaseRequest; readonly resolution: Resolution };
+  /**
+   * Records the resolution in the call's idempotency record (needs `request.idempotencyKey`):
+   * replaces an UNRESOLVED record, or — when `heldBy` holds the key (see hold-call.ts) — completes
+   * the held claim with it, so a re-run of the same turn is answered DUPLICATE with the resolution.
+   */
+  readonly settle?: {
+    readonly request: CaseRequest;
+    readonly resolution: Resolution;
+    readonly heldBy?: string;
+  };
   readonly audit?: AuditRecordEvent;
   /** The superseding result, sent to the request's reply address. */
   readonly result?: { readonly request: CaseRequest; readonly event: ToolCallResultEvent };
@@ -52,6 +60,8 @@ export interface ResolutionStep {
   readonly case: ReconciliationCase;
   /** The call's request; undefined when the case cannot tell it (nothing to settle or answer). */
   readonly request: CaseRequest | undefined;
+  /** Who holds the call's idempotency key for this resolution, if anyone (see hold-call.ts). */
+  readonly heldBy?: string;
   /** The call's tool, for its audit allow-list and version; undefined redacts every argument. */
   readonly tool: Pick<ToolDefinition, 'auditFields' | 'version'> | undefined;
   readonly resolution: Resolution;
@@ -84,7 +94,9 @@ export function resolutionPlan(step: ResolutionStep): DeliveryPlan {
     meta: step.meta,
   });
   return {
-    ...(request === undefined ? {} : { settle: { request, resolution } }),
+    ...(request === undefined
+      ? {}
+      : { settle: { request, resolution, ...(step.heldBy === undefined ? {} : { heldBy: step.heldBy }) } }),
     ...(audit === undefined ? {} : { audit }),
     ...(request === undefined
       ? {}
@@ -94,7 +106,10 @@ export function resolutionPlan(step: ResolutionStep): DeliveryPlan {
 
 /** What was delivered. `complete` is false when the signal stopped the retries first. */
 export interface DeliveryReport {
-  /** The UNRESOLVED record was replaced; false when there was none to replace (or not asked). */
+  /**
+   * The resolution is in the idempotency record (an UNRESOLVED record replaced, or a held key
+   * completed); false when there was nothing to settle (or not asked).
+   */
   readonly settled: boolean;
   readonly audited: boolean;
   readonly answered: boolean;
@@ -106,7 +121,8 @@ export interface DeliveryReport {
  * duplicate arriving once the requester knows is answered the same way), then the audit record,
  * then the result (whoever sees the result can rely on the step being audited). Each part is
  * retried with backoff while its dependency is unreachable, until `signal` aborts; the parts not
- * done by then are reported missing. Safe to repeat: settle only replaces an UNRESOLVED record,
+ * done by then are reported missing. Safe to repeat: settle only replaces an UNRESOLVED record (and
+ * completing a held key writes only while the key is still held by that owner),
  * the audit store keeps one record per recordId, and a repeated result carries the same answer for
  * the same callId, which the requester already dedupes.
  */
@@ -122,15 +138,15 @@ export async function deliver(
   const report = (complete: boolean): DeliveryReport => ({ settled, audited, answered, complete });
 
   if (plan.settle !== undefined && plan.settle.request.idempotencyKey !== '') {
-    const { request, resolution } = plan.settle;
+    const { request, resolution, heldBy } = plan.settle;
     const done = await retryUntil(
       'settling the idempotency record',
-      () =>
-        deps.idempotency.settle(
-          request.idempotencyKey,
-          settledRecord(resolution, deps.clock.now()),
-          deps.resultTtlMs,
-        ),
+      () => {
+        const record = settledRecord(resolution, deps.clock.now());
+        return heldBy === undefined
+          ? deps.idempotency.settle(request.idempotencyKey, record, deps.resultTtlMs)
+          : deps.idempotency.complete(request.idempotencyKey, heldBy, record, deps.resultTtlMs);
+      },
       retry,
       { callId: request.callId },
     );

@@ -2,6 +2,7 @@ import type { CaseFilter, CaseRef, CaseStore, ReconciliationCase } from '../../l
 import type { ToolResolver } from '../../libs/pipeline/deps.js';
 import type { CaseRequest } from '../../libs/reconcile/case-request.js';
 import type { DeliveryDeps, DeliveryReport } from './deliver.js';
+import type { OriginalCalls } from './original-call.js';
 
 /** What the ops operations need. The ops CLI wires the production stores and bus. */
 export interface OperationsDeps extends DeliveryDeps {
@@ -18,6 +19,12 @@ export interface OperationsDeps extends DeliveryDeps {
    * letters never keep the original assertion). Undefined: the operator must pass one.
    */
   readonly principalAssertion?: (request: CaseRequest) => Promise<string | undefined>;
+  /**
+   * Reads original calls back from the calls topic, for re-submissions (cases keep only the
+   * allow-listed argument fields). Undefined: only cases whose dead letter kept the full arguments
+   * (written before arguments were redacted) can be re-submitted.
+   */
+  readonly originalCalls?: OriginalCalls;
 }
 
 /** A case with what an operator needs to decide about it. */
@@ -73,8 +80,12 @@ export interface Operations {
   showCase(ref: CaseRef): Promise<CaseView | undefined>;
   /**
    * A person's verdict: the case moves to resolved_succeeded / resolved_failed (from open or
-   * needs_manual), the call's UNRESOLVED idempotency record is settled with it, and an audit record
-   * and a superseding result (source 'operator') go out. A result given for `succeeded` must pass
+   * needs_manual), the verdict is recorded in the call's idempotency record whatever the case's
+   * reason (an UNRESOLVED record is replaced; a free key — an EXHAUSTED or POISON call — is claimed
+   * before the case moves and completed with it), and an audit record and a superseding result
+   * (source 'operator') go out. After it, the call never runs again: a re-run of the turn or a
+   * queued re-submission is answered DUPLICATE with the verdict. Refused, writing nothing, while an
+   * executor holds the call's key (it is running, e.g. a re-submission) or when the case moved. A result given for `succeeded` must pass
    * the tool's output schema and is redacted by it; `failed` takes none.
    */
   resolveByHand(caseId: string, options: ResolveByHandOptions): Promise<OperationResult>;
@@ -82,8 +93,11 @@ export interface Operations {
    * Another go for a needs_manual or resolved_failed case, audited. UNRESOLVED: the case reopens
    * for a new round of status checks. POISON / EXHAUSTED with the request available: the original
    * request is published to the calls topic again with the same callId and idempotency key (the
-   * executor's idempotency keeps it to one effect) and a principal assertion given by the operator
-   * (or `principalAssertion`); the case reopens, and its checks start after `resubmitGraceMs`.
+   * executor's idempotency keeps it to one effect), its full arguments read back from the calls
+   * topic (`originalCalls`), and a principal assertion given by the operator (or
+   * `principalAssertion`). The case reopens BEFORE anything is published (from the version read, so
+   * of a redrive and a resolution racing on one case exactly one moves it); its checks start after
+   * `resubmitGraceMs`. A re-submission that cannot be published moves the case back to needs_manual.
    */
   redrive(caseId: string, options: RedriveOptions): Promise<OperationResult>;
 }

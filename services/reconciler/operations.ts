@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { outcomeForCode } from '../../libs/core/errors.js';
 import type { ToolResolver } from '../../libs/pipeline/deps.js';
 import type { CaseActor, CaseStore, ReconciliationCase } from '../../libs/ports/case-store.js';
@@ -12,11 +13,16 @@ import { resolveCaseTool } from './resolve-tool.js';
 import { caseErrorCode, failedByHand, resubmission } from './resubmission.js';
 import { retryUntil } from './retry.js';
 import { childSpanId, traceHeaders } from '../../libs/observability/trace-context.js';
+import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
+import { holdCall, type CallHold } from './hold-call.js';
+import { fullArguments } from './original-call.js';
 
 /** Builds the operations over the given stores and bus. Every write is audited. */
 export function createOperations(deps: OperationsDeps): Operations {
   const firstWaitMs = deps.firstCheckWaitMs ?? DEFAULT_CHECK_SCHEDULE_MS[0]!;
   const resubmitGraceMs = deps.resubmitGraceMs ?? 30_000;
+  // A held key outlives the longest the resolution may take to record itself.
+  const holdLeaseMs = 2 * (deps.deliveryTimeoutMs ?? 30_000);
 
   /** Runs `work` with a signal that aborts after the delivery timeout. */
   const bounded = async <T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> => {
@@ -30,6 +36,27 @@ export function createOperations(deps: OperationsDeps): Operations {
       return await work(timeout.signal);
     } finally {
       timer.abort();
+    }
+  };
+
+  /**
+   * Why re-submitting a call a person resolved as failed would not run it: the verdict is in the
+   * call's idempotency record, so the executor would answer the re-submission with it. Undefined
+   * when the key is free (resolved before verdicts were recorded); the probe's claim is released.
+   */
+  const answeredByResolution = async (request: CaseRequest): Promise<string | undefined> => {
+    const probe = `reconciliation:probe:${randomUUID()}`;
+    const hold = await holdCall(deps.idempotency, request, probe, holdLeaseMs);
+    switch (hold.kind) {
+      case 'held':
+        await deps.idempotency.release(request.idempotencyKey, probe);
+        return undefined;
+      case 'recorded':
+        return 'the call was resolved as failed and its idempotency record answers with that verdict, so a re-submission would only repeat it; run it again as a new step';
+      case 'running':
+        return `the call is running right now (${hold.owner}); look again once it has finished`;
+      case 'untracked':
+        return undefined;
     }
   };
 
@@ -82,15 +109,57 @@ export function createOperations(deps: OperationsDeps): Operations {
         resolution = { outcome: 'SUCCESS', payload: output.payload };
       }
       const to = options.outcome === 'succeeded' ? 'resolved_succeeded' : 'resolved_failed';
+      // Hold the call's key before the case moves, so nothing can run the call (a queued
+      // re-submission, a re-run of the turn) between the verdict and its record.
+      const holdOwner = `${actor}:case:${c.caseId}`;
+      let hold: CallHold | undefined;
+      if (request !== undefined) {
+        const held = await bounded((signal) =>
+          retryUntil(
+            'holding the call for the resolution',
+            () => holdCall(deps.idempotency, request, holdOwner, holdLeaseMs),
+            { clock: deps.clock, backoff: deps.backoff, logger: deps.logger, signal },
+            { caseId: c.caseId, callId: request.callId },
+          ),
+        );
+        if (held === undefined) {
+          return refused(
+            c,
+            'not-allowed',
+            'the idempotency store could not be reached; nothing was changed, try again',
+          );
+        }
+        hold = held.value;
+        if (hold.kind === 'running') {
+          return refused(
+            c,
+            'not-allowed',
+            `the call is running right now (${hold.owner}, e.g. a re-submission); look again once it has finished`,
+          );
+        }
+        if (hold.kind === 'untracked') {
+          deps.logger.warn(
+            { caseId: c.caseId, why: hold.why },
+            'the resolution cannot be recorded for the call',
+          );
+        }
+      }
+      const heldBy = hold?.kind === 'held' ? holdOwner : undefined;
       const moved = await deps.cases.transition(
         c.caseId,
         { to, by: actor, note: options.note },
         { state: c.state, version: c.version },
       );
-      if (!moved.ok) return notMoved(c, moved);
+      if (!moved.ok) {
+        if (heldBy !== undefined && request !== undefined) {
+          await deps.idempotency.release(request.idempotencyKey, heldBy).catch(() => false);
+        }
+        return notMoved(c, moved);
+      }
       const plan = resolutionPlan({
         case: moved.case,
         request,
+        ...(heldBy === undefined ? {} : { heldBy }),
         tool,
         resolution,
         reason: `resolved by hand (${options.outcome}) by ${actor}`,
@@ -112,7 +181,14 @@ export function createOperations(deps: OperationsDeps): Operations {
       const tool = request === undefined ? undefined : resolvedOrUndefined(deps.tools, c, request);
       const resubmit = c.reason !== 'UNRESOLVED';
       const now = deps.clock.now();
+      const retrying = (signal: AbortSignal) => ({
+        clock: deps.clock,
+        backoff: deps.backoff,
+        logger: deps.logger,
+        signal,
+      });
 
+      let outgoing: { request: CaseRequest; event: ToolCallRequestedEvent } | undefined;
       if (resubmit) {
         if (request?.arguments === undefined) {
           return refused(
@@ -129,29 +205,32 @@ export function createOperations(deps: OperationsDeps): Operations {
             'a re-submission needs a signed principal assertion (dead letters do not keep one)',
           );
         }
-        const published = await bounded((signal) =>
+        const args = await bounded((signal) =>
           retryUntil(
-            're-submitting the request',
-            async () =>
-              deps.publisher.publish(deps.topics.calls, [
-                {
-                  key: request.resourceKey || `${request.tenant}:task:${request.taskId}`,
-                  value: await deps.codec.encode('calls', resubmission(request, assertion, now)),
-                  headers: traceHeaders(request.traceId, childSpanId()),
-                },
-              ]),
-            { clock: deps.clock, backoff: deps.backoff, logger: deps.logger, signal },
+            'reading the original call',
+            () => fullArguments(c, request, deps.originalCalls),
+            retrying(signal),
             { caseId: c.caseId, callId: request.callId },
           ),
         );
-        if (published === undefined) {
+        if (args === undefined) {
           return refused(
             c,
             'not-allowed',
-            'the calls topic could not be reached; nothing was re-submitted, try again',
+            'the calls topic could not be read; nothing was re-submitted, try again',
           );
         }
+        if (!args.value.ok) return refused(c, 'not-redrivable', `cannot re-submit: ${args.value.why}`);
+        if (c.state === 'resolved_failed') {
+          const answered = await answeredByResolution(request);
+          if (answered !== undefined) return refused(c, 'not-redrivable', answered);
+        }
+        outgoing = { request, event: resubmission(request, args.value.arguments, assertion, now) };
       }
+      // The case moves first, from the version read: of a redrive and a resolution racing on one
+      // case exactly one decides, and nothing is published for a redrive that lost. A resolution
+      // landing after this move holds the call's key first (see resolveByHand), so the
+      // re-submission is then answered with the resolution instead of running.
       const moved = await deps.cases.transition(
         c.caseId,
         {
@@ -163,6 +242,41 @@ export function createOperations(deps: OperationsDeps): Operations {
         { state: c.state, version: c.version },
       );
       if (!moved.ok) return notMoved(c, moved);
+      if (outgoing !== undefined) {
+        const { request: req, event } = outgoing;
+        const published = await bounded((signal) =>
+          retryUntil(
+            're-submitting the request',
+            async () =>
+              deps.publisher.publish(deps.topics.calls, [
+                {
+                  key: req.resourceKey || `${req.tenant}:task:${req.taskId}`,
+                  value: await deps.codec.encode('calls', event),
+                  headers: traceHeaders(req.traceId, childSpanId()),
+                },
+              ]),
+            retrying(signal),
+            { caseId: c.caseId, callId: req.callId },
+          ),
+        );
+        if (published === undefined) {
+          // Nothing went out: hand the case back to a person rather than wait for a call never sent.
+          const back = await deps.cases.transition(
+            c.caseId,
+            {
+              to: 'needs_manual',
+              by: actor,
+              note: 'the re-submission could not be published; nothing was re-submitted',
+            },
+            { state: 'open', version: moved.case.version },
+          );
+          return refused(
+            back.ok ? back.case : moved.case,
+            'not-allowed',
+            'the calls topic could not be reached; nothing was re-submitted, try again',
+          );
+        }
+      }
       const errorCode = caseErrorCode(c);
       const audit = caseAuditEvent({
         case: moved.case,

@@ -7,6 +7,7 @@ import type { EventPublisher, EventSubscriber } from '../../libs/ports/event-bus
 import type { EventCodec } from '../../libs/ports/event-codec.js';
 import type { IdempotencyStore } from '../../libs/ports/idempotency-store.js';
 import type { CheckStep } from './case-moves.js';
+import type { OriginalCalls } from './original-call.js';
 import { createDeadLetterConsumer } from './dead-letter-consumer.js';
 import { createDueChecker } from './due-checker.js';
 import type { Logger } from '../../libs/ports/logger.js';
@@ -37,6 +38,11 @@ export interface ReconcilerDeps {
   readonly checkScheduleMs?: readonly number[];
   /** Limit on one status check. Default: the tool's own timeout. */
   readonly checkTimeoutMs?: number;
+  /**
+   * Reads a call's full arguments back from the calls topic for its status checks (dead letters
+   * and cases keep only the tool's audit allow-listed fields). service.ts wires a Kafka reader.
+   */
+  readonly originalCalls?: OriginalCalls;
   readonly pollIntervalMs?: number;
   readonly pageSize?: number;
   readonly checkConcurrency?: number;
@@ -62,7 +68,7 @@ export interface Reconciler {
 }
 
 /**
- * Builds a reconciler (DESIGN §1, §3 invariants 3 and 4): dead letters become cases; UNRESOLVED
+ * Builds a reconciler: dead letters become cases (none is silently dropped); UNRESOLVED
  * cases are status-checked on the schedule and settled, answered and audited, or handed to a person;
  * POISON and EXHAUSTED ones go to a person at once. Any number may run side by side.
  */

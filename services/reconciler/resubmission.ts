@@ -6,18 +6,23 @@ import type { CaseRequest } from '../../libs/reconcile/case-request.js';
 import { notAppliedError } from '../../libs/reconcile/resolution.js';
 
 /**
- * The original request as published again: the same call id, idempotency key, arguments and reply
- * address (so the executor's idempotency keeps it to one effect and the requester matches the
- * answer), a fresh principal assertion, and no deadline (the original one has passed; the tool's own
- * timeouts still apply). Pure.
+ * The original request as published again: the same call id, idempotency key and reply address
+ * (so the executor's idempotency keeps it to one effect and the requester matches the answer), its
+ * full `args` (read back from the calls topic; see original-call.ts), a fresh principal assertion,
+ * and no deadline (the original one has passed; the tool's own timeouts still apply). Pure.
  */
-export function resubmission(request: CaseRequest, assertion: string, nowMs: number): ToolCallRequestedEvent {
+export function resubmission(
+  request: CaseRequest,
+  args: Readonly<Record<string, unknown>>,
+  assertion: string,
+  nowMs: number,
+): ToolCallRequestedEvent {
   return {
     callId: request.callId,
     providerCallId: request.providerCallId,
     tool: request.tool,
     toolVersion: request.toolVersion,
-    argumentsJson: JSON.stringify(request.arguments ?? {}),
+    argumentsJson: JSON.stringify(args),
     tenant: request.tenant,
     taskId: request.taskId,
     step: request.step,

@@ -16,6 +16,8 @@ import {
 import { createService, type Service, type ServiceOptions } from '../executor/service-runtime.js';
 import type { ReconcilerConfig } from './config.js';
 import { createReconciler } from './reconciler.js';
+import { kafkaOriginalCalls } from './original-call.js';
+import { Kafka, logLevel } from 'kafkajs';
 
 /** What a caller may supply instead of what the configuration names. */
 export interface ReconcilerServiceOptions extends ServiceOptions {
@@ -87,6 +89,16 @@ export function createReconcilerService(
         replyTopics: { [topics.results]: config.partitions.results },
         resultTtlMs: config.resultTtlMs,
         checkScheduleMs: config.checkScheduleMs,
+        // Status checks read the call's full arguments back from the calls topic.
+        originalCalls: kafkaOriginalCalls({
+          kafka: new Kafka({
+            brokers: [...config.kafkaBrokers],
+            clientId: `${config.reconcilerId}-calls-reader`,
+            logLevel: logLevel.NOTHING,
+          }),
+          codec,
+          groupPrefix: `${config.groupId}-calls`,
+        }),
         ...(config.checkTimeoutMs === undefined ? {} : { checkTimeoutMs: config.checkTimeoutMs }),
         pollIntervalMs: config.pollIntervalMs,
         checkConcurrency: config.checkConcurrency,

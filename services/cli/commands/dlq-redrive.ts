@@ -10,7 +10,7 @@ export const dlqRedriveCommand: CommandSpec = {
   path: ['dlq', 'redrive'],
   summary: 'Give a needs_manual or resolved_failed case another go: recheck or re-submit.',
   details: [
-    'An UNRESOLVED case reopens for a new round of status checks. A POISON or EXHAUSTED case whose original request is known is re-submitted to the calls topic with the same call id and idempotency key (the executor keeps it to one effect), signed with the principal assertion you give (dead letters never keep one), and reopens; its checks start after a grace period. Audited either way.',
+    'An UNRESOLVED case reopens for a new round of status checks. A POISON or EXHAUSTED case whose original request is known reopens first and is then re-submitted to the calls topic with the same call id and idempotency key (the executor keeps it to one effect), with its full arguments read back from the calls topic (cases keep only the allow-listed fields; a call past the retention of that topic cannot be re-submitted), signed with the principal assertion you give (dead letters never keep one); its checks start after a grace period. A re-submission that cannot be published hands the case back to needs_manual. A case resolved in the meantime keeps its resolution: the executor answers the re-submission with it; for the same reason a POISON or EXHAUSTED case a person resolved as failed is not re-submitted (its verdict answers the call: run it again as a new step). Audited either way.',
     'Exit 1 when the case does not exist, was moved meanwhile, or cannot be redriven; exit 2 when a re-submission needs --assertion.',
   ],
   positionals: [{ name: 'caseId', description: 'The case to redrive.' }],

@@ -9,7 +9,7 @@ export const dlqResolveCommand: CommandSpec = {
   path: ['dlq', 'resolve'],
   summary: 'Resolve a case by hand: the effect happened (succeeded) or did not (failed).',
   details: [
-    "For a case that is open or needs_manual, after finding out from the downstream what happened. The case moves to resolved_succeeded or resolved_failed; the call's UNRESOLVED idempotency record is replaced by the verdict (so a retried call is answered with it); an audit record and a superseding result (source operator) go out. A succeeded result given with --result must match the tool's output schema and is redacted by it.",
+    "For a case that is open or needs_manual, after finding out from the downstream what happened. The case moves to resolved_succeeded or resolved_failed; the verdict is recorded in the call's idempotency record, whatever the case's reason (so a retried call, or a re-submission still queued, is answered with it instead of running); while an executor is running the call the resolution is refused (exit 1: look again once it has finished); an audit record and a superseding result (source operator) go out. A succeeded result given with --result must match the tool's output schema and is redacted by it.",
     'Exit 1 when the case does not exist, was moved by someone else meanwhile (nothing is written), or cannot make this move; or when a delivery stayed incomplete.',
   ],
   positionals: [{ name: 'caseId', description: 'The case to resolve.' }],

@@ -151,8 +151,10 @@ describe('executor on Kafka, the schema registry, Redis and Postgres', () => {
       principalId: PRINCIPAL.id,
       traceId: request.traceId,
     });
+    // The dead letter keeps the tool's audit allow-listed fields only (key, seq).
     expect(JSON.parse(dead!.event.requestJson!)).toMatchObject({
-      arguments: { key: 'T', seq: 1, ref: 'slow' },
+      arguments: { key: 'T', seq: 1, ref: '[redacted]' },
+      argumentsRedacted: true,
     });
     expect(JSON.stringify(dead!.event)).not.toContain(request.principalAssertion);
     expect(JSON.parse(dead!.event.attemptsJson)).toEqual([expect.objectContaining({ result: 'TIMEOUT' })]);

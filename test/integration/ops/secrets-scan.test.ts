@@ -9,6 +9,7 @@ import { runRefundStory } from '../../../services/demo/story.js';
 import { DATABASE_URL, REDIS_URL, schemaRegistryUrl } from '../../helpers/env.js';
 import { consumeMessages, createTestKafka, type ConsumedMessage } from '../../helpers/kafka.js';
 import { uniqueName } from '../../helpers/names.js';
+import { scanForSecrets, type SecretFinding } from '../../helpers/secrets-scan.js';
 import { startSecretsStack, type SecretsStack } from './secrets-stack.js';
 
 /**
@@ -43,16 +44,8 @@ const logLines: string[] = [];
 const storyLines: string[] = [];
 let stack: SecretsStack;
 
-interface Finding {
-  readonly where: string;
-  readonly secret: string;
-}
-
-function scan(where: string, text: string, secrets: Readonly<Record<string, string>>, out: Finding[]): void {
-  for (const [name, value] of Object.entries(secrets)) {
-    if (value.length >= 16 && text.includes(value)) out.push({ where, secret: name });
-  }
-}
+type Finding = SecretFinding;
+const scan = scanForSecrets;
 
 async function readTopic(kind: EventKind): Promise<ConsumedMessage[]> {
   const kafka = createTestKafka('secrets-read');

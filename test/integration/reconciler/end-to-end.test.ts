@@ -14,6 +14,7 @@ import { createAuditSink, type AuditSink } from '../../../services/audit-sink/au
 import type { Executor } from '../../../services/executor/executor.js';
 import { silentLogger } from '../../../libs/ports/logger.js';
 import { createReconciler, type Reconciler } from '../../../services/reconciler/reconciler.js';
+import { kafkaOriginalCalls } from '../../../services/reconciler/original-call.js';
 import { uniqueName } from '../../helpers/names.js';
 import { createTestRedis, type TestRedis } from '../../helpers/redis.js';
 import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
@@ -90,7 +91,6 @@ describe('timed-out call → dead letter → case → status check → resolutio
         audience: AUDIENCE,
         ownerId: `${stack.prefix}-executor`,
         groupId: `${stack.prefix}-executors`,
-        partitionsConcurrently: 3,
         logger: silentLogger,
       },
       { maxConcurrency: 4 },
@@ -113,6 +113,12 @@ describe('timed-out call → dead letter → case → status check → resolutio
       checkScheduleMs: [300, 600, 1_200, 2_400, 4_800],
       pollIntervalMs: 50,
       backoff: { firstDelayMs: 20, maxDelayMs: 200 },
+      // The dead letter keeps only the allow-listed `year`; the check reads the call back from Kafka.
+      originalCalls: kafkaOriginalCalls({
+        kafka: stack.kafka.kafka,
+        codec: stack.codec,
+        groupPrefix: `${stack.prefix}-reads`,
+      }),
     });
     audit = new PostgresAuditStore(db.pool);
     sink = createAuditSink({

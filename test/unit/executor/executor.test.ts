@@ -217,7 +217,9 @@ describe('executor on the memory bus', () => {
     });
     expect(dl.idempotencyKey).toBe(request.idempotencyKey);
     const summary = JSON.parse(dl.requestJson!);
-    expect(summary.arguments).toEqual({ sku: 'A', seq: 1, delta: -5 });
+    // Only the tool's audit allow-listed fields are kept; the full arguments stay on the calls topic.
+    expect(summary.arguments).toEqual({ sku: 'A', seq: 1, delta: '[redacted]' });
+    expect(summary).toMatchObject({ argumentsRedacted: true, argumentsFingerprint: expect.any(String) });
     expect(summary.principalAssertion).toBeUndefined();
     expect(JSON.stringify(dl)).not.toContain(request.principalAssertion);
     expect(JSON.parse(dl.attemptsJson)).toEqual([expect.objectContaining({ attempt: 1, result: 'TIMEOUT' })]);

@@ -1,6 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { argumentsFingerprint } from '../../../libs/core/idempotency-key.js';
-import type { ReconciliationCase } from '../../../libs/ports/case-store.js';
+import type { CaseStore, ReconciliationCase } from '../../../libs/ports/case-store.js';
+import { silentLogger } from '../../../libs/ports/logger.js';
+import {
+  createOperations,
+  type Operations,
+  type OperationsDeps,
+} from '../../../services/reconciler/operations.js';
 import { createHarness, deadLetter, eventually, T0, UNRESOLVED_RECORD, type Harness } from './harness.js';
 
 const ARGS = { taxpayerId: 'TP-1', year: 2024 };
@@ -243,6 +249,131 @@ describe('operations: redrive', () => {
       ok: false,
       reason: 'not-allowed',
     });
+    expect(h.calls).toHaveLength(0);
+  });
+});
+
+describe('operations: a resolution and a redrive of one case decide once', () => {
+  /** The harness's operations with some parts replaced. */
+  function operationsWith(parts: Partial<OperationsDeps>): Operations {
+    return createOperations({
+      cases: h.cases,
+      tools: h.registry,
+      publisher: h.bus,
+      codec: h.codec,
+      topics: h.topics,
+      idempotency: h.idempotency,
+      clock: h.clock,
+      logger: silentLogger,
+      backoff: { firstDelayMs: 10, maxDelayMs: 10 },
+      replyTopics: {},
+      resultTtlMs: 60_000,
+      deliveryTimeoutMs: 50,
+      ...parts,
+    });
+  }
+
+  async function exhaustedCase(callId: string): Promise<ReconciliationCase> {
+    await h.reconciler.start();
+    await h.publishDeadLetter(deadLetter(h.topics, { callId, reason: 'EXHAUSTED' }));
+    const c = await h.triaged({ callId });
+    expect(c.state).toBe('needs_manual');
+    return c;
+  }
+
+  it('refuses to resolve a call an executor is running right now, and writes nothing', async () => {
+    h = await createHarness();
+    const c = await exhaustedCase('c-running');
+    // A re-submission is being executed: an executor holds the key.
+    expect((await claimAgain('c-running')).kind).toBe('claimed');
+    const answer = await h.ops.resolveByHand(c.caseId, {
+      outcome: 'succeeded',
+      by: 'ann',
+      note: 'seen in the ledger',
+    });
+    expect(answer).toMatchObject({
+      ok: false,
+      reason: 'not-allowed',
+      detail: expect.stringMatching(/running/),
+    });
+    expect((await h.cases.get(c.caseId))!.version).toBe(c.version);
+    expect(h.audits).toHaveLength(0);
+  });
+
+  it('records a resolution of an EXHAUSTED call in its idempotency record: a re-run is answered with it', async () => {
+    h = await createHarness();
+    const c = await exhaustedCase('c-rerun');
+    const answer = await h.ops.resolveByHand(c.caseId, {
+      outcome: 'succeeded',
+      by: 'ann',
+      note: 'done by hand',
+    });
+    expect(answer).toMatchObject({ ok: true, delivery: { settled: true } });
+    expect(await claimAgain('c-rerun')).toMatchObject({ kind: 'completed', stored: { outcome: 'SUCCESS' } });
+  });
+
+  it('a failed verdict on an EXHAUSTED call answers re-runs, so a redrive refuses to re-submit it', async () => {
+    h = await createHarness();
+    const c = await exhaustedCase('c-failed');
+    const answer = await h.ops.resolveByHand(c.caseId, { outcome: 'failed', by: 'ann', note: 'never sent' });
+    expect(answer).toMatchObject({ ok: true, delivery: { settled: true } });
+    expect(await claimAgain('c-failed')).toMatchObject({
+      kind: 'completed',
+      stored: { outcome: 'EXECUTION_ERROR' },
+    });
+    const redriven = await h.ops.redrive(c.caseId, { by: 'ann', note: 'again', principalAssertion: 'x.y.z' });
+    expect(redriven).toMatchObject({
+      ok: false,
+      reason: 'not-redrivable',
+      detail: expect.stringMatching(/new step/),
+    });
+    expect((await h.cases.get(c.caseId))!.state).toBe('resolved_failed');
+    expect(h.calls).toHaveLength(0);
+  });
+
+  it('a resolution that loses the case to a redrive releases the key it held', async () => {
+    h = await createHarness();
+    const c = await exhaustedCase('c-lost');
+    const cases = h.cases;
+    // A redrive moves the case between this resolution's read (and hold) and its write.
+    const racing: CaseStore = {
+      openFromDeadLetter: (dl) => cases.openFromDeadLetter(dl),
+      get: (ref) => cases.get(ref),
+      list: (filter) => cases.list(filter),
+      async transition(caseId, change, expected) {
+        await cases.transition(
+          caseId,
+          { to: 'open', by: 'operator:bob', note: 're-submitting', nextCheckAtMs: T0 + 60_000 },
+          expected,
+        );
+        return cases.transition(caseId, change, expected);
+      },
+    };
+    const answer = await operationsWith({ cases: racing }).resolveByHand(c.caseId, {
+      outcome: 'succeeded',
+      by: 'ann',
+      note: 'done',
+    });
+    expect(answer).toMatchObject({ ok: false, reason: 'state-changed' });
+    // No claim was left behind: the re-submission can run.
+    expect((await claimAgain('c-lost')).kind).toBe('claimed');
+  });
+
+  it('a re-submission that cannot be published hands the case back to a person', async () => {
+    const failing = { publish: () => Promise.reject(new Error('broker down')) };
+    h = await createHarness();
+    const c = await exhaustedCase('c-unpublished');
+    const ops = operationsWith({ publisher: failing });
+    const redriving = ops.redrive(c.caseId, { by: 'ann', note: 'retry', principalAssertion: 'x.y.z' });
+    await eventually(async () => ((await h.cases.get(c.caseId))!.state === 'open' ? true : undefined));
+    await h.clock.advance(100);
+    expect(await redriving).toMatchObject({
+      ok: false,
+      reason: 'not-allowed',
+      case: { state: 'needs_manual' },
+    });
+    const back = (await h.cases.get(c.caseId))!;
+    expect(back.history.at(-1)).toMatchObject({ from: 'open', to: 'needs_manual', by: 'operator:ann' });
     expect(h.calls).toHaveLength(0);
   });
 });
