@@ -1,9 +1,10 @@
 /**
  * Key-ordered concurrency on one partition: 1,000 resource keys, a tool that takes 0–5 ms (uniform),
- * through real Kafka. toolgate's processBatchByKey (calls with distinct keys run concurrently, at
- * most 32 at once; equal keys one at a time in offset order) against partition-serial processing
- * (maxConcurrency 1), alternating — once through the whole executor (pipeline, Redis, audit and
- * result published per call) and once bare (the bus and the keyed processor around the same wait).
+ * through real Kafka. Key-ordered processing (calls with distinct keys run concurrently, at most 32
+ * at once; equal keys one at a time in offset order) against partition-serial processing
+ * (maxConcurrency 1), alternating — once through the whole executor (its keyed subscription,
+ * pipeline, Redis, audit and result published per call) and once bare (the bus and the batch keyed
+ * processor around the same wait).
  * A third executor variant sends each publish as its own produce request (the executor before
  * libs/bus coalescingPublisher shipped).
  *
@@ -164,7 +165,7 @@ async function main(): Promise<void> {
       table(
         ['processing', 'calls/s (median)', 'runs', '÷ partition-serial'],
         [
-          row(`executor, processBatchByKey maxConcurrency ${c}`, `executor-${c}`, 'executor-1'),
+          row(`executor (keyed subscription) maxConcurrency ${c}`, `executor-${c}`, 'executor-1'),
           row('executor, partition-serial (maxConcurrency 1)', 'executor-1', 'executor-1'),
           row(
             `executor maxConcurrency ${c}, one produce request per publish (before coalescing)`,

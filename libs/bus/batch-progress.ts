@@ -1,4 +1,15 @@
-import type { OffsetTracker } from './offset-tracker.js';
+/**
+ * The finished/unfinished bookkeeping BatchProgress reads: OffsetTracker for a fixed batch,
+ * LaneTracker for a partition's growing stream.
+ */
+export interface ProgressTracker {
+  /** Records `offset` as finished; true when that moved the committable position. */
+  markDone(offset: string): boolean;
+  /** The next offset to read: the lowest unfinished one, or past the last known message. */
+  position(): string;
+  /** The last offset of the finished prefix, or undefined while the prefix is empty. */
+  lastFinishedInPrefix(): string | undefined;
+}
 
 /** Where a batch's progress goes; each adapter supplies one per delivered batch. */
 export interface ProgressSink {
@@ -34,7 +45,7 @@ export class BatchProgress {
   private progressed = false;
 
   constructor(
-    private readonly tracker: OffsetTracker,
+    private readonly tracker: ProgressTracker,
     private readonly sink: ProgressSink,
     private readonly options: BatchProgressOptions,
   ) {
@@ -64,6 +75,15 @@ export class BatchProgress {
 
   position(): string {
     return this.tracker.position();
+  }
+
+  /**
+   * Sends a commit of the current position now unless it is already committed (e.g. after a commit
+   * that failed during a rebalance, once the member belongs to the new generation).
+   */
+  flush(): void {
+    if (this.closed) return;
+    this.enqueueCommit();
   }
 
   /** Stops accepting marks, commits the final prefix and resolves when all commits have settled. */

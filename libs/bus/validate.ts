@@ -1,4 +1,9 @@
-import type { OutgoingMessage, SubscribeOptions, TopicSpec } from '../ports/event-bus.js';
+import type {
+  KeyedSubscribeOptions,
+  OutgoingMessage,
+  SubscribeOptions,
+  TopicSpec,
+} from '../ports/event-bus.js';
 
 /**
  * Argument checks shared by both adapters, so a caller bug fails the same way on either
@@ -75,6 +80,17 @@ export function validateSubscribeOptions(options: SubscribeOptions): void {
     }
     if (!partitions.every(isPartition)) throw new RangeError('partitions must be non-negative integers');
     if (new Set(partitions).size !== partitions.length) throw new RangeError('partitions are listed twice');
+  }
+}
+
+/** SubscribeOptions' checks, plus positive integer `maxConcurrency` and `maxBuffered`. */
+export function validateKeyedSubscribeOptions(options: KeyedSubscribeOptions): void {
+  validateSubscribeOptions(options);
+  for (const [name, value] of [
+    ['maxConcurrency', options.maxConcurrency],
+    ['maxBuffered', options.maxBuffered ?? 1],
+  ] as const) {
+    if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer`);
   }
 }
 

@@ -154,11 +154,79 @@ export interface EventSubscriber {
   subscribe(options: SubscribeOptions, handler: BatchHandler): Promise<Subscription>;
 }
 
+/** What a keyed subscription hands its handler with each message. */
+export interface MessageContext {
+  /**
+   * Aborted when this member stops owning the message's partition (it was revoked, the member
+   * crashed) or the subscription stops: start nothing new for this message, stop waiting, and
+   * return. Not aborted when a rebalance merely begins: a running message is never interrupted
+   * by one.
+   */
+  readonly signal: AbortSignal;
+  /** Tells the group this member is alive. Never rejects. */
+  heartbeat(): Promise<void>;
+}
+
+/**
+ * Handles one message of a keyed subscription. Resolve `true` when the message is finished
+ * (successfully or not): its offset may then be committed. Resolve `false` only when giving up
+ * because `context.signal` aborted: the message stays unfinished, the committed offset stays at or
+ * below it, and it is delivered again to the partition's next owner (or to this member after it
+ * restarts). A handler that rejects is logged and its message counts as finished: one bad message
+ * must not stall its partition, so handlers turn failures into results themselves.
+ */
+export type MessageHandler = (message: BusMessage, context: MessageContext) => Promise<boolean>;
+
+/** A keyed subscription: SubscribeOptions (less the batch concurrency) plus its bounds. */
+export interface KeyedSubscribeOptions extends Omit<SubscribeOptions, 'partitionsConcurrently'> {
+  /** How many messages this member runs at once, across all of its partitions (≥ 1). */
+  readonly maxConcurrency: number;
+  /**
+   * How many delivered messages one partition may hold unfinished (running or waiting for their
+   * key) before the member stops fetching that partition (default 1000, ≥ 1). Fetching resumes
+   * once fewer than half that many are left.
+   */
+  readonly maxBuffered?: number;
+}
+
+/**
+ * Consumes a topic message by message with per-key order and no head-of-line blocking — what the
+ * executor needs, where one call may run for seconds:
+ *
+ * - messages with the same key run one at a time, in offset order, across fetches;
+ * - messages with other keys, on the same partition or any other, never wait for them: fetching
+ *   goes on while messages run, up to `maxConcurrency` at once (oldest ready first, partitions
+ *   taken in turn) and `maxBuffered` held per partition;
+ * - the committed offset of a partition is its lowest unfinished message, so a crash redelivers
+ *   every unfinished message and nothing below it;
+ * - only the partition's owner commits: a member drops its commits for a partition it lost.
+ *
+ * Rebalances: when a rebalance begins, the member starts no new message; running ones go on.
+ * After the new assignment, partitions it kept continue where they were (messages it already holds
+ * are not delivered twice); for partitions it lost, waiting messages are dropped and running ones'
+ * signals abort. The Kafka adapter cannot hold a rebalance until running messages finish (kafkajs
+ * has no revocation hook), so the next owner may receive a message the previous owner is still
+ * running: handlers must make that safe (the executor's idempotency claim makes the redelivery wait
+ * for the running call, and keeps the key's later messages waiting behind it). A member that has
+ * not been able to heartbeat for half the session timeout starts nothing new until it can again,
+ * so a member cut off from the broker stops taking work before its partitions are handed over.
+ * The memory adapter drains running messages before every reassignment.
+ */
+export interface KeyedSubscriber {
+  /** Joins `groupId` as a new member; resolves like {@link EventSubscriber.subscribe}. */
+  subscribeKeyed(options: KeyedSubscribeOptions, handler: MessageHandler): Promise<Subscription>;
+}
+
 export interface TopicSpec {
   readonly topic: string;
   readonly partitions: number;
   /** Kafka only; default: the broker's default replication factor. */
   readonly replicationFactor?: number;
+  /**
+   * Kafka only: topic configs a topic is created with (e.g. `message.timestamp.type`); an existing
+   * topic's configs are never changed. Other buses ignore them.
+   */
+  readonly configs?: Readonly<Record<string, string>>;
 }
 
 /** The topic administration services need at start-up. */
@@ -172,7 +240,7 @@ export interface TopicAdmin {
 }
 
 /** Everything one transport offers, as wired in a service's main.ts. */
-export interface EventBus extends EventPublisher, EventSubscriber, TopicAdmin {
+export interface EventBus extends EventPublisher, EventSubscriber, KeyedSubscriber, TopicAdmin {
   /** Releases connections. Stop subscriptions first; publishing after close rejects. */
   close(): Promise<void>;
 }

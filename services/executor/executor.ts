@@ -1,8 +1,7 @@
 import { setMaxListeners } from 'node:events';
-import { processBatchByKey } from '../../libs/bus/keyed-processor.js';
-import type { BatchControl, BatchHandler, Subscription } from '../../libs/ports/event-bus.js';
+import type { MessageHandler, Subscription } from '../../libs/ports/event-bus.js';
 import type { ExecutorDeps } from './executor-deps.js';
-import { createCallHandler, type HandlingScope } from './handle-call.js';
+import { createCallHandler } from './handle-call.js';
 
 /** A running executor: one member of the executors' consumer group on the calls topic. */
 export interface Executor {
@@ -41,9 +40,13 @@ const DEFAULT_PUBLISH_GRACE_MS = 5_000;
  * a transactional producer per partition assignment, and read_committed consumers everywhere, for no
  * gain in the guarantee that matters.
  *
- * Ordering (DESIGN §3 invariant 6): each partition batch runs through `processBatchByKey` — calls
- * sharing a resource key one at a time in offset order, other keys concurrently up to
- * `maxConcurrency` — and the committed offset never passes the lowest unfinished message.
+ * Ordering and concurrency: the executor is a keyed subscriber (KeyedSubscriber in the event-bus
+ * port). Calls sharing a resource key run one at a time in offset order; every other call — same
+ * partition or not — runs concurrently, up to `maxConcurrency` per executor, and fetching never
+ * waits for a running call, so a call whose downstream hangs holds only the later calls of its own
+ * key. The committed offset never passes the lowest unfinished call. When a partition moves while
+ * one of its calls still runs here, the new owner's redelivery of that call waits on its
+ * idempotency claim, and the key's later calls wait behind it there.
  */
 export function createExecutor(deps: ExecutorDeps): Executor {
   const handleCall = createCallHandler(deps);
@@ -56,59 +59,26 @@ export function createExecutor(deps: ExecutorDeps): Executor {
   let starting: Promise<void> | undefined;
   let stopping: Promise<void> | undefined;
 
-  const onBatch: BatchHandler = async (batch, control) => {
-    // Each running call of the batch listens on its stale signal while it waits (bounded by
-    // maxConcurrency, released when the call settles); the default cap of 10 would warn.
-    setMaxListeners(0, control.signal);
-    const scope: HandlingScope = {
-      stale: control.signal,
+  const onMessage: MessageHandler = (message, context) =>
+    handleCall(message, {
+      stale: context.signal,
       killTools: killTools.signal,
       killPublishing: killPublishing.signal,
-      heartbeat: () => control.heartbeat(),
-    };
-    // The keyed processor marks every message it finishes; the executor marks only the ones whose
-    // outputs were published, so this control swallows the processor's marks.
-    const keyedControl: BatchControl = {
-      markDone: () => undefined,
-      heartbeat: () => control.heartbeat(),
-      isStale: () => control.isStale(),
-      signal: control.signal,
-    };
-    const outcome = await processBatchByKey(
-      batch,
-      keyedControl,
-      async (message) => {
-        if (await handleCall(message, scope)) control.markDone(message.offset);
-      },
-      {
-        maxConcurrency: deps.maxConcurrency,
-        onError: (err, message) =>
-          deps.logger.error(
-            { err, partition: message.partition, offset: message.offset },
-            'call handler threw',
-          ),
-      },
-    );
-    if (outcome.notStarted > 0) {
-      deps.logger.info(
-        { topic: batch.topic, partition: batch.partition, notStarted: outcome.notStarted },
-        'batch turned stale; the rest is delivered again',
-      );
-    }
-  };
+      heartbeat: () => context.heartbeat(),
+    });
 
   return {
     start() {
       if (starting !== undefined) return Promise.reject(new Error('the executor was already started'));
       starting = (async () => {
-        subscription = await deps.subscriber.subscribe(
+        subscription = await deps.subscriber.subscribeKeyed(
           {
             groupId: deps.groupId,
             topics: [deps.topics.calls],
             fromBeginning: deps.fromBeginning ?? true,
-            partitionsConcurrently: deps.partitionsConcurrently,
+            maxConcurrency: deps.maxConcurrency,
           },
-          onBatch,
+          onMessage,
         );
         deps.logger.info(
           {

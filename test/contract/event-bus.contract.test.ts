@@ -15,6 +15,12 @@ import {
   type BusFixtureFactory,
 } from '../integration/bus/bus-fixtures.js';
 
+/** A key, made from `prefix`, that the murmur2 partitioner puts on `partition` of `count`. */
+function keyOn(partition: number, count: number, prefix: string): string {
+  for (let i = 0; ; i += 1)
+    if (partitionForKey(`${prefix}-${i}`, count) === partition) return `${prefix}-${i}`;
+}
+
 /**
  * One suite, run against every EventBus adapter: the memory bus must behave like Kafka wherever
  * the product relies on it (DESIGN §3.6, §3.8; at-least-once with committed prefixes).
@@ -242,6 +248,97 @@ function eventBusContract(name: string, makeFixture: BusFixtureFactory): void {
           .map((m) => m.seq);
         expect(startedSeqs.get(key)).toEqual(expected);
       }
+    });
+
+    it('subscribeKeyed: a slow message holds only its own key, on its partition and every other', async () => {
+      const topic = await fx.topic('keyed-slow', 3);
+      const slow = 'slow-key';
+      const p = partitionForKey(slow, 3);
+      const sameP = keyOn(p, 3, 'same');
+      const otherP = keyOn((p + 1) % 3, 3, 'other');
+      const hold = gate();
+      const events: string[] = [];
+      const sub = await bus.subscribeKeyed(
+        { groupId: fx.group('keyed-slow'), topics: [topic], fromBeginning: true, maxConcurrency: 4 },
+        async (m) => {
+          events.push(`start:${m.key}:${m.value.toString()}`);
+          if (m.value.toString() === 'first') await hold.wait;
+          events.push(`end:${m.key}:${m.value.toString()}`);
+          return true;
+        },
+      );
+      subscriptions.push(sub);
+      await bus.publish(topic, [{ key: slow, value: Buffer.from('first') }]);
+      await eventually(() => expect(events).toContain(`start:${slow}:first`));
+      // Published after the slow message started: another fetch, on Kafka as on the memory bus.
+      await bus.publish(topic, [
+        { key: slow, value: Buffer.from('second') },
+        { key: sameP, value: Buffer.from('x') },
+        { key: otherP, value: Buffer.from('y') },
+      ]);
+      await eventually(() => {
+        expect(events).toContain(`end:${sameP}:x`);
+        expect(events).toContain(`end:${otherP}:y`);
+      });
+      expect(events).not.toContain(`start:${slow}:second`);
+      hold.open();
+      await eventually(() => expect(events).toContain(`end:${slow}:second`));
+      expect(events.indexOf(`end:${slow}:first`)).toBeLessThan(events.indexOf(`start:${slow}:second`));
+    });
+
+    it('subscribeKeyed: per key in publish order, one at a time, across fetches and partitions', async () => {
+      const topic = await fx.topic('keyed-order', 2);
+      const keys = Array.from({ length: 8 }, (_, i) => `k${i}`);
+      const running = new Set<string>();
+      const overlaps: string[] = [];
+      const got = new Map<string, number[]>();
+      let count = 0;
+      const sub = await bus.subscribeKeyed(
+        { groupId: fx.group('keyed-order'), topics: [topic], fromBeginning: true, maxConcurrency: 6 },
+        async (m) => {
+          if (running.has(m.key)) overlaps.push(m.key);
+          running.add(m.key);
+          await sleep(seqOf(m) % 3);
+          running.delete(m.key);
+          got.set(m.key, [...(got.get(m.key) ?? []), seqOf(m)]);
+          count += 1;
+          return true;
+        },
+      );
+      subscriptions.push(sub);
+      const messages = numbered(160, keys);
+      for (let i = 0; i < 160; i += 40) await bus.publish(topic, messages.slice(i, i + 40));
+      await eventually(() => expect(count).toBe(160));
+      expect(overlaps).toEqual([]);
+      for (const key of keys) {
+        const seqs = got.get(key)!;
+        expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+      }
+    });
+
+    it('subscribeKeyed: commits never pass an unfinished message; the next member starts at it', async () => {
+      const topic = await fx.topic('keyed-commit', 1);
+      const group = fx.group('keyed-commit');
+      await bus.publish(topic, numbered(5, ['a', 'b', 'c', 'd', 'e']));
+      const finished = new Set<string>();
+      const first = await bus.subscribeKeyed(
+        { groupId: group, topics: [topic], fromBeginning: true, maxConcurrency: 5 },
+        async (m, context) => {
+          if (m.offset !== '0') {
+            finished.add(m.offset);
+            return true;
+          }
+          // Offset 0 never finishes: it gives up when the member stops.
+          await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }));
+          return false;
+        },
+      );
+      await eventually(() => expect(finished.size).toBe(4));
+      await first.stop();
+      const next = new Received();
+      await subscribe({ groupId: group, topics: [topic], fromBeginning: true }, next.handler());
+      await next.waitFor(5);
+      expect(next.offsets().slice(0, 5)).toEqual(['0', '1', '2', '3', '4']);
     });
 
     it('hands a revoked partition to a new member only after the running message finished', async () => {

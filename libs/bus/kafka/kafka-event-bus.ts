@@ -1,17 +1,31 @@
-import { Kafka, Partitioners, type Admin, type KafkaConfig, type Producer } from 'kafkajs';
+import { Kafka, Partitioners, type Admin, type Consumer, type KafkaConfig, type Producer } from 'kafkajs';
 import type {
   BatchHandler,
   EventBus,
+  KeyedSubscribeOptions,
+  MessageHandler,
   OutgoingMessage,
   SubscribeOptions,
   Subscription,
   TopicSpec,
 } from '../../ports/event-bus.js';
 import { silentBusLogger, type BusLogger } from '../logger.js';
-import { validateStaticPartitions, validateSubscribeOptions } from '../validate.js';
+import { DEFAULT_MAX_BUFFERED } from '../keyed-lanes.js';
+import {
+  validateKeyedSubscribeOptions,
+  validateStaticPartitions,
+  validateSubscribeOptions,
+} from '../validate.js';
+import { KafkaBatchDelivery } from './kafka-batch-delivery.js';
+import type { KafkaDelivery } from './kafka-delivery.js';
+import { KafkaKeyedDelivery } from './kafka-keyed-delivery.js';
 import { kafkaLogCreator, toKafkaLogLevel, type KafkaLogLevel } from './kafka-log-creator.js';
 import { KafkaPublisher } from './kafka-publisher.js';
-import { KafkaSubscription, type KafkaConsumerSettings } from './kafka-subscription.js';
+import {
+  KafkaSubscription,
+  type KafkaConsumerSettings,
+  type MembershipOptions,
+} from './kafka-subscription.js';
 import { KafkaTopicAdmin } from './kafka-topic-admin.js';
 
 /** Connection and consumer tuning of {@link KafkaEventBus}; every duration in milliseconds. */
@@ -26,9 +40,10 @@ export interface KafkaEventBusOptions {
   /** Broker-side liveness window (default 30000; the broker enforces its min/max). */
   readonly sessionTimeoutMs?: number;
   /**
-   * How long the group waits for members to finish running messages and rejoin during a
-   * rebalance (default 60000). Must exceed the longest a single message can run, or a partition
-   * can be handed over while its old owner is still working.
+   * How long the group waits for members to rejoin during a rebalance (default 60000). A batch
+   * subscription rejoins only once its running batches returned, so this must exceed the longest a
+   * batch can run, or a partition can be handed over while its old owner is still working. A keyed
+   * subscription rejoins at once (see KeyedSubscriber).
    */
   readonly rebalanceTimeoutMs?: number;
   /** Default 3000; keep it well under a third of the session timeout. */
@@ -124,8 +139,52 @@ export class KafkaEventBus implements EventBus {
     await this.topicAdmin.ensureTopics(specs);
   }
 
+  /** The effective value of one config of an existing topic (see `KafkaTopicAdmin.topicConfig`). */
+  async topicConfig(topic: string, name: string): Promise<string | undefined> {
+    await this.connect();
+    return this.topicAdmin.topicConfig(topic, name);
+  }
+
   async subscribe(options: SubscribeOptions, handler: BatchHandler): Promise<Subscription> {
     validateSubscribeOptions(options);
+    return this.join(
+      options,
+      () =>
+        new KafkaBatchDelivery(
+          handler,
+          options.partitionsConcurrently ?? 1,
+          this.settings,
+          options.groupId,
+          this.logger,
+        ),
+    );
+  }
+
+  async subscribeKeyed(options: KeyedSubscribeOptions, handler: MessageHandler): Promise<Subscription> {
+    validateKeyedSubscribeOptions(options);
+    return this.join(
+      options,
+      (consumer) =>
+        new KafkaKeyedDelivery(
+          handler,
+          consumer,
+          {
+            sessionTimeoutMs: this.settings.sessionTimeoutMs,
+            commitIntervalMs: this.settings.commitIntervalMs,
+            maxConcurrency: options.maxConcurrency,
+            maxBuffered: options.maxBuffered ?? DEFAULT_MAX_BUFFERED,
+          },
+          options.groupId,
+          this.logger,
+        ),
+    );
+  }
+
+  /** Joins the group with one new member whose fetched batches go to the delivery. */
+  private async join(
+    options: MembershipOptions,
+    createDelivery: (consumer: () => Consumer) => KafkaDelivery,
+  ): Promise<Subscription> {
     await this.connect();
     const counts = new Map<string, number>();
     for (const topic of options.topics) {
@@ -140,7 +199,7 @@ export class KafkaEventBus implements EventBus {
       this.kafka,
       this.admin,
       options,
-      handler,
+      createDelivery,
       this.settings,
       this.logger,
       (gone) => this.subscriptions.delete(gone),

@@ -1,17 +1,9 @@
-import type { Admin, Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
-import type {
-  BatchHandler,
-  BusMessage,
-  SubscribeOptions,
-  Subscription,
-  TopicPartition,
-} from '../../ports/event-bus.js';
-import { createBatchControl } from '../batch-control.js';
-import { BatchProgress } from '../batch-progress.js';
+import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import type { SubscribeOptions, Subscription, TopicPartition } from '../../ports/event-bus.js';
 import type { BusLogger } from '../logger.js';
-import { OffsetTracker } from '../offset-tracker.js';
 import { pause } from '../pause.js';
 import { backoffDelay, type BackoffPolicy } from '../../core/backoff.js';
+import type { KafkaDelivery } from './kafka-delivery.js';
 import { isMembershipError } from './kafka-errors.js';
 import { floorKey, pinLatestStarts, type StartFloors } from './start-positions.js';
 import { staticPartitionAssigner } from './static-assigner.js';
@@ -37,24 +29,18 @@ interface Generation {
   readonly floors: Promise<StartFloors>;
 }
 
+/** The membership part of the subscribe options: which group, topics and start. */
+export type MembershipOptions = Pick<SubscribeOptions, 'groupId' | 'topics' | 'fromBeginning' | 'partitions'>;
+
 /**
  * One consumer-group member on kafkajs, run with `eachBatch`, `eachBatchAutoResolve: false` and
- * `autoCommit: false`:
+ * `autoCommit: false` (the adapter owns commits). What happens to fetched batches is its
+ * delivery's (batch or keyed, see KafkaDelivery); the subscription owns the membership:
  *
- * - The adapter owns commits (BatchProgress): the read position moves with `resolveOffset` only
- *   over the finished prefix, and commits of exactly that prefix go out while the batch runs and
- *   once more before eachBatch returns. kafkajs' auto-commit would commit the same resolved
- *   offsets, but at moments the adapter does not see (inside its heartbeat, on errors), and a
- *   failed auto-commit surfaces as a consumer error instead of a logged, harmless redelivery.
- * - A timer heartbeats while a batch runs (kafkajs only heartbeats between batches), so a slow
- *   call does not cost the session; the executor bounds each call with its own timeout.
- * - When a heartbeat or commit answers that the group is rebalancing (or this member is gone), the
- *   generation's signal aborts: every running batch turns stale and batches already fetched are
- *   returned unprocessed. kafkajs rejoins only after every eachBatch of the fetch has returned
- *   (its fetcher awaits the worker queue before the runner calls joinAndSync), and the other
- *   members cannot get partitions before this member rejoins or `rebalanceTimeoutMs` passes. So
- *   a partition is never handled by two members as long as running messages finish within
- *   `rebalanceTimeoutMs`.
+ * - When a heartbeat or commit answers that the group is rebalancing (or this member is gone), or
+ *   the member joins a new generation, the generation's signal aborts and batches already fetched
+ *   for it are handed back unprocessed (nothing resolved: they are fetched again by the
+ *   partition's owner after the rebalance); the delivery is told at each step.
  * - kafkajs restarts its consumer after a retriable crash, but stops it for good after one it
  *   deems non-retriable; the adapter then replaces it with a new consumer in the same group (with
  *   backoff), so a member never lingers in the process consuming nothing.
@@ -67,16 +53,18 @@ export class KafkaSubscription implements Subscription {
   private readonly stopSignal = new AbortController();
   /** Consecutive replacements of a consumer that died for good; reset by the next group join. */
   private replacements = 0;
+  private readonly delivery: KafkaDelivery;
 
   constructor(
     private readonly kafka: Kafka,
     private readonly admin: Admin,
-    private readonly options: SubscribeOptions,
-    private readonly handler: BatchHandler,
+    private readonly options: MembershipOptions,
+    createDelivery: (consumer: () => Consumer) => KafkaDelivery,
     private readonly settings: KafkaConsumerSettings,
     private readonly logger: BusLogger,
     private readonly onGone: (subscription: KafkaSubscription) => void,
   ) {
+    this.delivery = createDelivery(() => this.consumer);
     this.consumer = this.createConsumer();
   }
 
@@ -107,9 +95,16 @@ export class KafkaSubscription implements Subscription {
         ),
       );
     });
+    consumer.on(consumer.events.REBALANCING, () => {
+      if (consumer === this.consumer) this.delivery.onRebalancing();
+    });
+    consumer.on(consumer.events.HEARTBEAT, () => {
+      if (consumer === this.consumer) this.delivery.onAlive();
+    });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       if (consumer !== this.consumer) return;
       this.generation.abort.abort();
+      this.delivery.onRebalancing();
       this.logger.error(
         { err: payload.error, groupId: options.groupId, restart: payload.restart },
         'kafka consumer crashed',
@@ -169,7 +164,7 @@ export class KafkaSubscription implements Subscription {
     await this.consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: this.options.partitionsConcurrently ?? 1,
+      partitionsConsumedConcurrently: this.delivery.partitionsConcurrently,
       eachBatch: (payload) => this.eachBatch(payload),
     });
     await this.generation.floors;
@@ -183,6 +178,18 @@ export class KafkaSubscription implements Subscription {
     this.stopping ??= (async () => {
       this.stopSignal.abort();
       this.generation.abort.abort();
+      try {
+        // Nothing more is fetched (kafkajs would otherwise fetch the unresolved rest again and
+        // again); running messages finish and commit while the consumer is still a member.
+        this.consumer.pause(this.options.topics.map((topic) => ({ topic })));
+      } catch {
+        // Not running yet or any more: nothing is being fetched.
+      }
+      try {
+        await this.delivery.stop();
+      } catch (error) {
+        this.logger.warn({ err: error, groupId: this.options.groupId }, 'delivery did not stop cleanly');
+      }
       try {
         // disconnect = stop (waits for running eachBatch calls, leaves the group) + close sockets.
         await this.consumer.disconnect();
@@ -201,6 +208,7 @@ export class KafkaSubscription implements Subscription {
   private onJoin(assignment: readonly TopicPartition[]): void {
     this.generation.abort.abort();
     this.assigned = assignment;
+    this.delivery.onAssignment(assignment);
     const floors = this.options.fromBeginning
       ? Promise.resolve<StartFloors>(new Map())
       : pinLatestStarts(this.admin, this.options.groupId, assignment, (offsets) =>
@@ -222,6 +230,7 @@ export class KafkaSubscription implements Subscription {
     if (this.generation.abort.signal.aborted) return;
     this.logger.info({ groupId: this.options.groupId, reason: String(reason) }, 'partitions revoked');
     this.generation.abort.abort();
+    this.delivery.onRebalancing();
   }
 
   private async heartbeat(payload: EachBatchPayload): Promise<void> {
@@ -250,76 +259,12 @@ export class KafkaSubscription implements Subscription {
     if (signal.aborted) return this.handBack();
     const floors = await generation.floors;
     if (signal.aborted) return this.handBack();
-
-    const { batch } = payload;
-    const { topic, partition } = batch;
-    const floor = floors.get(floorKey(topic, partition));
-    const tracker = new OffsetTracker(
-      batch.messages.map((m) => m.offset),
-      String(BigInt(batch.lastOffset()) + 1n),
-    );
-    const progress = new BatchProgress(
-      tracker,
-      {
-        advance: (_position, lastFinished) => payload.resolveOffset(lastFinished),
-        commit: (position) =>
-          payload.commitOffsetsIfNecessary({
-            topics: [{ topic, partitions: [{ partition, offset: position }] }],
-          }),
-      },
-      {
-        commitIntervalMs: this.settings.commitIntervalMs,
-        onCommitError: (error, position) => {
-          if (isMembershipError(error)) this.revoke(error);
-          this.logger.warn(
-            { err: error, groupId: this.options.groupId, topic, partition, position },
-            'commit failed',
-          );
-        },
-      },
-    );
-    const deliver: BusMessage[] = [];
-    for (const message of batch.messages) {
-      if (floor !== undefined && BigInt(message.offset) < floor) progress.markDone(message.offset);
-      else deliver.push(toBusMessage(topic, partition, message));
-    }
-
-    const timer = setInterval(() => void this.heartbeat(payload), this.settings.heartbeatIntervalMs);
-    let failed = false;
-    try {
-      if (deliver.length > 0) {
-        const control = createBatchControl(progress, signal, () => this.heartbeat(payload));
-        await this.handler({ topic, partition, messages: deliver }, control);
-      }
-    } catch (error) {
-      failed = true;
-      this.logger.error(
-        { err: error, groupId: this.options.groupId, topic, partition, firstOffset: deliver[0]?.offset },
-        'batch handler rejected; unfinished messages will be delivered again',
-      );
-    } finally {
-      clearInterval(timer);
-    }
-    await progress.close();
-    if ((failed || !progress.hasProgressed()) && !tracker.isComplete()) {
-      await pause(this.settings.redeliveryDelayMs, signal);
-    }
+    const { topic, partition } = payload.batch;
+    await this.delivery.handle(payload, {
+      floor: floors.get(floorKey(topic, partition)),
+      signal,
+      heartbeat: () => this.heartbeat(payload),
+      revoke: (reason) => this.revoke(reason),
+    });
   }
-}
-
-function toBusMessage(topic: string, partition: number, message: KafkaMessage): BusMessage {
-  const headers: Record<string, string> = {};
-  for (const [name, raw] of Object.entries(message.headers ?? {})) {
-    const value = Array.isArray(raw) ? raw[raw.length - 1] : raw;
-    if (value !== undefined) headers[name] = Buffer.isBuffer(value) ? value.toString('utf8') : String(value);
-  }
-  return {
-    topic,
-    partition,
-    offset: message.offset,
-    key: message.key === null ? '' : message.key.toString('utf8'),
-    value: message.value ?? Buffer.alloc(0),
-    headers,
-    timestampMs: Number(message.timestamp),
-  };
 }

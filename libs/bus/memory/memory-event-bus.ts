@@ -2,13 +2,17 @@ import type { Clock } from '../../ports/clock.js';
 import type {
   BatchHandler,
   EventBus,
+  KeyedSubscribeOptions,
+  MessageHandler,
   OutgoingMessage,
   SubscribeOptions,
   TopicSpec,
 } from '../../ports/event-bus.js';
 import { silentBusLogger, type BusLogger } from '../logger.js';
 import { partitionForKey } from '../partitioner.js';
+import { DEFAULT_MAX_BUFFERED } from '../keyed-lanes.js';
 import {
+  validateKeyedSubscribeOptions,
   validateOutgoing,
   validateStaticPartitions,
   validateSubscribeOptions,
@@ -16,7 +20,7 @@ import {
 } from '../validate.js';
 import { MemoryGroup } from './memory-group.js';
 import { MemoryTopic } from './memory-log.js';
-import { MemoryMember, type MemorySubscription } from './memory-member.js';
+import { MemoryMember, type MemoryDelivery, type MemorySubscription } from './memory-member.js';
 
 /** Tuning of {@link MemoryEventBus}; every duration in milliseconds. */
 export interface MemoryEventBusOptions {
@@ -104,6 +108,21 @@ export class MemoryEventBus implements EventBus {
   async subscribe(options: SubscribeOptions, handler: BatchHandler): Promise<MemorySubscription> {
     this.assertOpen();
     validateSubscribeOptions(options);
+    return this.join(options, { kind: 'batch', handler });
+  }
+
+  async subscribeKeyed(options: KeyedSubscribeOptions, handler: MessageHandler): Promise<MemorySubscription> {
+    this.assertOpen();
+    validateKeyedSubscribeOptions(options);
+    return this.join(options, {
+      kind: 'keyed',
+      handler,
+      maxConcurrency: options.maxConcurrency,
+      maxBuffered: options.maxBuffered ?? DEFAULT_MAX_BUFFERED,
+    });
+  }
+
+  private async join(options: SubscribeOptions, delivery: MemoryDelivery): Promise<MemorySubscription> {
     validateStaticPartitions(
       options.partitions,
       new Map(options.topics.map((name) => [name, this.topic(name).partitions.length])),
@@ -121,7 +140,7 @@ export class MemoryEventBus implements EventBus {
     const member = new MemoryMember(
       `${options.groupId}-member-${this.nextMember}`,
       options,
-      handler,
+      delivery,
       group,
       (name) => this.topic(name),
       {

@@ -2,12 +2,14 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type {
   BatchHandler,
   BusMessage,
+  MessageHandler,
   SubscribeOptions,
   Subscription,
   TopicPartition,
 } from '../../ports/event-bus.js';
 import { createBatchControl } from '../batch-control.js';
 import { BatchProgress } from '../batch-progress.js';
+import { KeyedLanes, type LaneSink } from '../keyed-lanes.js';
 import type { BusLogger } from '../logger.js';
 import { OffsetTracker } from '../offset-tracker.js';
 import { pause } from '../pause.js';
@@ -37,8 +39,29 @@ export interface MemorySubscription extends Subscription {
 type State = 'joining' | 'active' | 'stopping' | 'stopped' | 'crashed';
 
 /**
- * One member of a memory consumer group: a read loop per owned partition, at most
- * `partitionsConcurrently` of them inside a handler at once, one batch per partition at a time.
+ * What the member does with what it reads: hand batches to a batch handler one at a time per
+ * partition, or stream messages into keyed lanes (KeyedSubscriber semantics).
+ */
+export type MemoryDelivery =
+  | { readonly kind: 'batch'; readonly handler: BatchHandler }
+  | {
+      readonly kind: 'keyed';
+      readonly handler: MessageHandler;
+      readonly maxConcurrency: number;
+      readonly maxBuffered: number;
+    };
+
+/** A keyed member's per-partition fetch switch, flipped by its lane's backpressure. */
+interface Throttle {
+  paused: boolean;
+  wake: (() => void) | undefined;
+}
+
+/**
+ * One member of a memory consumer group: a read loop per owned partition. With batch delivery, at
+ * most `partitionsConcurrently` of them inside a handler at once, one batch per partition at a
+ * time; with keyed delivery, the loops feed keyed lanes and read on while messages run. Either way
+ * a rebalance waits for running messages to finish and commit before partitions move.
  */
 export class MemoryMember implements MemorySubscription, GroupMember {
   readonly topics: readonly string[];
@@ -53,11 +76,13 @@ export class MemoryMember implements MemorySubscription, GroupMember {
   private stopping: Promise<void> | undefined;
   private readonly firstAssignment: Promise<void>;
   private resolveFirstAssignment!: () => void;
+  private readonly lanes: KeyedLanes | undefined;
+  private readonly throttles = new Map<string, Throttle>();
 
   constructor(
     readonly memberId: string,
     options: SubscribeOptions,
-    private readonly handler: BatchHandler,
+    private readonly delivery: MemoryDelivery,
     private readonly group: MemoryGroup,
     private readonly topic: (name: string) => MemoryTopic,
     private readonly settings: MemoryMemberSettings,
@@ -70,6 +95,17 @@ export class MemoryMember implements MemorySubscription, GroupMember {
     this.firstAssignment = new Promise((resolve) => {
       this.resolveFirstAssignment = resolve;
     });
+    this.lanes =
+      delivery.kind === 'keyed'
+        ? new KeyedLanes(delivery.handler, {
+            maxConcurrency: delivery.maxConcurrency,
+            maxBuffered: delivery.maxBuffered,
+            commitIntervalMs: settings.commitIntervalMs,
+            groupId: group.groupId,
+            logger: settings.logger,
+            heartbeat,
+          })
+        : undefined;
   }
 
   /** Resolves once the member has its first assignment (or was stopped before getting one). */
@@ -83,7 +119,10 @@ export class MemoryMember implements MemorySubscription, GroupMember {
 
   revoke(): Promise<void> {
     this.generation.abort();
-    return Promise.all([...this.loops]).then(() => undefined);
+    for (const throttle of this.throttles.values()) throttle.wake?.();
+    // Keyed lanes drain and commit before the partitions move, like batches do.
+    const drained = this.lanes?.assign([], true) ?? Promise.resolve();
+    return Promise.all([...this.loops, drained]).then(() => undefined);
   }
 
   assign(_generation: number, partitions: readonly AssignedPartition[]): void {
@@ -92,7 +131,9 @@ export class MemoryMember implements MemorySubscription, GroupMember {
     const signal = this.generation.signal;
     this.assigned = partitions.map(({ topic, partition }) => ({ topic, partition }));
     for (const partition of partitions) {
-      const loop = this.readPartition(partition, signal);
+      const loop = this.lanes
+        ? this.streamPartition(this.lanes, partition, signal)
+        : this.readPartition(partition, signal);
       this.loops.add(loop);
       void loop.finally(() => this.loops.delete(loop));
     }
@@ -109,6 +150,7 @@ export class MemoryMember implements MemorySubscription, GroupMember {
     if (this.state === 'stopped' || this.state === 'crashed') return;
     this.state = 'crashed';
     this.generation.abort();
+    this.lanes?.abandon();
     this.group.remove(this.memberId);
     this.assigned = [];
     this.resolveFirstAssignment();
@@ -151,14 +193,54 @@ export class MemoryMember implements MemorySubscription, GroupMember {
     }
   }
 
-  private async deliver(
-    tp: TopicPartition,
-    from: number,
+  /** A keyed member's read loop: reads on while the lane runs, until its lane asks to pause. */
+  private async streamPartition(
+    lanes: KeyedLanes,
+    tp: AssignedPartition,
     signal: AbortSignal,
-  ): Promise<{ position: number; progressed: boolean }> {
+  ): Promise<void> {
+    const { topic, partition } = tp;
+    const log = this.topic(topic).partition(partition);
+    const throttle: Throttle = { paused: false, wake: undefined };
+    this.throttles.set(`${topic}\u0000${partition}`, throttle);
+    const sink: LaneSink = {
+      commit: (position) =>
+        this.group.commit(this.memberId, topic, partition, Number(position))
+          ? Promise.resolve()
+          : Promise.reject(new Error(`member ${this.memberId} no longer owns ${topic}/${partition}`)),
+      throttle: (paused) => {
+        throttle.paused = paused;
+        if (!paused) throttle.wake?.();
+      },
+    };
+    let position = tp.startOffset;
+    while (!signal.aborted) {
+      if (throttle.paused) {
+        await new Promise<void>((resolve) => {
+          throttle.wake = resolve;
+          if (!throttle.paused || signal.aborted) resolve();
+        });
+        throttle.wake = undefined;
+        continue;
+      }
+      if (position >= log.end()) {
+        await log.waitForAppend(signal);
+        continue;
+      }
+      // Handlers that settle synchronously must not keep this loop on the microtask queue.
+      await yieldToLoop();
+      if (signal.aborted) break;
+      const messages = this.readMessages(tp, position);
+      lanes.deliver(tp, messages, sink);
+      position += messages.length;
+    }
+  }
+
+  /** Up to maxBatchSize messages of the partition from `from`, each a fresh copy. */
+  private readMessages(tp: TopicPartition, from: number): BusMessage[] {
     const { topic, partition } = tp;
     const records = this.topic(topic).partition(partition).read(from, this.settings.maxBatchSize);
-    const messages: BusMessage[] = records.map((record, i) => ({
+    return records.map((record, i) => ({
       topic,
       partition,
       offset: String(from + i),
@@ -168,6 +250,15 @@ export class MemoryMember implements MemorySubscription, GroupMember {
       headers: record.headers,
       timestampMs: record.timestampMs,
     }));
+  }
+
+  private async deliver(
+    tp: TopicPartition,
+    from: number,
+    signal: AbortSignal,
+  ): Promise<{ position: number; progressed: boolean }> {
+    const { topic, partition } = tp;
+    const messages = this.readMessages(tp, from);
     const { logger } = this.settings;
     const progress = new BatchProgress(
       new OffsetTracker(messages.map((m) => m.offset)),
@@ -189,7 +280,11 @@ export class MemoryMember implements MemorySubscription, GroupMember {
     );
     let failed = false;
     try {
-      await this.handler({ topic, partition, messages }, createBatchControl(progress, signal, heartbeat));
+      if (this.delivery.kind !== 'batch') throw new Error('a keyed member reads through its lanes');
+      await this.delivery.handler(
+        { topic, partition, messages },
+        createBatchControl(progress, signal, heartbeat),
+      );
     } catch (error) {
       failed = true;
       logger.error(

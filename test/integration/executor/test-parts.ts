@@ -155,11 +155,10 @@ export interface TestExecutorParts {
   readonly audience: string;
   readonly ownerId: string;
   readonly groupId: string;
-  readonly partitionsConcurrently: number;
   readonly logger: Logger;
 }
 
-/** An in-process executor on a test stack: 8 calls at once per batch, quick publish retries. */
+/** An in-process executor on a test stack: 24 calls at once, quick publish retries. */
 export function testExecutor(parts: TestExecutorParts, overrides: Partial<ExecutorDeps> = {}): Executor {
   return createExecutor({
     publisher: parts.bus,
@@ -174,8 +173,7 @@ export function testExecutor(parts: TestExecutorParts, overrides: Partial<Execut
     logger: parts.logger,
     ownerId: parts.ownerId,
     groupId: parts.groupId,
-    maxConcurrency: 8,
-    partitionsConcurrently: parts.partitionsConcurrently,
+    maxConcurrency: 24,
     backoff: { firstDelayMs: 20, maxDelayMs: 200 },
     ...overrides,
   });

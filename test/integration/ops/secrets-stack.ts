@@ -135,8 +135,7 @@ export async function startSecretsStack(o: SecretsStackOptions): Promise<Secrets
           logger: o.logger.child({ component: 'executor', owner }),
           ownerId: owner,
           groupId: `${o.runId}-executors`,
-          maxConcurrency: 8,
-          partitionsConcurrently: 4,
+          maxConcurrency: 32,
           shutdownTimeoutMs: 10_000,
         }),
       );

@@ -78,7 +78,6 @@ export async function createSdkStack(name: string): Promise<SdkStack> {
     audience: AUDIENCE,
     ownerId: `${name}-executor`,
     groupId: uniqueName(`${name}_executors`),
-    partitionsConcurrently: 4,
     logger: silentLogger,
   });
   await executor.start();

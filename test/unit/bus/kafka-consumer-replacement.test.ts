@@ -1,5 +1,6 @@
 import type { Admin, Kafka } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
+import { KafkaBatchDelivery } from '../../../libs/bus/kafka/kafka-batch-delivery.js';
 import { KafkaSubscription, type KafkaConsumerSettings } from '../../../libs/bus/kafka/kafka-subscription.js';
 import type { BusLogger } from '../../../libs/bus/logger.js';
 
@@ -72,7 +73,7 @@ async function started(options: { failSecondConnect?: boolean } = {}) {
     kafka,
     {} as Admin,
     { groupId: 'executors', topics: [TOPIC], fromBeginning: true },
-    () => Promise.resolve(),
+    () => new KafkaBatchDelivery(() => Promise.resolve(), 1, SETTINGS, 'executors', logger),
     SETTINGS,
     logger,
     () => undefined,

@@ -22,7 +22,6 @@ describe('loadExecutorConfig', () => {
     expect(config).toMatchObject({
       executorId: 'exec-a',
       maxConcurrency: 32,
-      partitionsConcurrently: 4,
       topicPrefix: 'toolgate',
       groupId: 'toolgate-executor',
       catalogModule: '../catalog/index.js',

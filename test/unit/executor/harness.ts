@@ -190,8 +190,7 @@ export async function createHarness(tools: readonly ToolDefinition[], callsParti
         logger: recordingLogger(logs),
         ownerId: 'executor-unit',
         groupId: `${topics.calls}-executors`,
-        maxConcurrency: 8,
-        partitionsConcurrently: 3,
+        maxConcurrency: 24,
         backoff: { firstDelayMs: 5, maxDelayMs: 20 },
         ...overrides,
       };
