@@ -65,7 +65,7 @@ export interface EmbeddedToolgate {
 const PARTITIONS: TopicPartitions = { calls: 4, results: 2, audit: 2, dlq: 1 };
 
 /**
- * Builds toolgate's full topology in one process (DESIGN §4 "embedded default"): the memory event
+ * Builds toolgate's full topology in one process ("embedded default"): the memory event
  * bus with the local Avro codec (the same bytes as on Kafka, without a registry), memory
  * idempotency and rate-limit stores shared by the executors, executors running the store catalog
  * over in-memory fake services and in-memory pattern backends (jobs, preview tokens, purchasing), the audit sink into a memory audit store, the reconciler over a

@@ -16,6 +16,7 @@ import type { ToolRegistry } from '../../libs/registry/tool-registry.js';
 import { createAuditSink, type AuditSink } from '../audit-sink/audit-sink.js';
 import { createExecutor, type Executor } from '../executor/executor.js';
 import { createReconciler, type Reconciler } from '../reconciler/reconciler.js';
+import { subscriberCalls } from '../reconciler/original-call.js';
 import { createToolgateClient, type ToolCallResolution, type ToolgateClient } from '../sdk/index.js';
 import type { TopologyLogger } from './topology-logger.js';
 
@@ -91,7 +92,7 @@ const AUDIENCE = 'toolgate-executor';
 const KEY_ID = 'agent-backend-1';
 
 /**
- * Wires one toolgate deployment from its parts (DESIGN §1): N executors sharing one consumer group,
+ * Wires one toolgate deployment from its parts: N executors sharing one consumer group,
  * each with its own guard pipeline and breakers over the shared idempotency store and rate limiter;
  * an audit sink from the audit topic into the audit store; a reconciler turning dead letters into
  * cases and settling them by status check; and an SDK client on reply partition 0.
@@ -143,8 +144,7 @@ export function createTopology(parts: TopologyParts): Topology {
         logger,
         ownerId: owner,
         groupId: `${deploymentId}-executors`,
-        maxConcurrency: 8,
-        partitionsConcurrently: 4,
+        maxConcurrency: 32,
         shutdownTimeoutMs: 10_000,
       }),
     );
@@ -176,6 +176,7 @@ export function createTopology(parts: TopologyParts): Topology {
     resultTtlMs,
     ...(parts.checkScheduleMs === undefined ? {} : { checkScheduleMs: parts.checkScheduleMs }),
     pollIntervalMs: 100,
+    originalCalls: subscriberCalls({ subscriber: bus, codec, groupPrefix: `${deploymentId}-calls` }),
   });
   const client = createToolgateClient({
     publisher: bus,

@@ -29,8 +29,8 @@ const EnvSchema = z.object({
   TOOLGATE_GROUP_ID: nonEmpty.default('toolgate-executor'),
   /** Also the idempotency-lease owner: must be unique per running instance. */
   EXECUTOR_ID: nonEmpty.max(200).optional(),
-  MAX_CONCURRENCY: positiveInt.max(1000).default(16),
-  PARTITIONS_CONCURRENTLY: positiveInt.max(1000).default(4),
+  /** Calls one executor runs at once, across all of its partitions. */
+  MAX_CONCURRENCY: positiveInt.max(10_000).default(64),
   /** Trusted principal-signing keys, as a JWKS JSON text… */
   PRINCIPAL_JWKS: z.string().optional(),
   /** …or the path of a file holding it. Exactly one of the two. */
@@ -40,6 +40,12 @@ const EnvSchema = z.object({
   PRINCIPAL_MAX_AGE_SEC: positiveInt.optional(),
   TOOLGATE_CATALOG_MODULE: nonEmpty.default(DEFAULT_CATALOG_MODULE),
   LEASE_MARGIN_MS: positiveInt.default(5_000),
+  /** How long a completed key's tombstone lives (0: keep none); see README, retention. */
+  IDEMPOTENCY_TOMBSTONE_TTL_MS: z.coerce
+    .number()
+    .int()
+    .nonnegative()
+    .default(30 * 24 * 3600 * 1000),
   BREAKER_ERROR_PERCENT: z.coerce.number().min(1).max(100).default(50),
   BREAKER_VOLUME: positiveInt.default(20),
   BREAKER_RESET_MS: positiveInt.default(30_000),
@@ -55,7 +61,6 @@ export interface ExecutorConfig extends ServiceSettings {
   readonly groupId: string;
   readonly executorId: string;
   readonly maxConcurrency: number;
-  readonly partitionsConcurrently: number;
   readonly partitions: PartitionCounts;
   readonly principal: {
     readonly jwks: JSONWebKeySet;
@@ -65,6 +70,8 @@ export interface ExecutorConfig extends ServiceSettings {
   };
   readonly redisKeyPrefix: string;
   readonly catalogModule: string;
+  /** Life of a completed key's tombstone; 0 keeps none (no retention signal). */
+  readonly tombstoneTtlMs: number;
   readonly resultTtlMs: number;
   readonly leaseMarginMs: number;
   readonly breaker: { readonly errorPercent: number; readonly volume: number; readonly resetMs: number };
@@ -97,7 +104,6 @@ export function loadExecutorConfig(
     groupId: e.TOOLGATE_GROUP_ID,
     executorId: e.EXECUTOR_ID ?? `executor-${hostname()}-${process.pid}`,
     maxConcurrency: e.MAX_CONCURRENCY,
-    partitionsConcurrently: e.PARTITIONS_CONCURRENTLY,
     partitions: partitionCounts(e),
     principal: {
       jwks,
@@ -109,6 +115,7 @@ export function loadExecutorConfig(
     catalogModule: e.TOOLGATE_CATALOG_MODULE,
     resultTtlMs: e.RESULT_TTL_MS,
     leaseMarginMs: e.LEASE_MARGIN_MS,
+    tombstoneTtlMs: e.IDEMPOTENCY_TOMBSTONE_TTL_MS,
     breaker: { errorPercent: e.BREAKER_ERROR_PERCENT, volume: e.BREAKER_VOLUME, resetMs: e.BREAKER_RESET_MS },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
   };

@@ -5,8 +5,9 @@ import type { PipelineRun, RunOptions } from '../../libs/pipeline/guard-pipeline
 import type { TraceContext } from '../../libs/observability/trace-context.js';
 import type { ToolResolver } from '../../libs/pipeline/deps.js';
 import type { Clock } from '../../libs/ports/clock.js';
-import type { EventPublisher, EventSubscriber } from '../../libs/ports/event-bus.js';
+import type { EventPublisher, KeyedSubscriber } from '../../libs/ports/event-bus.js';
 import type { EventCodec } from '../../libs/ports/event-codec.js';
+import type { IdempotencyStore } from '../../libs/ports/idempotency-store.js';
 import type { BackoffPolicy } from '../../libs/core/backoff.js';
 import type { Logger } from '../../libs/ports/logger.js';
 import type { ExecutorObserver } from './executor-observer.js';
@@ -32,7 +33,7 @@ export interface CallRunner {
 /** Everything an executor uses. main.ts wires the real adapters; tests wire in-memory ones. */
 export interface ExecutorDeps {
   readonly publisher: EventPublisher;
-  readonly subscriber: EventSubscriber;
+  readonly subscriber: KeyedSubscriber;
   readonly codec: EventCodec;
   readonly topics: TopicNames;
   /**
@@ -45,6 +46,20 @@ export interface ExecutorDeps {
   /** The registry the pipeline resolves against; read to know whether a failed tool changes state. */
   readonly tools: ToolResolver;
   readonly verifier: PrincipalVerifier;
+  /**
+   * Whether a calls message's timestamp is the time the broker accepted it (Kafka: the calls topic
+   * has `message.timestamp.type=LogAppendTime`; the memory bus stamps its own clock). When true, a
+   * call's principal assertion is judged as of that time, so a redelivery is judged as it was when
+   * accepted; when false (default) as of now. Never set it for a topic that keeps producer
+   * timestamps: a producer could backdate a replay.
+   */
+  readonly trustsMessageTimestamps?: boolean;
+  /**
+   * The pipeline's idempotency store. When given, a call whose principal cannot be verified but
+   * whose key already has a claim (in flight or completed) is answered UNRESOLVED and
+   * dead-lettered instead of "not run" (see `priorClaim`). Default: not consulted.
+   */
+  readonly idempotency?: IdempotencyStore;
   readonly clock: Clock;
   /** Call handling logs through per-message children of it (see `withLogContext`). */
   readonly logger: Logger;
@@ -54,10 +69,8 @@ export interface ExecutorDeps {
   readonly ownerId: string;
   /** The consumer group all executors of a deployment share. */
   readonly groupId: string;
-  /** Calls of one partition batch running at once (distinct resource keys only). */
+  /** Calls this instance runs at once, across all of its partitions (distinct resource keys only). */
   readonly maxConcurrency: number;
-  /** Partitions this instance handles at once; the bound on running calls is the product. */
-  readonly partitionsConcurrently: number;
   /** Where a partition the group never consumed starts: earliest (default true) or the log end. */
   readonly fromBeginning?: boolean;
   /**

@@ -18,7 +18,7 @@ import { noExecutorObserver } from './executor-observer.js';
 import { publishPhases } from './publish-outcome.js';
 import { refusalRun } from './refusal.js';
 import { argumentsAsSent, callTokens, toResultEvent } from './result-event.js';
-import { runCall } from './run-call.js';
+import { runCall, type CallRun } from './run-call.js';
 import { UNVERIFIED_PRINCIPAL } from './verify-principal.js';
 
 /** The signals a handled message lives under. */
@@ -38,7 +38,9 @@ export type CallHandler = (message: BusMessage, scope: HandlingScope) => Promise
 /**
  * Handles one calls-topic message end to end:
  *
- * 1. decode — poison → POISON dead letter, no result; registry outage → retried until stale;
+ * 1. decode — poison → POISON dead letter, no result; registry outage → retried until stale; a
+ *    request above the size limit that still decodes → (envelope permitting) a SCHEMA_INVALID
+ *    result naming the sizes, its audit record and a POISON dead letter, without its arguments;
  * 2. envelope — no usable call id or reply address → POISON dead letter; malformed envelope →
  *    MALFORMED_EVENT result + POISON dead letter;
  * 3. principal, arguments, guard pipeline — see `runCall`;
@@ -117,6 +119,29 @@ export function createCallHandler(deps: ExecutorDeps): CallHandler {
     }),
   });
 
+  /** A request too large to run: refused unrun (the arguments were never parsed), and audited. */
+  const oversizedRun = (
+    request: ToolCallRequestedEvent,
+    trace: CallTrace,
+    error: ToolgateError,
+    auditReason: string,
+  ): CallRun => {
+    const now = clock.now();
+    const run = refusalRun({
+      event: request,
+      traceId: trace.traceId,
+      principalId: UNVERIFIED_PRINCIPAL,
+      args: undefined,
+      stage: 'validate-input',
+      error,
+      auditReason,
+      startedAtMs: now,
+      finishedAtMs: now,
+    });
+    observer.callAnswered(run.result, 0, argumentsAsSent(request.argumentsJson));
+    return { run, principalId: UNVERIFIED_PRINCIPAL };
+  };
+
   const handle = async (message: BusMessage, scope: HandlingScope, log: Logger): Promise<boolean> => {
     const stopDecoding = anySignal([scope.stale, scope.killPublishing]);
     const decoded = await decodeCall(codec, message, {
@@ -173,7 +198,10 @@ export function createCallHandler(deps: ExecutorDeps): CallHandler {
       );
     }
 
-    const ran = await runCall(deps, request, trace, scope);
+    const ran =
+      decoded.kind === 'oversized'
+        ? oversizedRun(request, trace, decoded.refusal, decoded.errorMessage)
+        : await runCall(deps, request, trace, scope, message.timestampMs);
     if (ran === undefined) return false;
     const { run, principalId } = ran;
     const resolved = deps.tools.resolve(request.tool, {
@@ -186,19 +214,21 @@ export function createCallHandler(deps: ExecutorDeps): CallHandler {
       'call handled',
     );
     const deadLetter =
-      reason === undefined
-        ? undefined
-        : callDeadLetter({
-            reason,
-            request,
-            message,
-            result: run.result,
-            audit: run.audit,
-            principalId,
-            traceId: trace.traceId,
-            producerId: ownerId,
-            nowMs: clock.now(),
-          });
+      decoded.kind === 'oversized'
+        ? poison(callLog, message, decoded.errorMessage, request, trace).deadLetter
+        : reason === undefined
+          ? undefined
+          : callDeadLetter({
+              reason,
+              request,
+              message,
+              result: run.result,
+              audit: run.audit,
+              principalId,
+              traceId: trace.traceId,
+              producerId: ownerId,
+              nowMs: clock.now(),
+            });
     return publish(
       callLog,
       message,

@@ -8,6 +8,8 @@ import type { CallTrace } from './call-trace.js';
 import type { ExecutorDeps } from './executor-deps.js';
 import { noExecutorObserver } from './executor-observer.js';
 import { refusalRun } from './refusal.js';
+import { acceptanceTimeMs } from './acceptance-time.js';
+import { priorClaim } from './prior-claim.js';
 import { argumentsAsSent } from './result-event.js';
 import { verifyCallPrincipal } from './verify-principal.js';
 
@@ -21,8 +23,12 @@ export interface CallRun {
 
 /**
  * Runs a routable, well-formed request:
- * 1. verify the signed principal and bind it to the request's tenant — a refusal is an UNAUTHORIZED
- *    result and audit record, and nothing else happens;
+ * 1. verify the signed principal, as of when the broker accepted the call (`acceptedAtMs`, the
+ *    message timestamp, when `deps.trustsMessageTimestamps`; else now), and bind it to the request's
+ *    tenant — a refusal is an UNAUTHORIZED result and audit record, and nothing else happens; unless
+ *    the call's idempotency key already has a claim (`priorClaim`, when `deps.idempotency` is
+ *    given): the call may have taken effect, so it is answered UNRESOLVED (and dead-lettered by the
+ *    caller), never "not run";
  * 2. parse the arguments — anything but a JSON object is SCHEMA_INVALID, likewise;
  * 3. unless the batch turned stale (or the hard shutdown began) meanwhile, run the guard pipeline
  *    with the event's idempotency key (the pipeline recomputes it and refuses a mismatch) and a
@@ -34,10 +40,21 @@ export interface CallRun {
  * refusal; rejects only on a defect (the pipeline itself is total).
  */
 export async function runCall(
-  deps: Pick<ExecutorDeps, 'verifier' | 'pipeline' | 'clock' | 'observer'>,
+  deps: Pick<
+    ExecutorDeps,
+    | 'verifier'
+    | 'pipeline'
+    | 'clock'
+    | 'observer'
+    | 'trustsMessageTimestamps'
+    | 'idempotency'
+    | 'tools'
+    | 'ownerId'
+  >,
   request: ToolCallRequestedEvent,
   trace: CallTrace,
   scope: { readonly stale: AbortSignal; readonly killTools: AbortSignal },
+  acceptedAtMs: number = Number.NaN,
 ): Promise<CallRun | undefined> {
   const startedAtMs = deps.clock.now();
   const refuse = (
@@ -66,8 +83,26 @@ export async function runCall(
     return { principalId, run };
   };
 
-  const checked = await verifyCallPrincipal(deps.verifier, request.principalAssertion, request.tenant);
-  if (!checked.ok) return refuse(checked.principalId, 'authorize', checked.error, checked.auditReason);
+  const judgedAtMs = acceptanceTimeMs(acceptedAtMs, deps.trustsMessageTimestamps === true, startedAtMs);
+  const checked = await verifyCallPrincipal(
+    deps.verifier,
+    request.principalAssertion,
+    request.tenant,
+    judgedAtMs,
+  );
+  if (!checked.ok) {
+    const prior =
+      deps.idempotency === undefined
+        ? ({ kind: 'none' } as const)
+        : await priorClaim(
+            { idempotency: deps.idempotency, tools: deps.tools, ownerId: deps.ownerId },
+            request,
+          );
+    if (prior.kind === 'may-have-run') {
+      return refuse(checked.principalId, 'authorize', prior.error, `${checked.auditReason} ${prior.reason}`);
+    }
+    return refuse(checked.principalId, 'authorize', checked.error, checked.auditReason);
+  }
   const { principal } = checked;
   const parsed = parseCallArguments(request.argumentsJson);
   if (!parsed.ok) return refuse(principal.id, 'validate-input', parsed.error, parsed.error.message);

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { migrate } from '../../libs/adapters/postgres/migrate.js';
+import { migrate, pendingMigrations } from '../../libs/adapters/postgres/migrate.js';
 import { KafkaEventBus } from '../../libs/bus/kafka/kafka-event-bus.js';
 import { RegistryEventCodec } from '../../libs/events/registry-codec.js';
 import type { TopicNames } from '../../libs/events/topics.js';
@@ -8,6 +8,7 @@ import { busLogger } from '../../libs/observability/bus-logger.js';
 import { kafkaLagSource } from '../../libs/observability/consumer-lag.js';
 import type { ConsumerLagReader } from '../../libs/observability/consumer-lag.js';
 import type { TopicSpec } from '../../libs/ports/event-bus.js';
+import { CALLS_TOPIC_CONFIGS } from './acceptance-time.js';
 import { loadCatalogFactory, type Catalog, type CatalogFactory } from './catalog.js';
 import type { PartitionCounts, ServiceSettings } from './service-env.js';
 import type { ServiceContext } from './service-runtime.js';
@@ -18,17 +19,57 @@ import { retryStartupStep } from './startup-retry.js';
  * `ready: true` adds the client to /readyz: list only what the service cannot work without.
  */
 
-/** A Postgres pool, migrated to the latest schema before it is returned. */
+/**
+ * A Postgres pool on a schema at the latest version. The version is read first, without DDL, so a
+ * role with no right to change the schema starts when it is current. Pending migrations are applied
+ * through `migrationUrl` (the owner role; a pool of one connection, closed afterwards) when given,
+ * else through `url` itself. Rejects when the schema is not current and cannot be migrated: a
+ * permission error then names DATABASE_MIGRATION_URL.
+ */
 export async function openPostgres(
   context: ServiceContext,
-  options: { readonly url: string; readonly max: number; readonly ready: boolean },
+  options: {
+    readonly url: string;
+    readonly max: number;
+    readonly ready: boolean;
+    readonly migrationUrl?: string | undefined;
+  },
 ): Promise<pg.Pool> {
   const pool = new pg.Pool({ connectionString: options.url, max: options.max });
   context.onClose('postgres', () => pool.end());
   if (options.ready) context.readyWhen('postgres', async () => (await pool.query('SELECT 1')).rowCount === 1);
-  const migrated = await migrate(pool);
-  if (migrated.applied.length > 0) context.logger.info({ applied: migrated.applied }, 'migrations applied');
+  const pending = await pendingMigrations(pool).catch((err: unknown) => {
+    throw withMigrationHint(err, 'cannot read schema_migrations to check the schema version');
+  });
+  if (pending.length === 0) return pool;
+  const owner =
+    options.migrationUrl === undefined
+      ? pool
+      : new pg.Pool({ connectionString: options.migrationUrl, max: 1 });
+  try {
+    const migrated = await migrate(owner);
+    if (migrated.applied.length > 0) context.logger.info({ applied: migrated.applied }, 'migrations applied');
+  } catch (err) {
+    throw withMigrationHint(err, `cannot apply the pending migrations (${pending.join(', ')})`);
+  } finally {
+    if (owner !== pool) await owner.end();
+  }
   return pool;
+}
+
+/** SQLSTATE insufficient_privilege. */
+const INSUFFICIENT_PRIVILEGE = '42501';
+
+/** A permission error explained: which role must migrate, and how to give it to the service. */
+function withMigrationHint(err: unknown, what: string): unknown {
+  const code = (err as { code?: unknown; cause?: { code?: unknown } } | null) ?? {};
+  if (code.code !== INSUFFICIENT_PRIVILEGE && code.cause?.code !== INSUFFICIENT_PRIVILEGE) return err;
+  return new Error(
+    `Postgres: ${what}: ${err instanceof Error ? err.message : String(err)}. Run the migrations with ` +
+      "the schema owner's role: set DATABASE_MIGRATION_URL to it (the service then uses DATABASE_URL " +
+      'only to work), or migrate ahead of time, and grant the service role SELECT on schema_migrations.',
+    { cause: err },
+  );
 }
 
 /** A Redis client; commands fail after two reconnection attempts instead of queueing forever. */
@@ -42,11 +83,16 @@ export function openRedis(
   return redis;
 }
 
-/** All four topics with their partition counts, for the services that ensure every one. */
+/**
+ * All four topics with their partition counts, for the services that ensure every one. The calls
+ * topic is created with `message.timestamp.type=LogAppendTime`, so a call's timestamp is when the
+ * broker accepted it (see `acceptanceTimeMs`).
+ */
 export function allTopics(topics: TopicNames, partitions: PartitionCounts): TopicSpec[] {
   return (['calls', 'results', 'audit', 'dlq'] as const).map((kind) => ({
     topic: topics[kind],
     partitions: partitions[kind],
+    ...(kind === 'calls' ? { configs: CALLS_TOPIC_CONFIGS } : {}),
   }));
 }
 

@@ -1,11 +1,16 @@
 import type { Tracer } from '@opentelemetry/api';
-import { RedisIdempotencyStore, RedisRateLimiter } from '../../libs/adapters/redis/index.js';
+import {
+  RedisIdempotencyStore,
+  RedisIdempotencyTombstones,
+  RedisRateLimiter,
+} from '../../libs/adapters/redis/index.js';
 import { createPrincipalVerifier } from '../../libs/auth/principal-verifier.js';
 import { coalescingPublisher } from '../../libs/bus/coalescing-publisher.js';
 import { topicNames } from '../../libs/events/topics.js';
 import { createCircuitBreakers } from '../../libs/execution/breakers.js';
 import { createOutboundLimiter } from '../../libs/execution/outbound-limiter.js';
 import { GuardPipeline } from '../../libs/pipeline/guard-pipeline.js';
+import { callsTimestampsTrusted } from './acceptance-time.js';
 import type { CatalogFactory } from './catalog.js';
 import type { ExecutorConfig } from './config.js';
 import { createExecutor } from './executor.js';
@@ -60,6 +65,12 @@ export function createExecutorService(config: ExecutorConfig, options: ExecutorS
         factory: options.catalog,
       });
 
+      const trustsMessageTimestamps = await callsTimestampsTrusted(
+        (topic, name) => bus.topicConfig(topic, name),
+        topics.calls,
+        logger,
+      );
+      const idempotency = new RedisIdempotencyStore(redis, { keyPrefix: config.redisKeyPrefix });
       const rateLimiter = new RedisRateLimiter(redis, { keyPrefix: config.redisKeyPrefix });
       const breakers = createCircuitBreakers(
         {
@@ -88,7 +99,10 @@ export function createExecutorService(config: ExecutorConfig, options: ExecutorS
       const pipeline = new GuardPipeline(
         {
           tools: catalog.registry,
-          idempotency: new RedisIdempotencyStore(redis, { keyPrefix: config.redisKeyPrefix }),
+          idempotency,
+          ...(config.tombstoneTtlMs === 0
+            ? {}
+            : { tombstones: new RedisIdempotencyTombstones(redis, { keyPrefix: config.redisKeyPrefix }) }),
           rateLimiter,
           policy: catalog.policy,
           breakers,
@@ -97,7 +111,11 @@ export function createExecutorService(config: ExecutorConfig, options: ExecutorS
           ),
           clock,
           owner: config.executorId,
-          settings: { resultTtlMs: config.resultTtlMs, leaseMarginMs: config.leaseMarginMs },
+          settings: {
+            resultTtlMs: config.resultTtlMs,
+            leaseMarginMs: config.leaseMarginMs,
+            tombstoneTtlMs: config.tombstoneTtlMs,
+          },
           observer: telemetry.pipelineObserver,
         },
         telemetry.stages,
@@ -119,13 +137,14 @@ export function createExecutorService(config: ExecutorConfig, options: ExecutorS
             ? {}
             : { maxTokenAgeSec: config.principal.maxTokenAgeSec }),
         }),
+        trustsMessageTimestamps,
+        idempotency,
         clock,
         logger: logger.child({ component: 'executor' }),
         observer: telemetry.observer,
         ownerId: config.executorId,
         groupId: config.groupId,
         maxConcurrency: config.maxConcurrency,
-        partitionsConcurrently: config.partitionsConcurrently,
         shutdownTimeoutMs: config.shutdownTimeoutMs,
       });
     },
