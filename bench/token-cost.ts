@@ -1,5 +1,5 @@
 /**
- * Token cost of multi-round tool use (seed §15.1), from the cost model in libs/cost: the input
+ * Token cost of multi-round tool use, from the cost model in libs/cost: the input
  * tokens a task sends when every round resends the growing context. Prints the seed's example
  * figures next to the model's, and what cutting tool results or rounds saves.
  *
@@ -30,7 +30,7 @@ const EXAMPLES: readonly Example[] = [
 const model = (e: Pick<Example, 'base' | 'results' | 'rounds'>): number =>
   estimateTaskTokenCost({ rounds: e.rounds, avgToolResultTokens: e.results, basePromptTokens: e.base });
 
-say('## Token cost of multi-round tool use (seed §15.1)');
+say('## Token cost of multi-round tool use');
 say();
 say(
   'Input tokens over a task; each round resends the context, which grows by one result plus a 50-token call.',

@@ -51,7 +51,7 @@ export type RunCall = (
 ) => Promise<ToolCallResult>;
 
 /**
- * Runs the calls of one model turn (seed §10): same-resource calls serialized in input order (no
+ * Runs the calls of one model turn: same-resource calls serialized in input order (no
  * lost update on one SKU), independent calls in parallel, at most `concurrency` at a time, all within
  * one batch deadline.
  *

@@ -10,7 +10,7 @@ export interface KeyedProcessorOptions {
   readonly maxConcurrency: number;
   /**
    * Called when `handle` throws or rejects. The message still counts as finished and is marked
-   * done: one bad message must not stall its partition (DESIGN §3.8), so `handle` is expected to
+   * done: one bad message must not stall its partition, so `handle` is expected to
    * turn failures into results or dead letters itself, and this hook only reports what slipped
    * through. Exceptions thrown by the hook are swallowed.
    */
@@ -28,7 +28,7 @@ export interface KeyedBatchOutcome {
 }
 
 /**
- * Runs a batch with per-key ordering (DESIGN §3.6):
+ * Runs a batch with per-key ordering:
  * - messages with the same key run one at a time, in offset (= publish) order;
  * - messages with different keys run concurrently, at most `maxConcurrency` at once, the oldest
  *   ready message first;

@@ -15,7 +15,7 @@ export const IDEMPOTENCY_KEY_VERSION = 'tg1';
  * The idempotency key of one logical tool call:
  * `tg1:` + hex SHA-256 of the canonical JSON (RFC 8785) of `[tenant, taskId, step, index, tool, args]`.
  *
- * Contract (DESIGN §3 invariant 2):
+ * Contract:
  * - Computed ONCE, by the SDK, before the first publish of the call, and then carried unchanged on the
  *   event through every retry, redelivery and executor takeover. Never recompute it inside a retry
  *   loop: a key derived per attempt defeats deduplication.

@@ -1,6 +1,6 @@
 /**
  * The closed set of terminal outcomes a tool call can have. Every call that enters toolgate ends in
- * exactly one of these (DESIGN §3 invariant 4), or in an open reconciliation case.
+ * exactly one of these, or in an open reconciliation case.
  *
  * - SUCCESS: the tool ran and its output passed validation.
  * - DUPLICATE: an earlier attempt with the same idempotency key already produced a result; that

@@ -3,7 +3,7 @@ import type { ErrorCode } from './errors.js';
 
 /**
  * One tool call proposed by a model, after provider normalization. `arguments` is untrusted data:
- * nothing in it may ever be used as an authorization fact (DESIGN §3 invariant 1).
+ * nothing in it may ever be used as an authorization fact.
  */
 export interface NormalizedToolCall {
   /** The provider's call id (OpenAI `tool_calls[].id`, Anthropic `tool_use.id`). Unique within a turn. */
@@ -30,7 +30,7 @@ export interface Principal {
   readonly onBehalfOf?: string;
   /**
    * An opaque, short-lived reference to the end user's own downstream token, deposited by the agent
-   * backend in a token reference store (seed §6.3). Never the token itself: the token stays out of
+   * backend in a token reference store. Never the token itself: the token stays out of
    * Kafka; an executor-side tool resolves the reference just before calling the downstream.
    */
   readonly delegationRef?: string;
@@ -38,7 +38,7 @@ export interface Principal {
 
 /**
  * Verified context attached by the agent backend before the first publish. The idempotency key is a
- * function of (taskId, step, index, tool, canonical arguments) and is computed once (DESIGN §3 inv. 2).
+ * function of (taskId, step, index, tool, canonical arguments) and is computed once.
  */
 export interface ExecutionContext {
   readonly principal: Principal;

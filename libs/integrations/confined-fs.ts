@@ -47,7 +47,7 @@ const WHY: Readonly<Record<PathRefusal | 'outside' | 'extension' | 'not-file', s
 };
 
 /**
- * Read-only access to one allow-listed directory (seed §12.3): nothing outside it can be read,
+ * Read-only access to one allow-listed directory: nothing outside it can be read,
  * whatever path the model sends.
  *
  * {@link ConfinedFs.readText} checks, in order: the lexical rules of `relativePathSegments` (no

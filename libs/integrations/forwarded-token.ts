@@ -8,7 +8,7 @@ export function delegatingUser(principal: Principal): string {
 }
 
 /**
- * Agent-backend side of token forwarding (seed §6.3): deposits the user's own token and returns the
+ * Agent-backend side of token forwarding: deposits the user's own token and returns the
  * principal to sign, carrying only the opaque reference. The token is bound to the principal's tenant
  * and user, so the reference is useless for anyone else's call.
  */

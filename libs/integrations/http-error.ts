@@ -35,7 +35,7 @@ export interface StatusWordings {
 }
 
 /**
- * Maps a downstream's HTTP status into the error taxonomy (seed §9.1), following `classify`'s
+ * Maps a downstream's HTTP status into the error taxonomy, following `classify`'s
  * conventions so every integration fails the same way:
  * - 404 → CALLER_ERROR, retryable, with a suggested fix (the model can correct the reference);
  * - 400 / 422 and other 4xx → CALLER_ERROR, retryable with corrected arguments;

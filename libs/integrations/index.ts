@@ -1,5 +1,5 @@
 /**
- * Enterprise integration patterns (seed §12): REST wrappers with token providers and error mapping,
+ * Enterprise integration patterns: REST wrappers with token providers and error mapping,
  * token forwarding by reference, the status-check pattern for systems without idempotency keys,
  * file systems confined to a root, and named parameterized queries.
  */

@@ -39,7 +39,7 @@ const SHORT_NAME = /~\d/;
  * Splits a path argument into segments, or says why it is refused. Purely lexical: it rejects what
  * must never reach `path.join` — the file-system checks (realpath inside the root, regular file)
  * come after it. The rules are deliberately stricter than POSIX needs, because the path comes from
- * model output that may be shaped by a document it read (seed §12.3), and because the same argument
+ * model output that may be shaped by a document it read, and because the same argument
  * may one day reach a Windows share:
  * - non-empty, at most `maxLength` (default 1024) characters and `maxDepth` (default 32) segments;
  * - no control characters (NUL included) and no invisible or bidi characters;

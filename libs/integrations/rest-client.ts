@@ -10,8 +10,8 @@ import type { TokenProvider } from './token-provider.js';
 /**
  * Whose authority a request carries:
  * - `none`: no credential (a legacy service on a private network);
- * - `service`: toolgate's own client credentials for `tenant` (seed §6.4), from the TokenProvider;
- * - `user`: the end user's own token, forwarded (seed §6.3), so the downstream applies its own access
+ * - `service`: toolgate's own client credentials for `tenant`, from the TokenProvider;
+ * - `user`: the end user's own token, forwarded, so the downstream applies its own access
  *   control exactly as if the user had called it.
  */
 export type RestAuth =
@@ -50,7 +50,7 @@ export interface RestClientOptions {
   /** Audience `service` tokens are requested for. Default: `downstream`. */
   readonly audience?: string;
   /**
-   * The shared outbound budget (seed §12.2), usually `createOutboundLimiter` over the shared
+   * The shared outbound budget, usually `createOutboundLimiter` over the shared
    * RateLimiter: one token per HTTP request, under the `downstream` name. Every request of every
    * tool and executor then counts against the downstream's own limit. (When tools of this downstream
    * also name it as their `downstream`, leave it out of the catalog's `downstreamLimits`, or each
@@ -65,7 +65,7 @@ export interface RestClientOptions {
 }
 
 /**
- * A REST client the tools wrap thinly (seed §12.1): auth, outbound budget, timeouts and error mapping
+ * A REST client the tools wrap thinly: auth, outbound budget, timeouts and error mapping
  * live here, testable without any tool or model.
  *
  * Contract of {@link RestClient.request}:

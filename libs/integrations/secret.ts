@@ -6,7 +6,7 @@ const HIDDEN = '[secret]';
  * A credential value that does not print itself: `String()`, template literals, `JSON.stringify`,
  * `util.inspect` (console.log, pino) all show "[secret]". The value is read only through
  * {@link Secret.reveal}, at the one place it goes on the wire, so an accidental log line, error
- * message or span attribute carries the placeholder instead (DESIGN §3 invariant 7).
+ * message or span attribute carries the placeholder instead.
  */
 export class Secret {
   readonly #value: string;

@@ -1,7 +1,7 @@
 import type { Secret } from './secret.js';
 
 /**
- * Where integrations read credentials from (seed §12.5): a vault, a mounted secrets file, a test
+ * Where integrations read credentials from: a vault, a mounted secrets file, a test
  * map. Names are slash-separated paths, e.g. `oauth/<tenant>/<audience>/client_secret`, so one
  * source holds every tenant's credentials and a tenant never reads another's.
  *

@@ -7,8 +7,8 @@ import { silentIntegrationLogger, type IntegrationLogger } from './logger.js';
 import type { SubmissionLedger } from './submission-ledger.js';
 
 /**
- * A downstream without idempotency keys that can be asked, by a natural key, what it holds
- * (seed §8.4, §12.4). `Req` is one submission; `Rec` what the system stores for it.
+ * A downstream without idempotency keys that can be asked, by a natural key, what it holds.
+ * `Req` is one submission; `Rec` what the system stores for it.
  */
 export interface StatusCheckedSystem<Req, Rec> {
   /** Everything the system holds under `req`'s natural key (empty when nothing). Read-only. */
@@ -93,7 +93,7 @@ type PollVerdict<Rec> =
   | { readonly kind: 'unknown' };
 
 /**
- * The status-check pattern (seed §8.4) for a system without idempotency keys, as one reusable piece.
+ * The status-check pattern for a system without idempotency keys, as one reusable piece.
  *
  * {@link StatusCheckAdapter.submit}:
  * 1. Looks the natural key up first. The same effect already there → returned, NOT sent again

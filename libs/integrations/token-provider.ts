@@ -1,5 +1,5 @@
 /**
- * Gives integrations a bearer token for calling `audience` on behalf of `tenant` (seed §12.1, §12.5):
+ * Gives integrations a bearer token for calling `audience` on behalf of `tenant`:
  * the one place credentials are resolved, cached and refreshed, so a rotation or a refresh race is
  * solved once for every tool.
  *

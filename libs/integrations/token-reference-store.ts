@@ -18,7 +18,7 @@ export interface DepositOptions {
 }
 
 /**
- * Keeps end users' own tokens out of Kafka (seed §6.3, DESIGN §3 invariant 7): the agent backend
+ * Keeps end users' own tokens out of Kafka: the agent backend
  * deposits the token and receives an opaque reference, which is all that travels with the call (in
  * the signed principal's `delegationRef`); the executor-side tool resolves the reference just before
  * calling the downstream.

@@ -15,7 +15,7 @@ export interface LoggerOptions {
 }
 
 /**
- * A pino JSON logger that keeps credentials out of log lines (DESIGN §3 invariant 7), in three
+ * A pino JSON logger that keeps credentials out of log lines, in three
  * layers:
  * 1. pino `redact` paths for the usual credential field names (authorization, cookie, token,
  *    accessToken, password, secret, apiKey, principalAssertion, …) at the first four levels;

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 
 /**
  * W3C Trace Context (https://www.w3.org/TR/trace-context/) for messages on the bus. The trace id is
- * the join key between traces, the audit log and reconciliation cases (seed §13.3), so it is
+ * the join key between traces, the audit log and reconciliation cases, so it is
  * carried on every message as a `traceparent` header.
  */
 

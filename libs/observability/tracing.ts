@@ -26,10 +26,10 @@ import {
 } from './trace-context.js';
 
 /**
- * Spans for tool calls through the OpenTelemetry API (seed §13.1): one `execute_tool <name>` span
+ * Spans for tool calls through the OpenTelemetry API: one `execute_tool <name>` span
  * per call, one child span per guard stage, and one per tool invocation under the stage that made
  * it. The trace id of every span is the call's `ExecutionContext.traceId` — the same id the audit
- * record, the result and any reconciliation case carry (seed §13.3).
+ * record, the result and any reconciliation case carry.
  *
  * Exporting is off by default: `@opentelemetry/api` alone is a no-op (spans cost a few allocations
  * and go nowhere). To export, register an SDK before the service starts handling calls, e.g. in a

@@ -46,7 +46,7 @@ export interface AuditInput {
 }
 
 /**
- * Builds the one audit record of one pipeline run, refusals included (DESIGN §3 invariant 5).
+ * Builds the one audit record of one pipeline run, refusals included.
  *
  * - `arguments`: the call's arguments as the model sent them, reduced to the resolved tool's
  *   `auditFields` (see {@link redactArguments}); fully redacted when the tool did not resolve or

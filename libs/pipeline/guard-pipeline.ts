@@ -32,7 +32,7 @@ interface Ending {
 }
 
 /**
- * The one entry point every tool call passes through (seed §4.2, DESIGN §2).
+ * The one entry point every tool call passes through.
  *
  * Runs the stages in array order, stopping at the first that does not `continue`. Every stage's
  * decision is timed with `deps.clock` and recorded, refusals included, and reported to

@@ -13,7 +13,7 @@ export const policyCheckSchema = z.union([
 
 /**
  * A business rule as plain data, so a rule set can live in JSON and change without a deploy
- * (seed §7.3: "the refund limit goes from $50 to $75 should be a data change in one place").
+ * (raising a refund limit from $50 to $75 is a data change in one place).
  *
  * - `tool`: the tool name it governs, or `*` for every tool.
  * - `when`: the rule applies only if the principal has ANY of `roles` and the tenant is one of

@@ -31,7 +31,7 @@ export interface JobRecord extends NewJob {
 }
 
 /**
- * Long-running jobs (seed §11.3): submitted once, read many times, finished once. Each method is one
+ * Long-running jobs: submitted once, read many times, finished once. Each method is one
  * atomic step. Throws when the backing store is unreachable.
  */
 export interface JobStore {

@@ -9,7 +9,7 @@ const SHOWN = 10;
  * (and duplicates within `requested`, which a provider message cannot answer twice).
  *
  * Why: a provider rejects or mis-threads a turn whose tool results do not match its tool calls, and
- * a call silently left unanswered is a call that "never returns" (DESIGN §3 invariant 4). Builders call
+ * a call silently left unanswered is a call that "never returns". Builders call
  * this before producing a provider message.
  */
 export function assertSameCallIds(

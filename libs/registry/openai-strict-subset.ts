@@ -67,7 +67,7 @@ export interface OpenAIStrictLimits {
  * The limits checked by default. Depth 5 and 100 properties are the limits OpenAI first published
  * for strict mode; its current guide allows 10 levels and 5,000 properties. The stricter pair is the
  * default because a schema within it is accepted by both and because accuracy on deeply nested
- * arguments drops long before either limit (seed §3.4: about two levels, under ten leaf fields);
+ * arguments drops long before either limit (about two levels, under ten leaf fields);
  * pass `{ maxNestingDepth: 10, maxProperties: 5000 }` to check against the current API ceiling only.
  */
 export const OPENAI_STRICT_LIMITS: OpenAIStrictLimits = Object.freeze({

@@ -1,5 +1,5 @@
 /**
- * The agent developer's test kit (seed §14.2-14.3): replay recorded or hand-written model responses
+ * The agent developer's test kit: replay recorded or hand-written model responses
  * through toolgate's real pipeline and topology, in process, with no network and no API key.
  *
  * ```ts

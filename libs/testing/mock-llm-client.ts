@@ -2,7 +2,7 @@ import type { ProviderMessages, ProviderTurn } from '../../services/sdk/index.js
 import type { FixtureRound } from './fixture-schema.js';
 
 /**
- * A model that answers from a script instead of sampling (seed §14.3): each `nextTurn` returns the
+ * A model that answers from a script instead of sampling: each `nextTurn` returns the
  * next recorded provider response, tagged with its provider, exactly as the SDK's `runTurn` takes
  * it. The tool messages the agent feeds back are kept in `conversation`, so a test can check what
  * the model would have read. No network, no key, the same decision on every run.

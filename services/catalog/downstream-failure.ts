@@ -10,7 +10,7 @@ export interface RefusalWording {
 }
 
 /**
- * Translates what a downstream threw into what the tool throws (seed §12.1: domain errors become
+ * Translates what a downstream threw into what the tool throws (domain errors become
  * structured, model-readable errors; nothing about the transport leaks):
  * - a refusal (4xx) whose reason `wordings` knows → CALLER_ERROR with that wording (our sentences,
  *   never the downstream's own text);

@@ -2,7 +2,7 @@ import type { BucketLimit } from '../../libs/ports/rate-limiter.js';
 import type { DownstreamName } from '../downstreams/store-downstreams.js';
 
 /**
- * Outbound budget per downstream (seed §12.2): a property of each integration's API contract, shared
+ * Outbound budget per downstream: a property of each integration's API contract, shared
  * by every tool and executor calling it. Numbers are the fake services' documented limits; the CRM's
  * are the seed's example (10/s, burst 20).
  */

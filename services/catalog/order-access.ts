@@ -8,7 +8,7 @@ import { actingIdentities, hasRole, ORDER_STAFF_ROLES } from './principal-facts.
 export const OWNERSHIP_LOOKUP_MS = 1_000;
 
 /**
- * The resource rule of the order tools (seed §6.2): the order must exist in the principal's tenant
+ * The resource rule of the order tools: the order must exist in the principal's tenant
  * and either belong to the principal or the user it acts for, or the principal must hold a staff
  * role ({@link ORDER_STAFF_ROLES}: support, manager). Every fact comes from the verified principal and the orders service; the call's
  * arguments only name the order. An unknown order is simply "not allowed", so the answer never tells

@@ -24,7 +24,7 @@ export function actingIdentities(principal: Principal): readonly string[] {
 }
 
 /**
- * The identity a forwarded user token would carry to the CRM (seed §6.3): the user the agent acts
+ * The identity a forwarded user token would carry to the CRM: the user the agent acts
  * for (else the principal itself) with the principal's verified roles. The CRM then applies its own
  * access rules, so the agent can never read more than that user could.
  */

@@ -4,7 +4,7 @@ import type { PolicyRule } from '../../libs/policy/policy-rule.js';
 export const STORE_POLICY_VERSION = 'store-2026.11.1';
 
 /**
- * The store's business rules as data (seed §7.3): a limit that changes is an edit here, not a code
+ * The store's business rules as data: a limit that changes is an edit here, not a code
  * change in a tool. First violated rule wins; `when.roles` come from the verified principal only.
  *
  * What is not here, and why: "a customer can never get back more than they paid" depends on the

@@ -10,7 +10,7 @@ export interface ProposedCall {
 
 /**
  * The assistant message an OpenAI model returns when it decides to call tools: no text, one
- * `tool_calls` entry per call, arguments as a JSON string (seed §2.1). The demo scripts the model's
+ * `tool_calls` entry per call, arguments as a JSON string. The demo scripts the model's
  * decisions so the story is the same on every run; everything after this message is real.
  */
 export function openAITurn(turnId: string, calls: readonly ProposedCall[]): ProviderTurn {
@@ -28,8 +28,7 @@ export function openAITurn(turnId: string, calls: readonly ProposedCall[]): Prov
 }
 
 /**
- * The same decision from an Anthropic model: `tool_use` content blocks with already-parsed input
- * (seed §2.2), after a line of text.
+ * The same decision from an Anthropic model: `tool_use` content blocks with already-parsed input, after a line of text.
  */
 export function anthropicTurn(turnId: string, text: string, calls: readonly ProposedCall[]): ProviderTurn {
   const content = [

@@ -1,6 +1,6 @@
 /**
  * Why a fake downstream refused or failed a request, in the vocabulary of an HTTP API: the tool
- * adapters translate it (seed §12.1) exactly as they would translate a real client's error.
+ * adapters translate it exactly as they would translate a real client's error.
  *
  * - 4xx: the request was refused and nothing was applied (the caller can fix its arguments).
  * - 5xx: the service failed before applying anything (a server error, retryable).

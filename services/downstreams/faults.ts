@@ -7,7 +7,7 @@ import { seededRandom } from './seeded-random.js';
  * - `fail`: answered 503 before anything was applied;
  * - `hang`: never answers; the caller's signal (its timeout) ends the wait, nothing applied;
  * - `lose-response`: the effect IS applied, then the answer never arrives — the case idempotency
- *   keys exist for (seed §8.1). By default the connection resets at once; planned with
+ *   keys exist for. By default the connection resets at once; planned with
  *   `{ silently: true }` the service goes quiet instead and the caller's own timeout ends the wait.
  */
 export type Fault = 'fail' | 'hang' | 'lose-response';
@@ -46,7 +46,8 @@ export function connectionReset(): Error {
  *   were planned, one per request; then each request draws from the rates with a seeded generator,
  *   so the same seed and request sequence always meet the same faults.
  * - `received` counts every request that reached the service, faulted or not: a request refused by
- *   toolgate before execution never shows up here (the "count the calls" proof of DESIGN §2).
+ *   toolgate before execution never shows up here (that is how the tests prove a refusal never
+ *   reached the tool: they count the calls).
  * - A delay (`setDelayMs`) is waited on the injected clock before the request is handled, and is
  *   cut short by the caller's signal.
  */

@@ -3,7 +3,7 @@ import { inputJsonSchema, type JsonSchema } from '../../libs/registry/input-json
 import { storeTools } from '../catalog/store-catalog.js';
 import { createMemoryDownstreams } from '../downstreams/memory-downstreams.js';
 
-/** The schema variants the eval compares, from weakest to strongest (seed §3.1, lab 1). */
+/** The schema variants the eval compares, from weakest to strongest. */
 export const SCHEMA_VARIANTS = ['bare', 'one-line', 'described'] as const;
 export type SchemaVariant = (typeof SCHEMA_VARIANTS)[number];
 

@@ -58,7 +58,7 @@ export interface LegacyFilingClientOptions {
 export const LEGACY_FILING_DOWNSTREAM = 'legacy-filing';
 
 /**
- * The modern face of the legacy filing service (seed §12.4): one place that speaks its wire format
+ * The modern face of the legacy filing service: one place that speaks its wire format
  * (PascalCase, form codes, `2025Q3` periods, `YYYYMMDDhhmmss` stamps, HTTP-200 rejections) and
  * translates its fault codes. Built on the REST client, so transport errors map like every other
  * integration's: a lost connection or timeout is TIMEOUT (outcome unknown), a 503 SERVER_ERROR.

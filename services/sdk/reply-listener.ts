@@ -21,7 +21,7 @@ export interface ReplyAddress {
  * - A group that never committed starts at the end of the partition: an instance has nothing to
  *   wait for before its first publish. A restarted instance resumes from its committed offset.
  * - Malformed bytes are logged and skipped: they can never decode, and stalling the partition would
- *   cut off every later result (DESIGN §3 invariant 8).
+ *   cut off every later result.
  * - A schema registry that cannot be reached leaves the rest of the batch unmarked, so it is
  *   delivered again: results are never dropped for an outage.
  * - Every handled message is marked done at once; the inbox keeps what matters in memory.

@@ -43,7 +43,7 @@ export type JobResult =
   | { readonly kind: 'failed'; readonly view: JobView };
 
 /**
- * Submit / poll / retrieve for long-running jobs (seed §11.3), over a {@link JobStore} and a Clock.
+ * Submit / poll / retrieve for long-running jobs, over a {@link JobStore} and a Clock.
  *
  * `submit` only records the job and returns at once: nothing runs inside the submitting call. The
  * job then progresses by the time-based state machine of {@link viewJob} (queued, running with

@@ -1,4 +1,4 @@
-/** The shortest interval a model is told to wait between polls of one job (seed §11.3). */
+/** The shortest interval a model is told to wait between polls of one job. */
 export const MIN_POLL_INTERVAL_MS = 5_000;
 
 /** The longest: a job nearly done is looked at again soon even if its estimate says otherwise. */

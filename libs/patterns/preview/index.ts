@@ -1,4 +1,4 @@
-/** Preview/confirm (seed §11.2): signed, single-use, time-boxed preview tokens with an optional approval step. */
+/** Preview/confirm: signed, single-use, time-boxed preview tokens with an optional approval step. */
 export {
   PREVIEW_TOKEN_TYPE,
   DEFAULT_PREVIEW_TTL_MS,

@@ -4,7 +4,7 @@ import { canonicalJson, sha256Hex } from '../../core/canonical-json.js';
 /** The JWS `typ` of a preview token, so that no other token signed by the same key passes as one. */
 export const PREVIEW_TOKEN_TYPE = 'tg-preview+jwt';
 
-/** How long a preview token lives unless told otherwise: 10 minutes (seed §11.2). */
+/** How long a preview token lives unless told otherwise: 10 minutes. */
 export const DEFAULT_PREVIEW_TTL_MS = 600_000;
 
 /**

@@ -71,8 +71,8 @@ export type Confirmation =
   | { readonly ok: false; readonly refusal: PreviewRefusal };
 
 /**
- * Preview/confirm with signed, single-use, time-boxed tokens and an optional human approval step
- * (seed §11.2). The same token is both the approval gate and the idempotency mechanism: a replayed
+ * Preview/confirm with signed, single-use, time-boxed tokens and an optional human approval step.
+ * The same token is both the approval gate and the idempotency mechanism: a replayed
  * confirm finds its token used and is refused, not re-executed.
  */
 export class PreviewGate {

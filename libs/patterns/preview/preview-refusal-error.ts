@@ -11,7 +11,7 @@ export interface RefusalWording {
  * The model-readable error for a refused preview token. Every refusal is final for that token and
  * applies nothing (its codes are all "definitely not applied", so the idempotency claim is released):
  *
- * - `wrong-principal` → UNAUTHORIZED, with no hint how to pass (DESIGN §2).
+ * - `wrong-principal` → UNAUTHORIZED, with no hint how to pass.
  * - `awaiting-approval` → POLICY_VIOLATION, retryable: the same call succeeds once a person approves;
  *   the message names the token id the approver needs.
  * - `self-approved` → POLICY_VIOLATION, not retryable until someone else approves.

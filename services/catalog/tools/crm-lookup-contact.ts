@@ -30,7 +30,7 @@ export type CrmLookupContactOutput = z.infer<typeof output>;
  * `crm_lookup_contact` (read-only): one customer's contact details by customer id. Allowed for the
  * customer themself (or an agent acting for them) and for support staff. The call is made with the
  * forwarded identity ({@link crmViewer}), so the CRM's own access control applies as if the user
- * asked (seed §6.3).
+ * asked.
  */
 export function crmLookupContactTool(deps: {
   readonly crm: CrmApi;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /**
  * Parameter schemas shared by several tools. Each description carries the constraint the model must
- * respect (seed §3.1), because lengths and patterns do not all survive every provider's export.
+ * respect, because lengths and patterns do not all survive every provider's export.
  */
 export const orderIdField = z
   .string()

@@ -32,7 +32,7 @@ export type PreviewPurchaseOrderOutput = z.infer<typeof output>;
  * `preview_purchase_order` (read-only): computes exactly what `create_purchase_order` would place —
  * supplier, priced lines, tax, shipping, total, delivery time, stock now and after delivery — and
  * returns it with a preview token binding the principal, the confirm tool, the canonical arguments,
- * the SKU's stock version, the priced order and the policy version (seed §11.2). Nothing is created
+ * the SKU's stock version, the priced order and the policy version. Nothing is created
  * or stored: previewing twice just gives two tokens.
  *
  * Orders above the approval threshold (default $1,000) come back with `requires_approval: true`:

@@ -4,7 +4,7 @@ import { previewPurchaseOrderTool } from './purchase-order-preview.js';
 import type { PurchaseOrderToolDeps } from './purchase-order-shared.js';
 
 /**
- * The purchase-order pair (seed §11.2, lab 7): `preview_purchase_order` then
+ * The purchase-order pair: `preview_purchase_order` then
  * `create_purchase_order`, sharing one PreviewGate, inventory and purchasing service. Register both
  * or neither: the confirm is unusable without its preview.
  */

@@ -28,8 +28,8 @@ export type ReadDocumentOutput = z.infer<typeof output>;
 export const READ_DOCUMENT_MAX_BYTES = 64 * 1024;
 
 /**
- * `read_document` (read-only): reads one text document from the allow-listed documents folder
- * (seed §12.3). All confinement is in {@link ConfinedFs}: no traversal, absolute paths, links out
+ * `read_document` (read-only): reads one text document from the allow-listed documents folder.
+ * All confinement is in {@link ConfinedFs}: no traversal, absolute paths, links out
  * of the folder, NUL bytes or Windows tricks; regular text files only; at most the configured
  * bytes (longer documents come back truncated, and say so). Refusals are CALLER_ERROR with the
  * path rules as the fix. What it returns is untrusted input for the next model turn, like any

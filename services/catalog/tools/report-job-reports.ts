@@ -34,7 +34,7 @@ export interface Report {
   readonly total_amount: number;
 }
 
-/** Rows kept in a result; the rest are summed into the totals only (a bounded result, seed §15.2). */
+/** Rows kept in a result; the rest are summed into the totals only (a bounded result). */
 export const MAX_REPORT_ROWS = 50;
 
 const DAY_MS = 86_400_000;

@@ -11,7 +11,7 @@ export const SUBMIT_REPORT_JOB = 'submit_report_job';
 export const CHECK_JOB_STATUS = 'check_job_status';
 export const GET_JOB_RESULT = 'get_job_result';
 
-/** The cadence every report tool states, so a model does not poll every turn (seed §11.3). */
+/** The cadence every report tool states, so a model does not poll every turn. */
 export const POLLING_GUIDANCE = 'Poll no more than every 5 s; a typical run takes 30–60 s.';
 
 /** What the report tools need. */

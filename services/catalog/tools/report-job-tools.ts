@@ -7,7 +7,7 @@ import { checkJobStatusTool } from './report-job-status.js';
 import { submitReportJobTool } from './report-job-submit.js';
 
 /**
- * The report-job trio (seed §11.3): `submit_report_job` returns a job id at once,
+ * The report-job trio: `submit_report_job` returns a job id at once,
  * `check_job_status` polls it, `get_job_result` retrieves the report when done. They share one
  * JobRunner over `deps.jobs`; register all three or none.
  */

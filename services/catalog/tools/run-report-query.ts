@@ -38,7 +38,7 @@ const FILING_COLUMNS = `confirmation_no AS confirmation_number, filer_id, filer_
   regexp_replace(period, '^(\\d{4})Q', '\\1-Q') AS period, amount_cents / 100.0 AS amount, received_at`;
 
 /**
- * The reports the model may run, and nothing else (seed §12.3): each a constant, reviewed SQL
+ * The reports the model may run, and nothing else: each a constant, reviewed SQL
  * statement over the filings, with `$1` the caller's tenant and typed parameters for the rest.
  */
 export const REPORT_QUERIES = [
@@ -128,7 +128,7 @@ export type RunReportQueryOutput = z.infer<typeof output>;
 
 /**
  * `run_report_query` (read-only): runs one of {@link REPORT_QUERIES} by name with typed parameters
- * (seed §12.3: never model-written SQL). The statement is parameterized ($1 the tenant from the
+ * (never model-written SQL). The statement is parameterized ($1 the tenant from the
  * verified context, the rest bound from the validated parameters), runs in a READ ONLY transaction
  * with a statement timeout, and returns at most the query's row cap. Point `pool` at a read replica
  * in production.

@@ -106,7 +106,7 @@ const PATH_TO_CONFIRMED: Readonly<Record<SubmitPath, (typeof CONFIRMED_BY)[numbe
 
 /**
  * `submit_filing` (state-changing, destructive: a filed return cannot be withdrawn): files one return
- * with the legacy filing service, which has no idempotency keys (seed §8.4, lab 4).
+ * with the legacy filing service, which has no idempotency keys.
  *
  * - Retry safety `status-check` by the natural key (tenant, filer, form, period): before filing it
  *   looks for the same return and returns it instead of filing twice; a lost answer is settled by

@@ -29,7 +29,7 @@ export interface CustomerMatch {
 }
 
 /**
- * Who the CRM is asked on behalf of: the identity a forwarded user token carries (seed §6.3). The CRM
+ * Who the CRM is asked on behalf of: the identity a forwarded user token carries. The CRM
  * applies its own access rules to it, whatever the caller's service account could do.
  */
 export interface CrmViewer {

@@ -7,7 +7,7 @@ export interface RefundRequest {
   readonly order_id: string;
   readonly amount_cents: number;
   readonly reason: RefundReason;
-  /** Computed once per logical call by the caller and sent on every attempt (seed §8.3). */
+  /** Computed once per logical call by the caller and sent on every attempt. */
   readonly idempotency_key: string;
 }
 
