@@ -1,6 +1,6 @@
 /**
  * Token cost of multi-round tool use, from the cost model in libs/cost: the input
- * tokens a task sends when every round resends the growing context. Prints the seed's example
+ * tokens a task sends when every round resends the growing context. Prints the reference example
  * figures next to the model's, and what cutting tool results or rounds saves.
  *
  *   npx tsx bench/token-cost.ts
@@ -14,17 +14,17 @@ interface Example {
   readonly base: number;
   readonly results: number;
   readonly rounds: number;
-  /** The figure the seed's text gives. */
-  readonly seed: number;
+  /** The figure worked out by hand. */
+  readonly byHand: number;
 }
 
 const EXAMPLES: readonly Example[] = [
-  { base: 1_500, results: 2_000, rounds: 3, seed: 10_650 },
-  { base: 1_500, results: 2_000, rounds: 6, seed: 39_750 },
-  { base: 1_500, results: 2_000, rounds: 8, seed: 69_400 },
-  { base: 3_000, results: 300, rounds: 3, seed: 10_050 },
-  { base: 3_000, results: 300, rounds: 8, seed: 33_800 },
-  { base: 1_500, results: 400, rounds: 6, seed: 15_750 },
+  { base: 1_500, results: 2_000, rounds: 3, byHand: 10_650 },
+  { base: 1_500, results: 2_000, rounds: 6, byHand: 39_750 },
+  { base: 1_500, results: 2_000, rounds: 8, byHand: 69_400 },
+  { base: 3_000, results: 300, rounds: 3, byHand: 10_050 },
+  { base: 3_000, results: 300, rounds: 8, byHand: 33_800 },
+  { base: 1_500, results: 400, rounds: 6, byHand: 15_750 },
 ];
 
 const model = (e: Pick<Example, 'base' | 'results' | 'rounds'>): number =>
@@ -38,7 +38,7 @@ say(
 say();
 say(
   table(
-    ['base prompt', 'avg tool result', 'rounds', 'model', 'seed', 'same'],
+    ['base prompt', 'avg tool result', 'rounds', 'model', 'by hand', 'same'],
     EXAMPLES.map((e) => {
       const got = model(e);
       return [
@@ -46,8 +46,8 @@ say(
         fmt(e.results),
         String(e.rounds),
         fmt(got),
-        fmt(e.seed),
-        got === e.seed ? 'yes' : 'NO',
+        fmt(e.byHand),
+        got === e.byHand ? 'yes' : 'NO',
       ];
     }),
   ),

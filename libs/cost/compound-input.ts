@@ -1,5 +1,5 @@
 /**
- * Total input tokens of a task whose context grows round by round (seed §15.1).
+ * Total input tokens of a task whose context grows round by round.
  *
  * Every round resends the whole conversation so far: round 1 sends `basePromptTokens`, and each
  * round then adds what it produced (`growthPerRound[i]`: the tool calls emitted and their results)

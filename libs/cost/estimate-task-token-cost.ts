@@ -1,6 +1,6 @@
 import { checkTokens, compoundInputTokens } from './compound-input.js';
 
-/** The seed's rough size of one emitted tool call (name plus arguments) in tokens. */
+/** A rough size of one emitted tool call (name plus arguments) in tokens. */
 export const DEFAULT_CALL_OVERHEAD_TOKENS = 50;
 
 /** Inputs of {@link estimateTaskTokenCost}. */
@@ -16,11 +16,11 @@ export interface TaskCostInput {
 }
 
 /**
- * Estimated input tokens sent over a whole task (seed §15.1's `estimate_task_token_cost`): the
+ * Estimated input tokens sent over a whole task (the cost model's `estimate_task_token_cost`): the
  * context starts at `basePromptTokens`; each round sends the accumulated context, then the context
  * grows by one tool result plus the call itself (`avgToolResultTokens + callOverheadTokens`).
  *
- * The seed's figures, which the unit tests hold this to: base 1,500 and results of 2,000 give
+ * Reference figures, which the unit tests hold this to: base 1,500 and results of 2,000 give
  * 10,650 tokens for 3 rounds, 39,750 for 6 and 69,400 for 8; base 3,000 and results of 300 give
  * 10,050 for 3 rounds and 33,800 for 8; base 1,500 and results cut to 400 give 15,750 for 6.
  *

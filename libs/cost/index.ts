@@ -1,4 +1,4 @@
-/** The cost of tool calling (seed §15): the compounding input-token model and per-call token equivalents. */
+/** The cost of tool calling: the compounding input-token model and per-call token equivalents. */
 export { compoundInputTokens } from './compound-input.js';
 export {
   estimateTaskTokenCost,

@@ -15,11 +15,11 @@ export interface TaskCost {
   readonly tokensOut: number;
   /**
    * What each round added to the context (its calls' requests plus results), in step order. Parallel
-   * calls share one round, which is why they cost less than the same calls made in sequence (§15.2).
+   * calls share one round, which is why they cost less than the same calls made in sequence.
    */
   readonly growthPerRound: readonly number[];
   /**
-   * Input tokens the whole task sent, by the compounding model of §15.1 applied to the recorded
+   * Input tokens the whole task sent, by the compounding model (estimateTaskTokenCost) applied to the recorded
    * growth; present only when `basePromptTokens` was given.
    */
   readonly estimatedInputTokens?: number;

@@ -22,7 +22,7 @@ export interface ResultLike {
 }
 
 /**
- * Token equivalents of one call, for the executor to record with each result (seed §13.1's
+ * Token equivalents of one call, for the executor to record with each result (as
  * `input_tokens_equivalent` / `output_tokens_equivalent`).
  *
  * Heuristic, stated plainly: the serialized JSON text's length in characters divided by

@@ -20,7 +20,7 @@ export function hasScopes(granted: readonly string[], required: readonly string[
 }
 
 /**
- * Stage 2: is this verified principal allowed to make this call (seed §6.1, §6.2)?
+ * Stage 2: is this verified principal allowed to make this call?
  *
  * Every fact comes from `ctx.principal`, which the auth layer built from a verified assertion; the
  * call's arguments are passed to the tool's resource rule only as the thing being acted on, never

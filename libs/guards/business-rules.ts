@@ -10,7 +10,7 @@ import { syncStage } from '../pipeline/sync-stage.js';
  *
  * A violation refuses with POLICY_VIOLATION carrying the rule's actionable reason. It is retryable
  * only when the rule names an alternative, which becomes the suggested fix: without one, the model
- * would only resend the same arguments hoping the check was flaky (seed §7.4). No side effects.
+ * would only resend the same arguments hoping the check was flaky. No side effects.
  */
 export const businessRulesStage: GuardStage = syncStage((state, deps) => {
   const tool = requireTool(state, 'business-rules');

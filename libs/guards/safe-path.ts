@@ -5,7 +5,7 @@ import { invocation, runGuarded } from './run-attempt.js';
 
 /**
  * Asks the downstream, through the tool's own status check, whether this call's effect exists
- * (seed §8.4). The check runs under the same limits as an attempt (outbound token, breaker, timeout,
+ *. The check runs under the same limits as an attempt (outbound token, breaker, timeout,
  * deadline) because it is a request to the same service.
  *
  * Never throws: a tool without a check, a check that fails, times out, is refused by the breaker or

@@ -9,7 +9,7 @@ import { validateInputStage } from './validate-input.js';
 import { validateOutputStage } from './validate-output.js';
 
 /**
- * The guard pipeline, in order: the one place the order is written (DESIGN §2).
+ * The guard pipeline, in order: the one place the order is written.
  *
  * Stages 0–4 have no side effects, so a call refused there never reaches the tool. Rate limiting
  * comes after authorization so an unauthorized caller cannot spend anyone's budget, and business

@@ -4,8 +4,8 @@ import { classify } from '../core/classify.js';
 import { ToolgateError } from '../core/errors.js';
 
 /**
- * What a query author writes: one pre-written, reviewed query the model may run by name (seed
- * §12.3). The SQL is a constant; the model supplies only typed parameters; the tenant is bound from
+ * What a query author writes: one pre-written, reviewed query the model may run by name
+ * (never model-written SQL). The SQL is a constant; the model supplies only typed parameters; the tenant is bound from
  * the verified context.
  * - `sql` uses `$1..$n` placeholders only, and `$1` is ALWAYS the caller's tenant, so no query can
  *   forget to scope by it; `values` returns the values for `$2..$n` from the validated parameters.

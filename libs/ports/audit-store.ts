@@ -174,7 +174,7 @@ export interface WhoDidOptions {
 }
 
 /**
- * The append-only, hash-chained audit log (DESIGN §3 invariant 5). There is deliberately no update
+ * The append-only, hash-chained audit log. There is deliberately no update
  * or delete. Throws when the backing store is unreachable; callers (the audit sink) retry, which is
  * safe because `append` is idempotent.
  */

@@ -47,7 +47,7 @@ export interface ReconciliationCase {
   readonly idempotencyKey: string | null;
   readonly resourceKey: string | null;
   readonly principalId: string | null;
-  /** Joins the case to the audit log and to traces (seed §13.3). */
+  /** Joins the case to the audit log and to traces. */
   readonly traceId: string | null;
   readonly reason: CaseReason;
   readonly state: CaseState;
@@ -138,7 +138,7 @@ export interface CaseFilter {
 export type CaseRef = string | { readonly callId: string } | { readonly deadLetterId: string };
 
 /**
- * Reconciliation cases (DESIGN §3 invariant 4: a call without a terminal result has an open case).
+ * Reconciliation cases (a call without a terminal result has an open case).
  * Times come from the store's clock. Throws when the backing store is unreachable.
  */
 export interface CaseStore {

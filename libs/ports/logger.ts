@@ -4,7 +4,7 @@
  * global.
  *
  * Callers log ids, codes, topic coordinates and timings — never a principal assertion, a call's
- * arguments, a tool's output or record contents (DESIGN §3 invariant 7). A logger must not throw
+ * arguments, a tool's output or record contents. A logger must not throw
  * into its caller's logic; wrap one that might (see libs/observability `busLogger`).
  */
 export interface Logger {

@@ -1,8 +1,8 @@
 import type { ReconciliationCase } from '../ports/case-store.js';
 
 /**
- * The default waits before each status check of a round, in ms: 1, 2, 4, 8 and 16 s (seed §8.4:
- * 31 s in all). A round is the checks made after a case opens, or after a person redrives it.
+ * The default waits before each status check of a round, in ms: 1, 2, 4, 8 and 16 s (31 s in
+ * all). A round is the checks made after a case opens, or after a person redrives it.
  */
 export const DEFAULT_CHECK_SCHEDULE_MS: readonly number[] = [1_000, 2_000, 4_000, 8_000, 16_000];
 

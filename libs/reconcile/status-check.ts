@@ -10,7 +10,7 @@ export interface CheckOutcome {
 }
 
 /**
- * Runs the tool's status check (seed §8.4) once with the call's validated arguments and an invocation
+ * Runs the tool's status check once with the call's validated arguments and an invocation
  * carrying the call's ORIGINAL idempotency key, under a timeout (`timeoutMs`, also aborted with
  * `signal`). Never throws: a tool without a check, a check that throws, times out or answers
  * something malformed gives `unknown` with the reason. A check that ignores its signal is abandoned

@@ -13,7 +13,7 @@ import type {
 import { assertValidDefinition } from './validate-definition.js';
 import { inputObjectOf } from './zod-introspect.js';
 
-/** Per-call timeout when a tool does not set one (the seed's per_call_timeout). */
+/** Per-call timeout when a tool does not set one (a per-call timeout, not a per-task one). */
 export const DEFAULT_TIMEOUT_MS = 10_000;
 
 /** No retry unless the tool opts in; the delays only matter once it does (seed: 0.5 s doubling). */

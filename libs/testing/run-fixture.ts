@@ -44,7 +44,7 @@ let runs = 0;
  * hands its recorded response to the SDK's `runTurn` (principal signed, keys fixed, calls published
  * on the memory bus, run by an executor's guard pipeline against the fake services, results read
  * back), then the round's expectations are checked. After the last round the ledger expectations
- * are checked and every published call must have its audit record (DESIGN invariant 5).
+ * are checked and every published call must have its audit record (every attempt is audited).
  *
  * Rounds run in order, one turn each. The task id is `<harness runId>-<fixture name>-<run>`, the
  * same for every round of the run: a round that repeats an earlier step is a retried turn and must

@@ -68,7 +68,7 @@ type Decoded =
   | { readonly message: BusMessage; readonly poison: DeadLetterEvent };
 
 /**
- * Builds the audit sink (DESIGN §1, §3 invariant 5): audit events → the append-only, hash-chained
+ * Builds the audit sink: audit events → the append-only, hash-chained
  * audit store.
  *
  * Per partition batch, in order: decode every message; publish a POISON dead letter for each one

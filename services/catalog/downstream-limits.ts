@@ -4,7 +4,7 @@ import type { DownstreamName } from '../downstreams/store-downstreams.js';
 /**
  * Outbound budget per downstream: a property of each integration's API contract, shared
  * by every tool and executor calling it. Numbers are the fake services' documented limits; the CRM's
- * are the seed's example (10/s, burst 20).
+ * are 10/s, burst 20.
  */
 export const STORE_DOWNSTREAM_LIMITS: Readonly<Record<DownstreamName, BucketLimit>> = {
   payments: { capacity: 20, refillPerSecond: 10 },

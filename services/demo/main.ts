@@ -7,7 +7,7 @@ import { ServerUnavailableError } from './server-checks.js';
 import { runRefundStory } from './story.js';
 
 /**
- * `npm run demo` — the seed's refund story (six steps) through toolgate in embedded mode: memory
+ * `npm run demo` — the refund story (six steps) through toolgate in embedded mode: memory
  * bus, memory stores, in-memory fake services, all in this process. `npm run demo -- --kafka` (or
  * TOOLGATE_DEMO_MODE=kafka) runs the same story on Kafka, the schema registry, Redis and Postgres
  * (start Kafka and the registry with `npm run servers:up`). Exits 0 when the story ran, 1 otherwise.

@@ -50,7 +50,7 @@ const who: Record<string, string> = {
 };
 
 /**
- * The seed's refund story (§1), end to end through a running toolgate: six steps, each printing the
+ * The refund story, end to end through a running toolgate: six steps, each printing the
  * model's proposed call(s), toolgate's decision (from the result and its audit record) and the
  * provider-shaped tool message the agent appends to the conversation. The model's decisions are
  * scripted; everything after them is the real path: SDK → bus → executor → guard pipeline → fake

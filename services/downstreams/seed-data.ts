@@ -13,7 +13,7 @@ export interface StoreSeed {
   readonly weather: readonly Observation[];
 }
 
-/** The tenant of the seed's story. */
+/** The tenant of the demo story. */
 export const STORE_TENANT = 't1';
 
 const customers: CrmContact[] = [

@@ -1,8 +1,8 @@
 import { ToolgateError } from '../../libs/core/errors.js';
 
 /**
- * The legacy service's business fault codes translated into the error taxonomy, once, here (seed
- * §12.4): the cryptic codes never leak into a tool, and the wording is ours, written for the model.
+ * The legacy service's business fault codes translated into the error taxonomy, once, here:
+ * the cryptic codes never leak into a tool, and the wording is ours, written for the model.
  * An unknown code is a generic refusal (still CALLER_ERROR: the service said no, nothing was filed).
  */
 export function errorForLegacyFault(code: string): ToolgateError {

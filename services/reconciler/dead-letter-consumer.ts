@@ -34,7 +34,7 @@ export interface DeadLetterConsumer {
 }
 
 /**
- * Turns dead letters into reconciliation cases (DESIGN §3 invariant 4: nothing silently dropped).
+ * Turns dead letters into reconciliation cases (nothing silently dropped).
  * Each message: decode; open its case (`openFromDeadLetter`, idempotent by call id, so a
  * redelivered or repeated dead letter keeps one case); triage it (schedule the first status check,
  * or hand POISON and EXHAUSTED to a person); only then mark it done. A dead letter that cannot be

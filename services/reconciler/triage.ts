@@ -6,7 +6,7 @@ import { reasonNote } from './manual-note.js';
 
 /**
  * The first move of a case fresh from its dead letter (open, no history yet): an UNRESOLVED call is
- * scheduled for its first status check one wait from now (the schedule's first entry; seed §8.4
+ * scheduled for its first status check one wait from now (the schedule's first entry: it
  * waits before checking, since the downstream may still be applying the effect); a POISON or
  * EXHAUSTED one goes straight to a person. Any other case is left alone, so triaging a redelivered
  * dead letter's case again is harmless. Returns what it did.

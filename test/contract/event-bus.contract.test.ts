@@ -23,7 +23,8 @@ function keyOn(partition: number, count: number, prefix: string): string {
 
 /**
  * One suite, run against every EventBus adapter: the memory bus must behave like Kafka wherever
- * the product relies on it (DESIGN §3.6, §3.8; at-least-once with committed prefixes).
+ * the product relies on it (per-key order, one bad message never stalling a partition,
+ * at-least-once with committed prefixes).
  */
 function eventBusContract(name: string, makeFixture: BusFixtureFactory): void {
   describe(name, () => {

@@ -25,7 +25,7 @@ export interface SeenDocumentRequest {
 
 /**
  * A documents API on loopback that enforces its OWN per-user access control from the bearer token,
- * the way a real downstream does (seed §6.3): tokens are opaque and issued by its sign-in
+ * the way a real downstream does: tokens are opaque and issued by its sign-in
  * (`signIn`), each document lists the users who may read it. It knows nothing of toolgate.
  * - `GET /documents/:id` → 200 `{id,title,body}`; 401 without a valid token; 404 for a missing
  *   document or one of another tenant (not revealing it exists); 403 when this user may not read it.

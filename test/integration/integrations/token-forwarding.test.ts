@@ -28,7 +28,7 @@ let pipeline: GuardPipeline;
 let codec: LocalEventCodec;
 
 /**
- * A tool that acts with the end user's own authority (seed §6.3): it resolves the reference the
+ * A tool that acts with the end user's own authority: it resolves the reference the
  * verified principal carries into the user's token and calls the documents API with it, so the API's
  * own access control decides. Its retry policy would retry server errors; a refusal is not one.
  */

@@ -87,7 +87,7 @@ export async function legacyStack(opts: {
     tools: registry,
     policy: createPolicyEngine([], 'test'),
     downstreamLimits: {},
-    owner: 'executor-lab4',
+    owner: 'executor-status-check',
     breaker: {
       // A lost answer counts against the downstream; the lab loses 30% on purpose, so the breaker
       // must not open on it (a real deployment would tune this to the service's normal error rate).

@@ -13,7 +13,7 @@ import { scanForSecrets, type SecretFinding } from '../../helpers/secrets-scan.j
 import { startSecretsStack, type SecretsStack } from './secrets-stack.js';
 
 /**
- * DESIGN §3 invariant 7, end to end on Kafka, the schema registry, Redis and Postgres: the refund
+ * No secret in logs, topics, rows or Redis values, end to end on Kafka, the schema registry, Redis and Postgres: the refund
  * story runs (plus calls whose arguments carry token-shaped text) with distinctive credentials in
  * play, every component logging at trace level through the services' logger; then every log line,
  * every byte of every topic, every row of the run's Postgres schema and every Redis value of the run

@@ -11,7 +11,7 @@ import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
 import { context, executor, postgresBackend, toolCall, type Backend } from './store-backed-pipeline.js';
 
 /**
- * The lost update of seed §10: "remove 1 of SKU-7" ten times in one turn. The inventory tool reads the
+ * The lost update: "remove 1 of SKU-7" ten times in one turn. The inventory tool reads the
  * stock, waits a moment (a downstream round trip), and writes stock − qty — the classic
  * read-modify-write an agent's downstream often is. Run through the full pipeline against Postgres.
  */

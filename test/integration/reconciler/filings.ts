@@ -4,7 +4,7 @@ import { defineTool } from '../../../libs/registry/define-tool.js';
 import type { StatusCheckAnswer, ToolDefinition } from '../../../libs/registry/tool-definition.js';
 
 /**
- * A legacy filing service (seed §8.4) as a Postgres table: no idempotency keys of its own, but a
+ * A legacy filing service as a Postgres table: no idempotency keys of its own, but a
  * lookup by a reference the client supplies (toolgate's idempotency key). A submission is first
  * `pending`, then `accepted`; the status check reads it: no row → not-applied, pending → unknown,
  * accepted → applied with the filing's confirmation.

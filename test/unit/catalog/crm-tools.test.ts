@@ -50,7 +50,7 @@ describe('crm_lookup_contact', () => {
     expect(result.payload).toMatchObject({ name: 'Ben Okafor', preferred_channel: 'sms' });
   });
 
-  it('the CRM applies its own rules to the forwarded identity, even if toolgate let a call through (seed §6.3)', async () => {
+  it('the CRM applies its own rules to the forwarded identity, even if toolgate let a call through', async () => {
     h = storeHarness();
     const tool = crmLookupContactTool({ crm: h.downstreams.crm, clock: h.clock });
     const ctx = ctxFor(ben);

@@ -59,7 +59,7 @@ describe('store catalog: provider exports', () => {
   });
 });
 
-describe('store catalog: schema quality (seed §3.1)', () => {
+describe('store catalog: schema quality', () => {
   it('every parameter has a description that says more than its name', () => {
     for (const tool of tools()) {
       const schema = inputJsonSchema(tool) as Node;

@@ -4,7 +4,7 @@ import { compoundInputTokens, estimateTaskTokenCost } from '../../../libs/cost/i
 const cost = (rounds: number, avgToolResultTokens: number, basePromptTokens: number) =>
   estimateTaskTokenCost({ rounds, avgToolResultTokens, basePromptTokens });
 
-describe('estimateTaskTokenCost: the seed §15 figures', () => {
+describe('estimateTaskTokenCost: the reference figures', () => {
   it('base 1,500, results 2,000: 3 rounds send 10,650 input tokens', () => {
     expect(cost(3, 2_000, 1_500)).toBe(10_650);
   });

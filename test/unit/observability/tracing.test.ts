@@ -48,7 +48,7 @@ describe('call and stage spans carry the incoming trace id', () => {
     const spans = provider.spans;
     expect(spans.length).toBeGreaterThan(8);
     for (const span of spans) expect(span.traceId, span.name).toBe(INCOMING_TRACE);
-    expect(run.audit.traceId).toBe(INCOMING_TRACE); // the join key of seed §13.3
+    expect(run.audit.traceId).toBe(INCOMING_TRACE); // the join key between traces, audit and cases
 
     const root = callSpan(spans);
     expect(root).toMatchObject({

@@ -37,7 +37,7 @@ function create(token: string, args: Record<string, unknown> = ORDER, principal 
 const payloadOf = (token: string): JWTPayload =>
   JSON.parse(new TextDecoder().decode(base64url.decode(token.split('.')[1]!))) as JWTPayload;
 
-describe('lab 7: preview_purchase_order / create_purchase_order through the guard pipeline', () => {
+describe('preview_purchase_order / create_purchase_order through the guard pipeline', () => {
   it('the preview computes the order and changes nothing', async () => {
     h = patternHarness();
     const p = await preview();

@@ -43,7 +43,7 @@ function shipLoosenedRefundSchema(catalog: StoreCatalog): void {
 
 /**
  * An agent loop that stamps each attempt of a turn with the time, so the task id (and therefore
- * the idempotency key, which covers it) differs between a turn and its retry: the seed's
+ * the idempotency key, which covers it) differs between a turn and its retry: the classic
  * "idempotency key that includes a timestamp" regression, at the only place the SDK takes it from.
  */
 const timestampedTaskIds: AgentHarnessOptions['turnContext'] = (base) => ({

@@ -26,12 +26,12 @@ interface Ran extends Planned {
 }
 
 /**
- * Lab 4 (seed §19) scaled up: 1,000 submit_filing calls through the real guard pipeline against the
+ * Lab 4 scaled up: 1,000 submit_filing calls through the real guard pipeline against the
  * fake legacy service on real HTTP and Postgres, which drops the answer of 30% of submissions AFTER
  * committing them. Calls for one return run in order (as the executor's conflict-key ordering does),
  * returns run 32 at a time.
  */
-describe('lab 4: status checks against a legacy service that loses 30% of answers', () => {
+describe('status checks against a legacy service that loses 30% of answers', () => {
   let stack: LegacyStack;
 
   beforeAll(async () => {
@@ -91,7 +91,7 @@ describe('lab 4: status checks against a legacy service that loses 30% of answer
       falseFailures: falseFailures.length,
       service: stats,
     };
-    console.log(`lab 4 summary: ${JSON.stringify(summary, null, 2)}`);
+    console.log(`status-check summary: ${JSON.stringify(summary, null, 2)}`);
 
     expect(duplicates).toBe(0);
     expect(falseFailures).toEqual([]);
