@@ -202,7 +202,8 @@ export class KeyedLanes {
 
   /**
    * Stops for good: nothing new starts, waiting messages are dropped, running messages' signals
-   * abort; resolves once they have all returned and each lane's finished prefix is committed.
+   * abort; resolves once they have all returned and each lane's finished prefix is committed
+   * (including the last commits of lanes revoked earlier that are still being sent).
    */
   stop(): Promise<void> {
     this.stopped = true;
