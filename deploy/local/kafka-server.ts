@@ -49,8 +49,7 @@ export function kafkaServer(cfg: LocalServersConfig): ManagedServer {
       writeFileSync(log4j, renderLog4j2Properties(join(runDir, 'server.log')));
       rmSync(join(runDir, 'stdout.log'), { force: true });
       const classpath = `${libs}/*`;
-      // A Kafka Uuid is 16 random bytes in URL-safe base64 without padding.
-      const clusterId = randomBytes(16).toString('base64url');
+      const clusterId = newClusterId();
       await run(
         java.bin,
         ['-cp', classpath, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', props],
@@ -101,4 +100,16 @@ export async function acquireKafka(
  */
 export function releaseKafka(cfg: LocalServersConfig, keep: boolean, log: LauncherLog): Promise<boolean> {
   return releaseServer(kafkaServer(cfg), keep, log);
+}
+
+/**
+ * A Kafka cluster id: 16 random bytes in URL-safe base64 without padding, never starting with '-'
+ * (StorageTool would read such an id as an option and refuse to format — about 1 start in 64;
+ * Kafka's own Uuid.randomUuid draws again for the same reason).
+ */
+export function newClusterId(): string {
+  for (;;) {
+    const id = randomBytes(16).toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
 }
