@@ -118,7 +118,13 @@ function throughPipeline(pipeline: GuardPipeline) {
 
 /** The baseline: the same tool called directly, with nothing around it. */
 async function direct(call: NormalizedToolCall, ctx: ExecutionContext): Promise<void> {
-  const inv: ToolInvocation = { ctx, idempotencyKey: 'k', attempt: 1, signal: NEVER };
+  const inv: ToolInvocation = {
+    ctx,
+    idempotencyKey: 'k',
+    attempt: 1,
+    signal: NEVER,
+    assertLive: () => undefined,
+  };
   const out = await noopTool.execute(call.arguments, inv);
   if (out === undefined) throw new Error('no output');
 }

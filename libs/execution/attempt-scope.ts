@@ -11,6 +11,14 @@ export interface AttemptScope {
   readonly signal: AbortSignal;
   /** What fired the signal, or undefined while it has not fired. */
   cause(): AbortCause | undefined;
+  /**
+   * Throws (the signal's reason) when the signal has fired, or when the attempt's time limit has
+   * passed by the clock even though its timer has not run yet — it then fires the signal first. A
+   * process that was paused (SIGSTOP, a VM freeze, a long GC) resumes with every timer overdue, and
+   * code whose own timer is due first runs before the limit's timer; this check is what such code
+   * can rely on right before an effect.
+   */
+  assertLive(): void;
   /** Stops the timer and detaches from the caller's signal. Call it once the attempt has settled. */
   dispose(): void;
 }
@@ -40,9 +48,11 @@ export function attemptScope(
   };
   const onParentAbort = (): void => fire('caller', parent.reason);
 
-  const remainingToDeadline = deadlineMs === undefined ? Infinity : deadlineMs - clock.now();
+  const startedAtMs = clock.now();
+  const remainingToDeadline = deadlineMs === undefined ? Infinity : deadlineMs - startedAtMs;
   const budget = Math.min(timeoutMs > 0 ? timeoutMs : 0, remainingToDeadline);
   const limitedBy: AbortCause = remainingToDeadline < timeoutMs ? 'deadline' : 'timeout';
+  const endsAtMs = startedAtMs + budget;
 
   if (parent.aborted) {
     onParentAbort();
@@ -58,6 +68,10 @@ export function attemptScope(
   return {
     signal: controller.signal,
     cause: () => cause,
+    assertLive() {
+      if (!controller.signal.aborted && clock.now() >= endsAtMs) fire(limitedBy, timeoutError(limitedBy));
+      if (controller.signal.aborted) throw controller.signal.reason as Error;
+    },
     dispose() {
       parent.removeEventListener('abort', onParentAbort);
       cancelTimer?.();

@@ -139,7 +139,7 @@ async function runOnce(
     state,
     deps,
     tool,
-    (signal) => tool.execute(state.args, invocation(state, key, attempt, signal)),
+    (signal, assertLive) => tool.execute(state.args, invocation(state, key, attempt, signal, assertLive)),
     () => {
       state.toolInvocations += 1;
       startedAtMs = deps.clock.now();

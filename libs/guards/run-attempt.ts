@@ -31,7 +31,7 @@ export async function runGuarded(
   state: CallState,
   deps: PipelineDeps,
   tool: ToolDefinition,
-  work: (signal: AbortSignal) => Promise<unknown>,
+  work: (signal: AbortSignal, assertLive: () => void) => Promise<unknown>,
   onInvoke?: () => void,
 ): Promise<AttemptOutcome> {
   const scope = attemptScope(state.signal, tool.timeoutMs, state.ctx.deadlineMs, deps.clock);
@@ -54,7 +54,7 @@ export async function runGuarded(
       invoked = true;
       onInvoke?.();
       return raceAbort(
-        Promise.resolve().then(() => work(scope.signal)),
+        Promise.resolve().then(() => work(scope.signal, () => scope.assertLive())),
         scope.signal,
       );
     });
@@ -85,8 +85,9 @@ export function invocation(
   key: string,
   attempt: number,
   signal: AbortSignal,
+  assertLive: () => void,
 ): ToolInvocation {
-  return { ctx: state.ctx, idempotencyKey: key, attempt, signal };
+  return { ctx: state.ctx, idempotencyKey: key, attempt, signal, assertLive };
 }
 
 /**

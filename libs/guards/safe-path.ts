@@ -21,8 +21,8 @@ export async function checkStatus(
 ): Promise<StatusCheckAnswer> {
   const safety = tool.retrySafety;
   if (safety.kind !== 'status-check') return { state: 'unknown' };
-  const outcome = await runGuarded(state, deps, tool, (signal) =>
-    safety.check(state.args, invocation(state, key, attempt, signal)),
+  const outcome = await runGuarded(state, deps, tool, (signal, assertLive) =>
+    safety.check(state.args, invocation(state, key, attempt, signal, assertLive)),
   );
   if (!outcome.ok) return { state: 'unknown' };
   return wellFormed(outcome.value);

@@ -147,7 +147,12 @@ export class StatusCheckAdapter<Req, Rec> {
     return t.lookupTimeoutMs + (1 + t.resubmits) * round;
   }
 
-  async submit(req: Req, callKey: string, signal: AbortSignal): Promise<SubmitOutcome<Rec>> {
+  async submit(
+    req: Req,
+    callKey: string,
+    signal: AbortSignal,
+    assertLive: () => void = () => undefined,
+  ): Promise<SubmitOutcome<Rec>> {
     const t = this.#o.timing;
     const existing = await this.#lookupBeforeSend(req, signal);
     const same = existing.find((rec) => this.#system.isSameEffect(req, rec));
@@ -159,7 +164,11 @@ export class StatusCheckAdapter<Req, Rec> {
       const sentAtMs = await this.#noteSend(callKey);
       let uncertain: ToolgateError;
       try {
-        const record = await this.#bounded(t.submitTimeoutMs, signal, (s) => this.#system.submit(req, s));
+        const record = await this.#bounded(t.submitTimeoutMs, signal, (s) => {
+          // The submission cannot be deduplicated by the system: never send it late.
+          assertLive();
+          return this.#system.submit(req, s);
+        });
         return { record, path: round === 0 ? 'submitted' : 'resubmitted', polls };
       } catch (err) {
         uncertain = classify(err, { nowMs: this.#o.clock.now() });

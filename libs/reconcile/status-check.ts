@@ -19,7 +19,7 @@ export interface CheckOutcome {
 export async function runStatusCheck(
   tool: ToolDefinition,
   args: unknown,
-  invocation: Omit<ToolInvocation, 'signal'>,
+  invocation: Omit<ToolInvocation, 'signal' | 'assertLive'>,
   opts: { readonly timeoutMs: number; readonly clock: Clock; readonly signal: AbortSignal },
 ): Promise<CheckOutcome> {
   const safety = tool.retrySafety;
@@ -29,7 +29,13 @@ export async function runStatusCheck(
   const scope = attemptScope(opts.signal, opts.timeoutMs, undefined, opts.clock);
   try {
     const answer = await raceAbort(
-      Promise.resolve().then(() => safety.check(args, { ...invocation, signal: scope.signal })),
+      Promise.resolve().then(() =>
+        safety.check(args, {
+          ...invocation,
+          signal: scope.signal,
+          assertLive: () => scope.assertLive(),
+        }),
+      ),
       scope.signal,
     );
     return wellFormed(answer);

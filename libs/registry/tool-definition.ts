@@ -48,6 +48,16 @@ export interface ToolInvocation {
   readonly attempt: number;
   /** Aborted when the per-call timeout or the batch deadline passes. Implementations must honour it. */
   readonly signal: AbortSignal;
+  /**
+   * Throws TIMEOUT when this attempt's time limit has passed by the clock — also when the timer
+   * that aborts `signal` has not run yet, as after the executor process was paused (SIGSTOP, a VM
+   * freeze): it resumes with every timer overdue, and a tool whose own wait ends first would carry
+   * on. By then the call's idempotency lease may have run out and another executor taken the call
+   * over. Call it right before an effect the downstream cannot deduplicate (tools made safe by a
+   * status check): it closes that window to the few instructions between the check and the request.
+   * Tools that forward their idempotency key need not; the downstream's dedupe fences them.
+   */
+  readonly assertLive: () => void;
 }
 
 /**

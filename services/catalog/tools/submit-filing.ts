@@ -179,7 +179,12 @@ export function submitFilingTool(
     auditFields: ['filer_id', 'form_type', 'period', 'amount'],
     cost: { tokensIn: 120, tokensOut: 70 },
     execute: async (args, inv) => {
-      const done = await adapter.submit(submission(args, inv.ctx.tenant), inv.idempotencyKey, inv.signal);
+      const done = await adapter.submit(
+        submission(args, inv.ctx.tenant),
+        inv.idempotencyKey,
+        inv.signal,
+        inv.assertLive,
+      );
       return toOutput(done.record, PATH_TO_CONFIRMED[done.path], done.path === 'already-applied');
     },
   });

@@ -32,6 +32,7 @@ const inv = (idempotencyKey: string): ToolInvocation => ({
   idempotencyKey,
   attempt: 1,
   signal: new AbortController().signal,
+  assertLive: () => undefined,
 });
 
 /** One executor's report tools over the shared Postgres job table and payment ledger, on one clock. */

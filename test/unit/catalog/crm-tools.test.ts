@@ -56,7 +56,13 @@ describe('crm_lookup_contact', () => {
     const ctx = ctxFor(ben);
     const attempt = tool.execute(
       { customer_id: 'C-1' },
-      { ctx, idempotencyKey: 'k', attempt: 1, signal: new AbortController().signal },
+      {
+        ctx,
+        idempotencyKey: 'k',
+        attempt: 1,
+        signal: new AbortController().signal,
+        assertLive: () => undefined,
+      },
     );
     await expect(attempt).rejects.toBeInstanceOf(ToolgateError);
     await expect(attempt).rejects.toMatchObject({ code: 'CALLER_ERROR', retryable: false });

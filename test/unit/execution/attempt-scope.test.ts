@@ -56,6 +56,42 @@ describe('attempt scope', () => {
   });
 });
 
+describe('attempt scope: assertLive', () => {
+  /** A clock whose time the test sets and whose timers never fire: a process resumed from a pause. */
+  function pausedClock(start: number) {
+    let t = start;
+    return {
+      now: () => t,
+      sleep: () => new Promise<void>(() => undefined),
+      set: (ms: number) => void (t = ms),
+    };
+  }
+
+  it('passes within the limit and throws TIMEOUT once the clock passed it, before its timer ran', () => {
+    const clock = pausedClock(0);
+    const scope = attemptScope(new AbortController().signal, 100, undefined, clock);
+    clock.set(99);
+    expect(() => scope.assertLive()).not.toThrow();
+    clock.set(5_000); // the process was paused: its timer is overdue and has not run
+    expect(scope.signal.aborted).toBe(false);
+    expect(() => scope.assertLive()).toThrow(expect.objectContaining({ code: 'TIMEOUT' }));
+    expect(scope.signal.aborted).toBe(true);
+    expect(scope.cause()).toBe('timeout');
+  });
+
+  it('throws at the call deadline when it comes first, and with the reason of an aborted caller', () => {
+    const clock = pausedClock(1_000);
+    const scope = attemptScope(new AbortController().signal, 10_000, 1_500, clock);
+    clock.set(1_500);
+    expect(() => scope.assertLive()).toThrow(expect.objectContaining({ code: 'TIMEOUT' }));
+    expect(scope.cause()).toBe('deadline');
+    const parent = new AbortController();
+    const other = attemptScope(parent.signal, 10_000, undefined, clock);
+    parent.abort(new Error('stopping'));
+    expect(() => other.assertLive()).toThrow('stopping');
+  });
+});
+
 describe('raceAbort', () => {
   it('settles with the work when it finishes first', async () => {
     await expect(raceAbort(Promise.resolve(7), new AbortController().signal)).resolves.toBe(7);

@@ -127,6 +127,7 @@ describe('report jobs: submit, poll, retrieve through the guard pipeline', () =>
       idempotencyKey: 'idem-report-1',
       attempt: 1,
       signal: new AbortController().signal,
+      assertLive: () => undefined,
     };
     const a = (await resolved.tool.execute(RANGE, inv)) as { job_id: string };
     const b = (await resolved.tool.execute(RANGE, { ...inv, attempt: 2 })) as { job_id: string };

@@ -20,5 +20,6 @@ export function invocation(tenant: string): ToolInvocation {
     idempotencyKey: 'k'.repeat(64),
     attempt: 1,
     signal: new AbortController().signal,
+    assertLive: () => undefined,
   };
 }
