@@ -5,6 +5,7 @@ import { createCircuitBreakers, type ManagedCircuitBreakers } from '../../libs/e
 import { createOutboundLimiter } from '../../libs/execution/outbound-limiter.js';
 import { GuardPipeline } from '../../libs/pipeline/guard-pipeline.js';
 import type { PolicyEngine } from '../../libs/pipeline/deps.js';
+import type { IdempotencyStore } from '../../libs/ports/idempotency-store.js';
 import { createPolicyEngine } from '../../libs/policy/index.js';
 import { ToolRegistry } from '../../libs/registry/tool-registry.js';
 import type { ToolDefinition } from '../../libs/registry/tool-definition.js';
@@ -21,6 +22,8 @@ export interface ChaosPipelineOptions {
   readonly keyPrefix: string;
   readonly owner: string;
   readonly tools: readonly ToolDefinition[];
+  /** The idempotency store; default: Redis on `redis`. */
+  readonly idempotency?: IdempotencyStore;
   readonly policy?: PolicyEngine;
   /** Breaker settings; `volumeThreshold` very large means "no breaker in effect". */
   readonly breaker?: { readonly errorPercent: number; readonly volume: number; readonly resetMs: number };
@@ -43,7 +46,7 @@ export function chaosPipeline(opts: ChaosPipelineOptions): ChaosPipeline {
   const rateLimiter = new RedisRateLimiter(opts.redis, { keyPrefix: opts.keyPrefix });
   const pipeline = new GuardPipeline({
     tools: registry,
-    idempotency: new RedisIdempotencyStore(opts.redis, { keyPrefix: opts.keyPrefix }),
+    idempotency: opts.idempotency ?? new RedisIdempotencyStore(opts.redis, { keyPrefix: opts.keyPrefix }),
     rateLimiter,
     policy: opts.policy ?? createPolicyEngine([], 'chaos'),
     breakers,

@@ -15,6 +15,9 @@ export interface ChaosScale {
   readonly outageCalls: number;
   /** Scenario 4: generated malformed events. */
   readonly adversarialRuns: number;
+  /** Network scenarios (executors in namespaces): calls per run, and how long a fault lasts. */
+  readonly networkCalls: number;
+  readonly networkFaultMs: number;
 }
 
 const SCALES: Record<ChaosScale['name'], ChaosScale> = {
@@ -27,6 +30,8 @@ const SCALES: Record<ChaosScale['name'], ChaosScale> = {
     outageMs: 5_000,
     outageCalls: 300,
     adversarialRuns: 220,
+    networkCalls: 240,
+    networkFaultMs: 10_000,
   },
   full: {
     name: 'full',
@@ -37,6 +42,8 @@ const SCALES: Record<ChaosScale['name'], ChaosScale> = {
     outageMs: 10_000,
     outageCalls: 2_000,
     adversarialRuns: 1_000,
+    networkCalls: 1_500,
+    networkFaultMs: 15_000,
   },
 };
 

@@ -8,6 +8,9 @@ export interface FleetServers {
   readonly kafkaBrokers?: readonly string[];
   readonly redisUrl?: string;
   readonly databaseUrl?: string;
+  readonly schemaRegistryUrl?: string;
+  /** The argv prefix child number n (1-based) is started through, e.g. to run it in a namespace. */
+  readonly launcher?: (n: number) => readonly string[];
 }
 
 /**
@@ -44,14 +47,13 @@ export function createExecutorFleet(
   const sep = databaseUrl.includes('?') ? '&' : '?';
   const env = (id: string): Record<string, string> => ({
     KAFKA_BROKERS: (servers.kafkaBrokers ?? kafkaBrokers()).join(','),
-    SCHEMA_REGISTRY_URL: schemaRegistryUrl(),
+    SCHEMA_REGISTRY_URL: servers.schemaRegistryUrl ?? schemaRegistryUrl(),
     REDIS_URL: servers.redisUrl ?? REDIS_URL,
     DATABASE_URL: `${databaseUrl}${sep}options=${encodeURIComponent(`-c search_path=${stack.db.schema}`)}`,
     TOOLGATE_TOPIC_PREFIX: stack.prefix,
     TOOLGATE_GROUP_ID: `${stack.prefix}-executors`,
     EXECUTOR_ID: id,
-    MAX_CONCURRENCY: '8',
-    PARTITIONS_CONCURRENTLY: '3',
+    MAX_CONCURRENCY: '24',
     CALLS_PARTITIONS: String(PARTITIONS.calls),
     RESULTS_PARTITIONS: String(PARTITIONS.results),
     AUDIT_PARTITIONS: String(PARTITIONS.audit),
@@ -78,7 +80,7 @@ export function createExecutorFleet(
     async spawn() {
       n += 1;
       const id = `${stack.prefix}-exec-${n}`;
-      const child = startExecutorProcess(id, env(id));
+      const child = startExecutorProcess(id, env(id), servers.launcher?.(n) ?? []);
       live.push(child);
       all.push(child);
       await child.ready;

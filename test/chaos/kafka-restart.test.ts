@@ -110,8 +110,7 @@ describe('Kafka broker restart', () => {
         logger: executorLog,
         ownerId: `${stack.prefix}-kafka`,
         groupId: `${stack.prefix}-executors`,
-        maxConcurrency: 8,
-        partitionsConcurrently: 3,
+        maxConcurrency: 24,
         backoff: { firstDelayMs: 50, maxDelayMs: 1_000 },
       });
       await executor.start();

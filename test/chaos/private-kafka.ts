@@ -1,4 +1,5 @@
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { loadLocalConfig } from '../../deploy/local/config.js';
 import { kafkaServer } from '../../deploy/local/kafka-server.js';
 import { stderrLog } from '../../deploy/local/log.js';
@@ -18,7 +19,16 @@ export interface PrivateKafka {
   destroy(): Promise<void>;
 }
 
-export async function startPrivateKafka(): Promise<PrivateKafka> {
+export interface PrivateKafkaOptions {
+  /**
+   * Given the port the broker will listen on (127.0.0.1), the `host:port` it tells clients to
+   * connect to instead, e.g. a fault proxy in front of it; `brokers` is then that address. Default:
+   * the listener itself.
+   */
+  readonly advertise?: (listenPort: number) => Promise<string>;
+}
+
+export async function startPrivateKafka(options: PrivateKafkaOptions = {}): Promise<PrivateKafka> {
   const port = await freePort();
   let controllerPort = await freePort();
   while (controllerPort === port) controllerPort = await freePort();
@@ -28,13 +38,17 @@ export async function startPrivateKafka(): Promise<PrivateKafka> {
     KAFKA_CONTROLLER_PORT: String(controllerPort),
     TOOLGATE_KAFKA_HEAP: process.env.TOOLGATE_KAFKA_HEAP ?? '512m',
   });
+  const advertised = options.advertise === undefined ? undefined : await options.advertise(port);
   const fresh = kafkaServer(cfg);
   let spec: SpawnSpec | undefined;
   // The first start formats storage; later starts reuse the command and keep the data.
   const server: ManagedServer = {
     ...fresh,
     async prepare(log) {
-      spec ??= await fresh.prepare(log);
+      if (spec === undefined) {
+        spec = await fresh.prepare(log);
+        if (advertised !== undefined) advertise(join(fresh.runDir, 'server.properties'), advertised);
+      }
       return spec;
     },
   };
@@ -46,7 +60,7 @@ export async function startPrivateKafka(): Promise<PrivateKafka> {
   };
   await start();
   return {
-    brokers: [`${cfg.kafka.host}:${port}`],
+    brokers: [advertised ?? `${cfg.kafka.host}:${port}`],
     start,
     stop,
     async destroy() {
@@ -54,4 +68,12 @@ export async function startPrivateKafka(): Promise<PrivateKafka> {
       rmSync(fresh.runDir, { recursive: true, force: true });
     },
   };
+}
+
+function advertise(propertiesFile: string, address: string): void {
+  const text = readFileSync(propertiesFile, 'utf8');
+  writeFileSync(
+    propertiesFile,
+    text.replace(/^advertised\.listeners=.*$/m, `advertised.listeners=PLAINTEXT://${address}`),
+  );
 }

@@ -17,8 +17,17 @@ export interface ExecutorProcess {
   readonly output: string[];
 }
 
-export function startExecutorProcess(name: string, env: Record<string, string>): ExecutorProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+/**
+ * `launcher` is an argv prefix the process is started through (e.g. `ip netns exec <ns>`, which
+ * execs in place, so `pid` is still the executor's).
+ */
+export function startExecutorProcess(
+  name: string,
+  env: Record<string, string>,
+  launcher: readonly string[] = [],
+): ExecutorProcess {
+  const [command, ...prefix] = [...launcher, process.execPath];
+  const child = spawn(command, [...prefix, '--import', 'tsx', MAIN], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

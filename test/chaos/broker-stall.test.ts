@@ -1,0 +1,198 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPrincipalVerifier } from '../../libs/auth/principal-verifier.js';
+import { KafkaEventBus } from '../../libs/bus/kafka/kafka-event-bus.js';
+import { systemClock } from '../../libs/core/system-clock.js';
+import { createExecutor, type Executor } from '../../services/executor/executor.js';
+import { uniqueName } from '../helpers/names.js';
+import { AUDIENCE, ISSUER, PARTITIONS } from '../integration/executor/executor-stack.js';
+import { judgeCalls, type CallVerdict } from './call-verdict.js';
+import { safetyCalls, streamCalls } from './call-stream.js';
+import { chaosPipeline } from './chaos-pipeline.js';
+import { chaosScale, scaledTimeout } from './chaos-scale.js';
+import { complaints, logTail, type LogTail } from './log-tail.js';
+import { createNetworkLab, within, type NetworkLab } from './network-lab.js';
+import { effectCounts, safetyLedgerTools } from './safety-ledger.js';
+import type { TopicCollector } from './topic-collector.js';
+
+/**
+ * The broker stalls instead of stopping: every connection to it stays open and nothing comes back
+ * (the proxy in front of it black-holes every client — executors, the publisher, the collectors),
+ * for longer than the session timeout; then it answers again with everything that waited. Unlike a
+ * clean stop (kafka-restart.test.ts) no client sees a refused connection or a reset: each has to
+ * notice by its own timeouts. Run with two executor children, then with one in-process executor
+ * configured as in the broker-restart scenario. Checks: every call answered after the stall, 0
+ * duplicate effects, no contradicting answers, every UNRESOLVED with its case; sentinel calls
+ * after the stall succeed.
+ */
+const SCALE = chaosScale();
+const CALLS = SCALE.networkCalls;
+const KEYS = 24;
+
+let lab: NetworkLab;
+let results: TopicCollector<'results'>;
+let dlq: TopicCollector<'dlq'>;
+
+beforeAll(async () => {
+  lab = await createNetworkLab('chaos_stall', {
+    hosts: ['a', 'b'],
+    executorEnv: { CHAOS_WORK_MS: '20', CHAOS_TOOL_TIMEOUT_MS: '2000' },
+  });
+  results = await lab.collect('results');
+  dlq = await lab.collect('dlq');
+}, 180_000);
+
+afterAll(async () => {
+  await lab?.destroy();
+});
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * How often a member's consumer was given up on by kafkajs and replaced (the executors log it), read
+ * from log lines or a log summary.
+ */
+function consumerReplacements(text: string): number {
+  let n = 0;
+  for (const m of text.matchAll(/(\d+)× error kafka consumer stopped for good/g)) n += Number(m[1]);
+  return n + (text.match(/"msg":"kafka consumer stopped for good/g) ?? []).length;
+}
+
+async function stalledRun(
+  tag: string,
+  diagnose: () => string,
+  logs: () => string,
+): Promise<{ verdict: CallVerdict; figures: object }> {
+  const calls = await safetyCalls(lab, tag, CALLS, KEYS);
+  const ids = new Set(calls.map((c) => c.callId));
+  const run = streamCalls(lab, calls, results, 6_000 + SCALE.networkFaultMs);
+  await run.answeredShare(0.15, 60_000);
+  const answeredAt = (): number => {
+    return new Set(results.events.filter((e) => ids.has(e.callId)).map((e) => e.callId)).size;
+  };
+  const before = answeredAt();
+  const from = Date.now();
+  lab.kafkaProxy.setFaults({ blackhole: true });
+  await sleep(SCALE.networkFaultMs);
+  lab.kafkaProxy.setFaults({});
+  const healedAt = Date.now();
+  const publishRetries = await run.published;
+  const allMs = await run.allAnswered(scaledTimeout(120_000), diagnose);
+  const sentinels = await safetyCalls(lab, `${tag}s`, 9, 9);
+  const sentinelRun = streamCalls(lab, sentinels, results, 100);
+  await sentinelRun.allAnswered(60_000, diagnose);
+  await sleep(1_000);
+  const counts = await effectCounts(lab.pool);
+  const verdict = judgeCalls(calls, results.events, dlq.events, counts);
+  const sentinelVerdict = judgeCalls(sentinels, results.events, dlq.events, counts);
+  return {
+    verdict,
+    figures: {
+      scale: SCALE.name,
+      calls: CALLS,
+      stallMs: healedAt - from,
+      answeredBeforeStall: before,
+      allAnsweredMs: allMs,
+      lastAnswerAfterHealMs:
+        Math.max(...results.events.filter((e) => ids.has(e.callId)).map((e) => e.completedAtMs)) - healedAt,
+      collectorCrashes: results.crashes.length + dlq.crashes.length,
+      executorConsumerReplacements: consumerReplacements(logs()),
+      publishRetries,
+      duplicateEffects: verdict.duplicateEffects.length,
+      lost: verdict.lost.length,
+      contradictions: verdict.contradictions.length,
+      openCases: verdict.openCases,
+      outcomes: verdict.outcomes,
+      sentinelsSucceeded: sentinelVerdict.outcomes.SUCCESS ?? 0,
+    },
+  };
+}
+
+function expectSound(verdict: CallVerdict, figures: object): void {
+  expect(verdict.duplicateEffects).toEqual([]);
+  expect(verdict.lost).toEqual([]);
+  expect(verdict.contradictions).toEqual([]);
+  expect(verdict.unresolvedWithoutCase).toEqual([]);
+  expect((figures as { sentinelsSucceeded: number }).sentinelsSucceeded).toBe(9);
+}
+
+describe('broker stall', () => {
+  it(
+    'two executor children ride out a broker stall past the session timeout',
+    async () => {
+      await Promise.all([lab.fleet.spawn(), lab.fleet.spawn()]);
+      const { verdict, figures } = await stalledRun(
+        'kids',
+        () => lab.fleet.all.map((c) => complaints(c.name, c.output)).join('\n'),
+        () => lab.fleet.all.flatMap((c) => c.output).join('\n'),
+      );
+      console.log(`[chaos broker-stall children] ${JSON.stringify(figures)}`);
+      expectSound(verdict, figures);
+      expect(await lab.fleet.stop()).toEqual([0, 0]);
+    },
+    scaledTimeout(200_000),
+  );
+
+  it(
+    'one in-process executor, set up as in the broker-restart scenario, rides out a broker stall',
+    async () => {
+      const busLog: LogTail = logTail('stall executor bus');
+      const executorLog: LogTail = logTail('stall executor');
+      const redis = new Redis(lab.redisServer.url, { maxRetriesPerRequest: 2 });
+      redis.on('error', () => undefined);
+      const bus = new KafkaEventBus({
+        brokers: lab.broker.brokers,
+        clientId: uniqueName('chaos_stall_executor'),
+        logLevel: 'warn',
+        logger: busLog,
+        sessionTimeoutMs: 6_000,
+        rebalanceTimeoutMs: 15_000,
+        heartbeatIntervalMs: 300,
+        maxWaitTimeMs: 100,
+        commitIntervalMs: 50,
+        redeliveryDelayMs: 20,
+      });
+      const owner = `${lab.stack.prefix}-stall`;
+      const built = chaosPipeline({
+        redis,
+        keyPrefix: lab.stack.redis.prefix,
+        owner,
+        tools: safetyLedgerTools(lab.pool, { workMs: 20, timeoutMs: 2_000 }),
+      });
+      let executor: Executor | undefined;
+      try {
+        executor = createExecutor({
+          publisher: bus,
+          subscriber: bus,
+          codec: lab.stack.codec,
+          topics: lab.stack.topics,
+          replyTopics: { [lab.stack.topics.results]: PARTITIONS.results },
+          pipeline: built.pipeline,
+          tools: built.registry,
+          verifier: createPrincipalVerifier({ keys: lab.stack.jwks, issuer: ISSUER, audience: AUDIENCE }),
+          clock: systemClock,
+          logger: executorLog,
+          ownerId: owner,
+          groupId: `${lab.stack.prefix}-executors`,
+          maxConcurrency: 8,
+          backoff: { firstDelayMs: 50, maxDelayMs: 1_000 },
+        });
+        await executor.start();
+        const { verdict, figures } = await stalledRun(
+          'inproc',
+          () => [busLog.summary(), executorLog.summary()].join('\n'),
+          () => busLog.summary(100),
+        );
+        console.log(`[chaos broker-stall in-process] ${JSON.stringify(figures)}`);
+        expectSound(verdict, figures);
+      } finally {
+        // Bounded: after a failed check a call may still be waiting on a publish.
+        await within(executor?.stop(), 15_000);
+        built.breakers.shutdown();
+        await within(bus.close(), 15_000);
+        redis.disconnect();
+      }
+    },
+    scaledTimeout(200_000),
+  );
+});

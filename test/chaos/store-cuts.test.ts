@@ -1,0 +1,244 @@
+import pg from 'pg';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate, PostgresIdempotencyStore } from '../../libs/adapters/postgres/index.js';
+import { createPrincipalVerifier } from '../../libs/auth/principal-verifier.js';
+import { KafkaEventBus } from '../../libs/bus/kafka/kafka-event-bus.js';
+import { systemClock } from '../../libs/core/system-clock.js';
+import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
+import { createExecutor, type Executor } from '../../services/executor/executor.js';
+import { uniqueName } from '../helpers/names.js';
+import { AUDIENCE, ISSUER, PARTITIONS } from '../integration/executor/executor-stack.js';
+import { judgeCalls, type CallVerdict } from './call-verdict.js';
+import { safetyCalls, streamCalls } from './call-stream.js';
+import { chaosPipeline } from './chaos-pipeline.js';
+import { chaosScale, scaledTimeout } from './chaos-scale.js';
+import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
+import { complaints, logTail } from './log-tail.js';
+import { createNetworkLab, within, type NetworkLab } from './network-lab.js';
+import { effectCounts, safetyLedgerTools } from './safety-ledger.js';
+import type { TopicCollector } from './topic-collector.js';
+
+/**
+ * Cuts between an executor and the store its guarantees rest on, under a stream of calls of the
+ * three retry-safety kinds:
+ *
+ * - Redis (claims and the shared rate limiter) black-holed for one of two executor children: calls
+ *   it had claimed are between claim and completion, new ones are in the rate-limit take;
+ * - a Postgres-backed idempotency store (an in-process executor whose claims go through a proxy of
+ *   their own, while the tool's downstream stays reachable): first black-holed, then refusing.
+ *
+ * Checks: fail closed — no effect is started during the cut by the cut executor, except by calls
+ * that held a claim when it began (a grace of work time plus a margin); 0 duplicate effects; after
+ * healing every call is answered, no answer contradicts another or the effects, every UNRESOLVED has
+ * its case.
+ */
+const SCALE = chaosScale();
+const CALLS = SCALE.networkCalls;
+const KEYS = 24;
+const WORK_MS = 300;
+const GRACE_MS = WORK_MS + 700;
+
+let lab: NetworkLab;
+let results: TopicCollector<'results'>;
+let dlq: TopicCollector<'dlq'>;
+
+beforeAll(async () => {
+  lab = await createNetworkLab('chaos_store_cut', {
+    hosts: ['a', 'b'],
+    executorEnv: { CHAOS_WORK_MS: String(WORK_MS), CHAOS_TOOL_TIMEOUT_MS: '2000' },
+  });
+  results = await lab.collect('results');
+  dlq = await lab.collect('dlq');
+}, 180_000);
+
+afterAll(async () => {
+  await lab?.destroy();
+});
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Effects a process started inside [from + grace, to]. */
+async function effectsInCut(pid: number, from: number, to: number): Promise<number> {
+  const { rows } = await lab.pool.query<{ n: string }>(
+    'SELECT count(*) AS n FROM effects WHERE pid = $1 AND at > $2 AND at < $3',
+    [pid, new Date(from + GRACE_MS), new Date(to)],
+  );
+  return Number(rows[0]!.n);
+}
+
+async function effectsAround(pid: number, from: number): Promise<number> {
+  const { rows } = await lab.pool.query<{ n: string }>(
+    'SELECT count(*) AS n FROM effects WHERE pid = $1 AND at >= $2 AND at <= $3',
+    [pid, new Date(from), new Date(from + GRACE_MS)],
+  );
+  return Number(rows[0]!.n);
+}
+
+function expectSound(verdict: CallVerdict): void {
+  expect(verdict.duplicateEffects).toEqual([]);
+  expect(verdict.lost).toEqual([]);
+  expect(verdict.contradictions).toEqual([]);
+  expect(verdict.unresolvedWithoutCase).toEqual([]);
+}
+
+function figuresOf(verdict: CallVerdict): Record<string, unknown> {
+  return {
+    answered: verdict.answered,
+    lost: verdict.lost.length,
+    duplicateEffects: verdict.duplicateEffects.length,
+    contradictions: verdict.contradictions.length,
+    unresolvedWithoutCase: verdict.unresolvedWithoutCase.length,
+    reruns: verdict.reruns,
+    openCases: verdict.openCases,
+    outcomes: verdict.outcomes,
+  };
+}
+
+describe('store cuts', () => {
+  it(
+    'Redis black-holed for one executor mid-claim and mid-rate-limit: fail closed, nothing lost after healing',
+    async () => {
+      const [cutOne] = await Promise.all([lab.fleet.spawn(), lab.fleet.spawn()]);
+      const victimAddress = lab.net.hostAddress(lab.hostOf(1), 'd');
+      const calls = await safetyCalls(lab, 'redis', CALLS, KEYS);
+      const run = streamCalls(lab, calls, results, 8_000 + SCALE.networkFaultMs);
+      await run.answeredShare(0.15, 60_000);
+      const from = Date.now();
+      lab.redisProxy.setFaults({ blackhole: true }, [victimAddress]);
+      await sleep(SCALE.networkFaultMs);
+      lab.redisProxy.setFaults({}, [victimAddress]);
+      const to = Date.now();
+      await run.published;
+      const allMs = await run.allAnswered(scaledTimeout(90_000), () =>
+        lab.fleet.all.map((c) => complaints(c.name, c.output)).join('\n'),
+      );
+      await sleep(2_000);
+      const verdict = judgeCalls(calls, results.events, dlq.events, await effectsOf());
+      const inCut = await effectsInCut(cutOne.pid, from, to);
+      const figures = {
+        scale: SCALE.name,
+        cut: 'redis blackhole, one of two executors',
+        calls: CALLS,
+        cutMs: to - from,
+        allAnsweredMs: allMs,
+        effectsOfCutExecutorInGrace: await effectsAround(cutOne.pid, from),
+        effectsOfCutExecutorAfterGrace: inCut,
+        answersByProducer: verdict.answersByProducer,
+        ...figuresOf(verdict),
+      };
+      console.log(`[chaos store-cut redis] ${JSON.stringify(figures)}`);
+      expect(inCut).toBe(0);
+      expectSound(verdict);
+      expect(await lab.fleet.stop()).toEqual([0, 0]);
+    },
+    scaledTimeout(150_000),
+  );
+
+  it(
+    'a Postgres idempotency store black-holed, then refusing: fail closed, nothing lost after healing',
+    async () => {
+      // The store's own link: a proxy on loopback in front of the private Postgres.
+      const storeProxy: FaultProxy = await startFaultProxy(
+        { host: '127.0.0.1' },
+        { host: '127.0.0.1', port: lab.pgServer.port },
+      );
+      const storePool = new pg.Pool({
+        connectionString: `postgres://postgres@${storeProxy.address}/postgres`,
+        options: `-c search_path=${lab.stack.db.schema}`,
+        max: 10,
+      });
+      storePool.on('error', () => undefined);
+      const redis = new Redis(lab.redisServer.url, { maxRetriesPerRequest: 2 });
+      redis.on('error', () => undefined);
+      const busLog = logTail('store-cut executor bus');
+      const executorLog = logTail('store-cut executor');
+      const bus = new KafkaEventBus({
+        brokers: lab.broker.brokers,
+        clientId: uniqueName('chaos_store_cut_executor'),
+        logLevel: 'warn',
+        logger: busLog,
+        sessionTimeoutMs: 6_000,
+        rebalanceTimeoutMs: 15_000,
+        heartbeatIntervalMs: 300,
+        maxWaitTimeMs: 100,
+        commitIntervalMs: 50,
+        redeliveryDelayMs: 20,
+      });
+      const owner = `${lab.stack.prefix}-pg-store`;
+      const built = chaosPipeline({
+        redis,
+        keyPrefix: lab.stack.redis.prefix,
+        owner,
+        idempotency: new PostgresIdempotencyStore(storePool, { abandonedRetentionMs: 60_000 }),
+        tools: safetyLedgerTools(lab.pool, { workMs: WORK_MS, timeoutMs: 2_000 }),
+      });
+      let executor: Executor | undefined;
+      try {
+        await migrate(storePool);
+        executor = createExecutor({
+          publisher: bus,
+          subscriber: bus,
+          codec: lab.stack.codec,
+          topics: lab.stack.topics,
+          replyTopics: { [lab.stack.topics.results]: PARTITIONS.results },
+          pipeline: built.pipeline,
+          tools: built.registry,
+          verifier: createPrincipalVerifier({ keys: lab.stack.jwks, issuer: ISSUER, audience: AUDIENCE }),
+          clock: systemClock,
+          logger: executorLog,
+          ownerId: owner,
+          groupId: `${lab.stack.prefix}-executors`,
+          maxConcurrency: 8,
+          backoff: { firstDelayMs: 50, maxDelayMs: 1_000 },
+        });
+        await executor.start();
+        const calls: ToolCallRequestedEvent[] = await safetyCalls(lab, 'pgstore', CALLS, KEYS);
+        const run = streamCalls(lab, calls, results, 8_000 + SCALE.networkFaultMs);
+        await run.answeredShare(0.15, 60_000);
+        const from = Date.now();
+        storeProxy.setFaults({ blackhole: true });
+        await sleep(SCALE.networkFaultMs / 2);
+        storeProxy.setFaults({ refuse: true });
+        await sleep(SCALE.networkFaultMs / 2);
+        storeProxy.setFaults({});
+        const to = Date.now();
+        await run.published;
+        const allMs = await run.allAnswered(scaledTimeout(90_000), () =>
+          [busLog.summary(), executorLog.summary()].join('\n'),
+        );
+        await sleep(1_000);
+        await executor.stop();
+        const verdict = judgeCalls(calls, results.events, dlq.events, await effectsOf());
+        const inCut = await effectsInCut(process.pid, from, to);
+        const figures = {
+          scale: SCALE.name,
+          cut: 'postgres idempotency store: blackhole, then refusing',
+          calls: CALLS,
+          cutMs: to - from,
+          allAnsweredMs: allMs,
+          storeResets: storeProxy.stats().resets,
+          effectsInGrace: await effectsAround(process.pid, from),
+          effectsAfterGrace: inCut,
+          ...figuresOf(verdict),
+        };
+        console.log(`[chaos store-cut postgres] ${JSON.stringify(figures)}`);
+        expect(inCut).toBe(0);
+        expectSound(verdict);
+      } finally {
+        // Bounded: after a failed check a call may still be waiting on a store or a publish.
+        await within(executor?.stop(), 15_000);
+        built.breakers.shutdown();
+        await within(bus.close(), 15_000);
+        redis.disconnect();
+        await storePool.end().catch(() => undefined);
+        await storeProxy.close();
+      }
+    },
+    scaledTimeout(150_000),
+  );
+});
+
+function effectsOf(): ReturnType<typeof effectCounts> {
+  return effectCounts(lab.pool);
+}
