@@ -119,8 +119,12 @@ export function createCallHandler(deps: ExecutorDeps): CallHandler {
     }),
   });
 
-  /** A request too large to run: refused unrun (the arguments were never parsed), and audited. */
-  const oversizedRun = (
+  /**
+   * A request refused before anything of it ran or was even parsed (too large, a malformed
+   * envelope): its run as the pipeline would report a refusal at input validation, with the
+   * principal unverified, counted as answered.
+   */
+  const unrunRefusal = (
     request: ToolCallRequestedEvent,
     trace: CallTrace,
     error: ToolgateError,
@@ -174,19 +178,7 @@ export function createCallHandler(deps: ExecutorDeps): CallHandler {
         'The tool call request was malformed, so it was not run.',
         { retryable: false },
       );
-      const now = clock.now();
-      const refused = refusalRun({
-        event: request,
-        traceId: trace.traceId,
-        principalId: UNVERIFIED_PRINCIPAL,
-        args: undefined,
-        stage: 'validate-input',
-        error,
-        auditReason: envelope.reason,
-        startedAtMs: now,
-        finishedAtMs: now,
-      });
-      observer.callAnswered(refused.result, 0, argumentsAsSent(request.argumentsJson));
+      const { run: refused } = unrunRefusal(request, trace, error, envelope.reason);
       // No audit record: the audit store indexes tenant and task, which are what is missing here.
       const outputs = poison(callLog, message, `malformed event: ${envelope.reason}`, request, trace);
       return publish(
@@ -200,7 +192,7 @@ export function createCallHandler(deps: ExecutorDeps): CallHandler {
 
     const ran =
       decoded.kind === 'oversized'
-        ? oversizedRun(request, trace, decoded.refusal, decoded.errorMessage)
+        ? unrunRefusal(request, trace, decoded.refusal, decoded.errorMessage)
         : await runCall(deps, request, trace, scope, message.timestampMs);
     if (ran === undefined) return false;
     const { run, principalId } = ran;

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Consumer } from 'kafkajs';
 import { fileURLToPath } from 'node:url';
-import { createExecutorStack, decodeRead, type ExecutorStack } from './executor-stack.js';
+import { createExecutorStack, type ExecutorStack } from './executor-stack.js';
+import { decodeEachMessage } from './test-parts.js';
 import { startExecutorProcess, type ExecutorProcess } from './executor-process.js';
 import { ledgerRows } from './ledger-tools.js';
 
@@ -57,15 +58,8 @@ describe('two executor processes in one group', () => {
     await consumer.connect();
     await consumer.subscribe({ topic: stack.topics.results, fromBeginning: true });
     await consumer.run({
-      eachMessage: async ({ message, partition }) => {
-        const { event } = await decodeRead(stack.codec, 'results', {
-          topic: stack.topics.results,
-          partition,
-          offset: message.offset,
-          key: message.key,
-          value: message.value,
-          headers: message.headers,
-        });
+      eachMessage: async (payload) => {
+        const { event } = await decodeEachMessage(stack.codec, 'results', payload);
         delivered += 1;
         outcomes.set(event.callId, [...(outcomes.get(event.callId) ?? []), event.outcome]);
         onProgress();

@@ -6,7 +6,7 @@ import type { ToolCallRequestedEvent } from '../../../libs/events/contracts.js';
 import { createExecutorStack, PARTITIONS, TENANT, type ExecutorStack } from './executor-stack.js';
 import { startExecutorProcess, type ExecutorProcess } from './executor-process.js';
 import { ledgerRows } from './ledger-tools.js';
-import { decodeRead } from './test-parts.js';
+import { decodeEachMessage } from './test-parts.js';
 
 /**
  * One slow call must hold only the later calls of its own resource key. An executor process runs
@@ -35,15 +35,8 @@ beforeAll(async () => {
   await results.connect();
   await results.subscribe({ topic: stack.topics.results, fromBeginning: true });
   await results.run({
-    eachMessage: async ({ message, partition }) => {
-      const { event } = await decodeRead(stack.codec, 'results', {
-        topic: stack.topics.results,
-        partition,
-        offset: message.offset,
-        key: message.key,
-        value: message.value,
-        headers: message.headers,
-      });
+    eachMessage: async (payload) => {
+      const { event } = await decodeEachMessage(stack.codec, 'results', payload);
       if (!answeredAt.has(event.callId)) answeredAt.set(event.callId, Date.now());
       outcomes.set(event.callId, event.outcome);
     },

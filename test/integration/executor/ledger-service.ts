@@ -8,7 +8,7 @@ import { createExecutorService } from '../../../services/executor/service.js';
 import type { Service } from '../../../services/executor/service-runtime.js';
 import type { ExecutorStack } from './executor-stack.js';
 import { LEDGER_DDL, ledgerTools } from './ledger-tools.js';
-import { decodeRead } from './test-parts.js';
+import { decodeEachMessage } from './test-parts.js';
 
 /** A running executor service on a stack, with its log lines and its /metrics address. */
 export interface LedgerService {
@@ -70,15 +70,8 @@ export async function resultsFor(
         timeoutMs,
       );
       void consumer.run({
-        eachMessage: async ({ message, partition }) => {
-          const { event } = await decodeRead(stack.codec, 'results', {
-            topic: stack.topics.results,
-            partition,
-            offset: message.offset,
-            key: message.key,
-            value: message.value,
-            headers: message.headers,
-          });
+        eachMessage: async (payload) => {
+          const { event } = await decodeEachMessage(stack.codec, 'results', payload);
           if (event.callId !== callId) return;
           found.push(event);
           if (found.length >= count) {

@@ -1,3 +1,4 @@
+import type { EachMessagePayload } from 'kafkajs';
 import type { JSONWebKeySet } from 'jose';
 import { RedisIdempotencyStore, RedisRateLimiter } from '../../../libs/adapters/redis/index.js';
 import { createPrincipalVerifier } from '../../../libs/auth/principal-verifier.js';
@@ -199,4 +200,14 @@ export async function decodeRead<K extends EventKind>(
     if (value !== undefined) headers[k] = value.toString();
   }
   return { event: await codec.decode(kind, m.value!), partition: m.partition, offset: m.offset, headers };
+}
+
+/** Decodes what a kafkajs `eachMessage` handler receives, like {@link decodeRead}. */
+export function decodeEachMessage<K extends EventKind>(
+  codec: EventCodec,
+  kind: K,
+  { topic, partition, message }: EachMessagePayload,
+): Promise<Read<K>> {
+  const { offset, key, value, headers } = message;
+  return decodeRead(codec, kind, { topic, partition, offset, key, value, headers });
 }
