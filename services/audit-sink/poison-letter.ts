@@ -1,6 +1,9 @@
 import type { AuditRecordEvent, DeadLetterEvent } from '../../libs/events/contracts.js';
 import type { BusMessage } from '../../libs/ports/event-bus.js';
-import { DEFAULT_MAX_RAW_PAYLOAD_BYTES, poisonOrigin } from '../executor/dead-letter-event.js';
+import { poisonOrigin } from '../executor/dead-letter-event.js';
+
+/** Bytes of an unstorable audit record its dead letter keeps by default (see auditPoisonLetter). */
+export const DEFAULT_AUDIT_CAPTURE_BYTES = 64 * 1024;
 
 export interface AuditPoisonInput {
   readonly message: BusMessage;
@@ -28,7 +31,7 @@ export interface AuditPoisonInput {
  */
 export function auditPoisonLetter(input: AuditPoisonInput): DeadLetterEvent {
   const { message, event } = input;
-  const cap = Math.max(0, input.maxRawBytes ?? DEFAULT_MAX_RAW_PAYLOAD_BYTES);
+  const cap = Math.max(0, input.maxRawBytes ?? DEFAULT_AUDIT_CAPTURE_BYTES);
   const raw = message.value.subarray(0, cap);
   return {
     ...poisonOrigin(message),

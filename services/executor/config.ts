@@ -50,6 +50,13 @@ const EnvSchema = z.object({
   BREAKER_VOLUME: positiveInt.default(20),
   BREAKER_RESET_MS: positiveInt.default(30_000),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(30_000),
+  /** Bytes of an undecodable call a POISON dead letter keeps (they may hold argument values). */
+  POISON_CAPTURE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(1024 * 1024)
+    .default(0),
 });
 
 type Env = z.infer<typeof EnvSchema>;
@@ -76,6 +83,7 @@ export interface ExecutorConfig extends ServiceSettings {
   readonly leaseMarginMs: number;
   readonly breaker: { readonly errorPercent: number; readonly volume: number; readonly resetMs: number };
   readonly shutdownTimeoutMs: number;
+  readonly poisonCaptureBytes: number;
 }
 
 /** Thrown with every problem of the environment listed, one per line, by variable name. */
@@ -118,6 +126,7 @@ export function loadExecutorConfig(
     tombstoneTtlMs: e.IDEMPOTENCY_TOMBSTONE_TTL_MS,
     breaker: { errorPercent: e.BREAKER_ERROR_PERCENT, volume: e.BREAKER_VOLUME, resetMs: e.BREAKER_RESET_MS },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    poisonCaptureBytes: e.POISON_CAPTURE_BYTES,
   };
 }
 

@@ -8,10 +8,17 @@ import { argumentsFingerprint } from '../../libs/core/idempotency-key.js';
 import type { AuditRecord } from '../../libs/pipeline/audit-record.js';
 import { redactArguments } from '../../libs/pipeline/build-audit-record.js';
 import type { BusMessage } from '../../libs/ports/event-bus.js';
+import { createHash } from 'node:crypto';
 import { jsonText, wholeMs } from './json-text.js';
 
-/** Poison payloads are kept up to this many bytes (base64-encoded in the dead letter). */
-export const DEFAULT_MAX_RAW_PAYLOAD_BYTES = 64 * 1024;
+/**
+ * How many bytes of an undecodable message its dead letter keeps by default: none. The message is
+ * on the calls topic at the position the dead letter records, and its bytes may hold argument
+ * values (secrets), which must not travel beyond that topic; the dead letter carries their size
+ * and SHA-256 instead. An operator who wants captures for diagnosis sets a cap
+ * (`POISON_CAPTURE_BYTES`), accepting that copy.
+ */
+export const DEFAULT_MAX_RAW_PAYLOAD_BYTES = 0;
 
 /** Error codes that, on a state-changing call, mean "gave up after the retries it was allowed". */
 const EXHAUSTION_CODES: ReadonlySet<string> = new Set(['TIMEOUT', 'SERVER_ERROR', 'BREAKER_OPEN']);
@@ -181,9 +188,11 @@ export interface PoisonInput {
 /**
  * The dead letter of a message that cannot be handled as a call: undecodable bytes (wrong magic
  * byte, unknown schema id, truncated Avro, oversized), or a decoded request without a usable call id
- * or reply address, or with a malformed envelope. Undecodable bytes are kept base64-encoded up to
- * `maxRawBytes` (default 64 KiB; `lastKnownStateJson` says how many there were); a decoded request
- * is kept as its summary instead, so the signed assertion it carries is not copied.
+ * or reply address, or with a malformed envelope. Of undecodable bytes, `lastKnownStateJson` keeps
+ * the size and SHA-256 (`payloadBytes`, `payloadSha256`), and `rawPayloadBase64` the first
+ * `maxRawBytes` of them (default none: see {@link DEFAULT_MAX_RAW_PAYLOAD_BYTES}); a decoded
+ * request is kept as its summary instead, every argument value redacted and the signed assertion
+ * not copied.
  *
  * `deadLetterId` is `POISON:<topic>/<partition>@<offset>`: redelivering the same message yields the
  * same id. Pure.
@@ -191,7 +200,10 @@ export interface PoisonInput {
 export function poisonDeadLetter(input: PoisonInput): DeadLetterEvent {
   const { message, request } = input;
   const cap = input.maxRawBytes ?? DEFAULT_MAX_RAW_PAYLOAD_BYTES;
-  const raw = request === undefined ? message.value.subarray(0, Math.max(0, cap)) : undefined;
+  const raw =
+    request === undefined && cap > 0
+      ? message.value.subarray(0, Math.min(cap, message.value.length))
+      : undefined;
   const orNull = (value: string | undefined): string | null =>
     value === undefined || value === '' ? null : value;
   return {
@@ -212,6 +224,7 @@ export function poisonDeadLetter(input: PoisonInput): DeadLetterEvent {
     attemptsJson: '[]',
     lastKnownStateJson: jsonText({
       payloadBytes: message.value.length,
+      payloadSha256: createHash('sha256').update(message.value).digest('hex'),
       capturedBytes: raw?.length ?? 0,
       decoded: request !== undefined,
     }),

@@ -82,7 +82,7 @@ export interface ExecutorDeps {
   readonly publishGraceMs?: number;
   /** Retry pacing for an unreachable schema registry or broker. Default 100 ms doubling to 5 s. */
   readonly backoff?: BackoffPolicy;
-  /** Cap on the poison bytes kept in a dead letter. Default 64 KiB. */
+  /** Bytes of an undecodable message its dead letter keeps. Default 0 (size and SHA-256 only). */
   readonly maxRawPayloadBytes?: number;
   /** Unique ids for audit records (one per attempt). Default `crypto.randomUUID`. */
   readonly newId?: () => string;

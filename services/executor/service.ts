@@ -146,6 +146,7 @@ export function createExecutorService(config: ExecutorConfig, options: ExecutorS
         groupId: config.groupId,
         maxConcurrency: config.maxConcurrency,
         shutdownTimeoutMs: config.shutdownTimeoutMs,
+        maxRawPayloadBytes: config.poisonCaptureBytes,
       });
     },
   });

@@ -9,7 +9,7 @@ import type {
 } from '../../libs/ports/event-bus.js';
 import type { EventCodec } from '../../libs/ports/event-codec.js';
 import { withLogContext } from '../../libs/observability/logger.js';
-import { DEFAULT_MAX_RAW_PAYLOAD_BYTES, poisonOrigin } from '../executor/dead-letter-event.js';
+import { poisonOrigin } from '../executor/dead-letter-event.js';
 import type { DeadLetterInput, ReconciliationCase } from '../../libs/ports/case-store.js';
 import type { CheckerDeps } from './check-case.js';
 import { retryUntil } from './retry.js';
@@ -160,6 +160,12 @@ export function createDeadLetterConsumer(deps: DeadLetterConsumerDeps): DeadLett
   };
 }
 
+/**
+ * Bytes of an unusable dead letter its case keeps, for diagnosis. Unlike a call's, a dead letter's
+ * bytes carry only the tool's audit allow-listed argument fields, so they may be kept.
+ */
+const UNUSABLE_LETTER_CAPTURE_BYTES = 64 * 1024;
+
 /** A verdict on the message itself (it will never decode or be accepted), not an outage. */
 function isVerdict(err: unknown): err is ToolgateError {
   return err instanceof ToolgateError && (err.code === 'MALFORMED_EVENT' || err.code === 'SCHEMA_INVALID');
@@ -177,7 +183,7 @@ function unreadable(
   nowMs: number,
   decoded?: DeadLetterInput,
 ): DeadLetterInput {
-  const raw = message.value.subarray(0, DEFAULT_MAX_RAW_PAYLOAD_BYTES);
+  const raw = message.value.subarray(0, UNUSABLE_LETTER_CAPTURE_BYTES);
   return {
     ...poisonOrigin(message),
     callId: null,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -142,8 +143,12 @@ describe('adversarial input', () => {
     for (const s of sentinels) sentinelPartitions.add(partitionForKey(s.resourceKey, 6));
     const resultById = new Map(results.events.map((e) => [e.callId, e]));
     const auditIds = new Set(audit.events.map((a) => a.callId));
-    const poisonByRaw = new Map(
-      dlq.events.filter((d) => d.rawPayloadBase64 !== null).map((d) => [d.rawPayloadBase64!, d]),
+    // Undecodable messages' dead letters carry their bytes' SHA-256 (not the bytes themselves).
+    const poisonBySha = new Map(
+      dlq.events.flatMap((d) => {
+        const sha = (JSON.parse(d.lastKnownStateJson ?? '{}') as { payloadSha256?: unknown }).payloadSha256;
+        return typeof sha === 'string' ? [[sha, d] as const] : [];
+      }),
     );
     const dlqById = new Map(dlq.events.filter((d) => d.callId !== null).map((d) => [d.callId!, d]));
     const perKind: Record<
@@ -155,7 +160,7 @@ describe('adversarial input', () => {
       const k = (perKind[c.kind] ??= { n: 0, refused: 0, audited: 0, deadLettered: 0, reasons: new Set() });
       k.n += 1;
       const r = resultById.get(c.callId);
-      const d = poisonByRaw.get(c.value.toString('base64')) ?? dlqById.get(c.callId);
+      const d = poisonBySha.get(createHash('sha256').update(c.value).digest('hex')) ?? dlqById.get(c.callId);
       if (r !== undefined && !UNDECODABLE.has(c.kind)) {
         if (r.outcome === 'SUCCESS' || !r.error?.message)
           failures.push(`${c.kind} ${c.callId}: ${r.outcome}`);

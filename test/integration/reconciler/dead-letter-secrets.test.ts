@@ -21,6 +21,7 @@ let s: OperatorStack;
 const secrets: Record<string, string> = {};
 let unresolved: { request: ToolCallRequestedEvent; args: TransferArgs; case: ReconciliationCase };
 let exhausted: { request: ToolCallRequestedEvent; args: TransferArgs; case: ReconciliationCase };
+let poison: ReconciliationCase;
 
 beforeAll(async () => {
   s = await startOperatorStack('dl_secrets');
@@ -32,10 +33,19 @@ beforeAll(async () => {
     'EXHAUSTED api_key': e.args.api_key,
     'EXHAUSTED password': e.args.password,
   });
+  // And a call that cannot even be decoded (its magic byte broken), its arguments in its bytes.
+  const p = await s.request('acct-poison', 'fails');
+  Object.assign(secrets, { 'POISON api_key': p.args.api_key, 'POISON password': p.args.password });
+  const bytes = await s.stack.codec.encode('calls', p.request);
+  bytes[0] = 0x07;
+  await s.stack.bus.publish(s.stack.topics.calls, [{ key: p.request.resourceKey, value: bytes }]);
   await s.publish([u.request, e.request]);
   // The UNRESOLVED call's tool has no status check: after its first check the case needs a person.
   unresolved = { ...u, case: await s.caseIn(u.request.callId, 'needs_manual') };
   exhausted = { ...e, case: await s.caseIn(e.request.callId, 'needs_manual') };
+  poison = await eventually('the POISON case', async () =>
+    (await s.cases.list({})).find((c) => c.reason === 'POISON'),
+  );
 }, 120_000);
 
 afterAll(async () => {
@@ -72,7 +82,7 @@ describe('secrets in the arguments of dead-lettered calls', () => {
     const { rows } = await s.db.pool.query<{ row: string }>(
       'SELECT row_to_json(c)::text AS row FROM reconciliation_cases c',
     );
-    expect(rows.length).toBe(2);
+    expect(rows.length).toBe(3);
     for (const [i, r] of rows.entries())
       scanForSecrets(`reconciliation_cases row ${i}`, r.row, secrets, findings);
 
@@ -80,7 +90,7 @@ describe('secrets in the arguments of dead-lettered calls', () => {
       ['dlq list', ['dlq', 'list']],
       ['dlq list --json', ['dlq', 'list', '--json']],
     ];
-    for (const c of [unresolved.case, exhausted.case]) {
+    for (const c of [unresolved.case, exhausted.case, poison]) {
       outputs.push([`dlq show ${c.reason}`, ['dlq', 'show', c.caseId]]);
       outputs.push([`dlq show ${c.reason} --json`, ['dlq', 'show', c.caseId, '--json']]);
     }

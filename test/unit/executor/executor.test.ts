@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { frame } from '../../../libs/events/wire-format.js';
 import {
@@ -132,7 +133,8 @@ describe('executor on the memory bus', () => {
     await h.publishRaw('t1:stock:A', Buffer.concat([Buffer.from([1]), valid.subarray(1)]));
     await h.publishRaw('t1:stock:A', frame(999, valid.subarray(5)));
     await h.publishRaw('t1:stock:A', valid.subarray(0, valid.length - 7));
-    await h.publishRaw('t1:stock:A', Buffer.alloc(2 * 1024 * 1024, 7));
+    const oversized = Buffer.alloc(2 * 1024 * 1024, 7);
+    await h.publishRaw('t1:stock:A', oversized);
     await h.publishCalls([after]);
     await h.executor().start();
 
@@ -149,13 +151,31 @@ describe('executor on the memory bus', () => {
       expect(event.errorCode).toBe('MALFORMED_EVENT');
       expect(event.originalTopic).toBe(h.topics.calls);
       expect(event.originalKey).toBe('t1:stock:A');
-      expect(Buffer.from(event.rawPayloadBase64!, 'base64').length).toBeLessThanOrEqual(64 * 1024);
+      // The bytes stay on the calls topic (they may hold argument values): size and hash only.
+      expect(event.rawPayloadBase64).toBeNull();
+      expect(JSON.parse(event.lastKnownStateJson!)).toMatchObject({ capturedBytes: 0 });
     }
     expect(dead[0]!.event.errorMessage).toMatch(/magic byte/);
     expect(dead[1]!.event.errorMessage).toMatch(/schema id 999/);
     expect(dead[3]!.event.errorMessage).toMatch(/limit/);
-    expect(Buffer.from(dead[3]!.event.rawPayloadBase64!, 'base64').length).toBe(64 * 1024);
+    expect(JSON.parse(dead[3]!.event.lastKnownStateJson!)).toMatchObject({
+      payloadBytes: oversized.length,
+      payloadSha256: createHash('sha256').update(oversized).digest('hex'),
+    });
     expect(stock.invocations.map((i) => i.seq)).toEqual([1, 2]);
+  });
+
+  it('keeps the first bytes of an undecodable message only when told to (POISON_CAPTURE_BYTES)', async () => {
+    h = await createHarness([stockTool().tool], 1);
+    const junk = Buffer.alloc(100_000, 9);
+    await h.publishRaw('t1:stock:A', junk);
+    await h.executor({ maxRawPayloadBytes: 64 * 1024 }).start();
+    const [dead] = await h.read('dlq', 1);
+    expect(Buffer.from(dead!.event.rawPayloadBase64!, 'base64')).toEqual(junk.subarray(0, 64 * 1024));
+    expect(JSON.parse(dead!.event.lastKnownStateJson!)).toMatchObject({
+      payloadBytes: 100_000,
+      capturedBytes: 64 * 1024,
+    });
   });
 
   it('waits out a schema-registry outage on the same message: no dead letter, no skipped call', async () => {
