@@ -22,6 +22,11 @@ export interface FetchedBatch {
 export interface KafkaDelivery {
   /** kafkajs' partitionsConsumedConcurrently for this delivery. */
   readonly partitionsConcurrently: number;
+  /**
+   * The consumer's longest fetch wait, when the delivery needs it shorter than the bus's: kafkajs
+   * also sleeps this long, without fetching, whenever every partition of the member is paused.
+   */
+  readonly maxWaitTimeMs?: number;
   /** Handles one fetched batch; kafkajs fetches that partition again only after it resolves. */
   handle(payload: EachBatchPayload, batch: FetchedBatch): Promise<void>;
   /** A rebalance began, or the member's consumer crashed: start nothing new. */

@@ -50,7 +50,8 @@ export interface KafkaEventBusOptions {
   readonly heartbeatIntervalMs?: number;
   /**
    * Longest fetch wait when a partition is idle (default 1000; kafkajs' own is 5000). An idle
-   * member notices a rebalance, and a stop completes, within about this long.
+   * member notices a rebalance, and a stop completes, within about this long. Keyed subscriptions
+   * use at most 100 ms: kafkajs sleeps this long whenever all of a member's partitions are paused.
    */
   readonly maxWaitTimeMs?: number;
   /** Default 1 MiB. */

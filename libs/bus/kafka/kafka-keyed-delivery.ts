@@ -5,6 +5,9 @@ import type { BusLogger } from '../logger.js';
 import type { FetchedBatch, KafkaDelivery } from './kafka-delivery.js';
 import { toBusMessage } from './kafka-message.js';
 
+/** The longest fetch wait of a keyed subscription's consumer (see maxWaitTimeMs below). */
+const KEYED_MAX_WAIT_MS = 100;
+
 /** The settings keyed delivery reads. */
 export interface KeyedDeliverySettings {
   readonly sessionTimeoutMs: number;
@@ -32,6 +35,14 @@ export interface KeyedDeliverySettings {
  */
 export class KafkaKeyedDelivery implements KafkaDelivery {
   readonly partitionsConcurrently: number;
+  /**
+   * A lane that paused its partition resumes with half its bound still to run, but kafkajs, once
+   * every partition of the member is paused, sleeps a whole fetch wait before it fetches again: at
+   * the bus default (1 s) a member whose partitions were all paused sat idle for most of that
+   * second (measured: 1,399 against 2,462 calls/s on one partition's backlog). 100 ms keeps the
+   * lanes fed, for ten fetch requests a second from an idle member.
+   */
+  readonly maxWaitTimeMs = KEYED_MAX_WAIT_MS;
   private readonly lanes: KeyedLanes;
   private readonly sinks = new Map<string, LaneSink>();
   private aliveAtMs = Date.now();

@@ -79,7 +79,7 @@ export class KafkaSubscription implements Subscription {
       sessionTimeout: settings.sessionTimeoutMs,
       rebalanceTimeout: settings.rebalanceTimeoutMs,
       heartbeatInterval: settings.heartbeatIntervalMs,
-      maxWaitTimeInMs: settings.maxWaitTimeMs,
+      maxWaitTimeInMs: Math.min(settings.maxWaitTimeMs, this.delivery.maxWaitTimeMs ?? Infinity),
       maxBytesPerPartition: settings.maxBytesPerPartition,
       allowAutoTopicCreation: false,
       ...(options.partitions === undefined
