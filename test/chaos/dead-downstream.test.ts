@@ -10,10 +10,10 @@ import { chaosPipeline } from './chaos-pipeline.js';
 import { collectTopic, type TopicCollector } from './topic-collector.js';
 
 /**
- * Scenario 3, the seed's case 4 ("one dead dependency froze the agent"): an order-status agent makes
+ * Scenario 3, "one dead dependency froze the agent": an order-status agent makes
  * 10 tracking calls per task against a carrier that never answers, 30 s timeout, no breaker →
  * 10 × 30 s = 300 s to give up. Scaled down keeping the ratio: 300 ms timeout (1/100). With a
- * breaker (opens after 5 timeouts, seed §9.4 failure_threshold=5) the last 5 calls are refused
+ * breaker (opens after 5 timeouts: failure threshold 5) the last 5 calls are refused
  * without reaching the carrier. The calls go through the real path (Kafka, executor, pipeline), one
  * after the other as an agent loop makes them.
  *
@@ -99,7 +99,7 @@ async function runTask(
   return { ms: performance.now() - t0, reached: carrier.received('track'), answers, perCallMs };
 }
 
-describe('slow and dead downstreams (seed case 4)', () => {
+describe('slow and dead downstreams', () => {
   it('a dead carrier costs every call its timeout without a breaker, and 5 with one', async () => {
     const without = await runTask(false);
     const withB = await runTask(true);
