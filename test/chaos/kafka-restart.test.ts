@@ -1,7 +1,7 @@
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPrincipalVerifier } from '../../libs/auth/principal-verifier.js';
-import { KafkaEventBus } from '../../libs/bus/kafka/kafka-event-bus.js';
+import type { KafkaEventBus } from '../../libs/bus/kafka/kafka-event-bus.js';
 import { systemClock } from '../../libs/core/system-clock.js';
 import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
 import { createExecutor } from '../../services/executor/executor.js';
@@ -13,6 +13,7 @@ import {
   PARTITIONS,
   type ExecutorStack,
 } from '../integration/executor/executor-stack.js';
+import { testKafkaBus } from '../integration/executor/test-parts.js';
 import { LEDGER_DDL, ledgerRows } from '../integration/executor/ledger-tools.js';
 import { chaosPipeline, type ChaosPipeline } from './chaos-pipeline.js';
 import { chaosScale, scaledTimeout } from './chaos-scale.js';
@@ -45,18 +46,7 @@ beforeAll(async () => {
   stack = await createExecutorStack('chaos_kafka');
   await stack.db.pool.query(LEDGER_DDL);
   broker = await startPrivateKafka();
-  bus = new KafkaEventBus({
-    brokers: broker.brokers,
-    clientId: uniqueName('chaos_kafka'),
-    logLevel: 'warn',
-    logger: busLog,
-    sessionTimeoutMs: 6_000,
-    rebalanceTimeoutMs: 15_000,
-    heartbeatIntervalMs: 300,
-    maxWaitTimeMs: 100,
-    commitIntervalMs: 50,
-    redeliveryDelayMs: 20,
-  });
+  bus = testKafkaBus(broker, 'chaos_kafka', { logLevel: 'warn', logger: busLog });
   await bus.ensureTopics([
     { topic: stack.topics.calls, partitions: PARTITIONS.calls, replicationFactor: 1 },
     { topic: stack.topics.results, partitions: PARTITIONS.results, replicationFactor: 1 },

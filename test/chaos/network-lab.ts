@@ -5,14 +5,21 @@ import { KafkaEventBus } from '../../libs/bus/kafka/kafka-event-bus.js';
 import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
 import { schemaRegistryUrl } from '../helpers/env.js';
 import { uniqueName } from '../helpers/names.js';
+import { createPrincipalVerifier } from '../../libs/auth/principal-verifier.js';
+import { systemClock } from '../../libs/core/system-clock.js';
+import type { Logger } from '../../libs/ports/logger.js';
+import { createExecutor, type Executor } from '../../services/executor/executor.js';
 import {
+  AUDIENCE,
   createExecutorStack,
+  ISSUER,
   PARTITIONS,
   type ExecutorStack,
 } from '../integration/executor/executor-stack.js';
 import { ensureTestTopics } from '../integration/executor/test-parts.js';
 import { publishRequests } from '../unit/executor/call-requests.js';
 import { createExecutorFleet, type ExecutorFleet } from './executor-fleet.js';
+import type { ChaosPipeline } from './chaos-pipeline.js';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
 import { logTail, type LogTail } from './log-tail.js';
 import { createNetLab, tidyStaleNetworks, type NetLab } from './netns.js';
@@ -217,4 +224,37 @@ export async function within(work: Promise<unknown> | undefined, ms: number): Pr
     new Promise((r) => (timer = setTimeout(r, ms))),
   ]);
   clearTimeout(timer);
+}
+
+/**
+ * An executor in this process, in the lab's executor group, on the lab's topics and signing keys,
+ * over `bus` (usually through the broker's proxy) and `pipeline`: eight calls at once, quick
+ * publish retries. Started and stopped by the caller.
+ */
+export function labExecutor(
+  lab: NetworkLab,
+  parts: {
+    readonly bus: KafkaEventBus;
+    readonly pipeline: ChaosPipeline;
+    readonly owner: string;
+    readonly logger: Logger;
+  },
+): Executor {
+  const { stack } = lab;
+  return createExecutor({
+    publisher: parts.bus,
+    subscriber: parts.bus,
+    codec: stack.codec,
+    topics: stack.topics,
+    replyTopics: { [stack.topics.results]: PARTITIONS.results },
+    pipeline: parts.pipeline.pipeline,
+    tools: parts.pipeline.registry,
+    verifier: createPrincipalVerifier({ keys: stack.jwks, issuer: ISSUER, audience: AUDIENCE }),
+    clock: systemClock,
+    logger: parts.logger,
+    ownerId: parts.owner,
+    groupId: `${stack.prefix}-executors`,
+    maxConcurrency: 8,
+    backoff: { firstDelayMs: 50, maxDelayMs: 1_000 },
+  });
 }

@@ -2,20 +2,16 @@ import pg from 'pg';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, PostgresIdempotencyStore } from '../../libs/adapters/postgres/index.js';
-import { createPrincipalVerifier } from '../../libs/auth/principal-verifier.js';
-import { KafkaEventBus } from '../../libs/bus/kafka/kafka-event-bus.js';
-import { systemClock } from '../../libs/core/system-clock.js';
 import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
-import { createExecutor, type Executor } from '../../services/executor/executor.js';
-import { uniqueName } from '../helpers/names.js';
-import { AUDIENCE, ISSUER, PARTITIONS } from '../integration/executor/executor-stack.js';
+import type { Executor } from '../../services/executor/executor.js';
 import { judgeCalls, type CallVerdict } from './call-verdict.js';
 import { safetyCalls, streamCalls } from './call-stream.js';
 import { chaosPipeline } from './chaos-pipeline.js';
 import { chaosScale, scaledTimeout } from './chaos-scale.js';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
 import { complaints, logTail } from './log-tail.js';
-import { createNetworkLab, within, type NetworkLab } from './network-lab.js';
+import { testKafkaBus } from '../integration/executor/test-parts.js';
+import { createNetworkLab, labExecutor, within, type NetworkLab } from './network-lab.js';
 import { effectCounts, safetyLedgerTools } from './safety-ledger.js';
 import type { TopicCollector } from './topic-collector.js';
 
@@ -153,18 +149,7 @@ describe('store cuts', () => {
       redis.on('error', () => undefined);
       const busLog = logTail('store-cut executor bus');
       const executorLog = logTail('store-cut executor');
-      const bus = new KafkaEventBus({
-        brokers: lab.broker.brokers,
-        clientId: uniqueName('chaos_store_cut_executor'),
-        logLevel: 'warn',
-        logger: busLog,
-        sessionTimeoutMs: 6_000,
-        rebalanceTimeoutMs: 15_000,
-        heartbeatIntervalMs: 300,
-        maxWaitTimeMs: 100,
-        commitIntervalMs: 50,
-        redeliveryDelayMs: 20,
-      });
+      const bus = testKafkaBus(lab.broker, 'chaos_store_cut_executor', { logLevel: 'warn', logger: busLog });
       const owner = `${lab.stack.prefix}-pg-store`;
       const built = chaosPipeline({
         redis,
@@ -176,22 +161,7 @@ describe('store cuts', () => {
       let executor: Executor | undefined;
       try {
         await migrate(storePool);
-        executor = createExecutor({
-          publisher: bus,
-          subscriber: bus,
-          codec: lab.stack.codec,
-          topics: lab.stack.topics,
-          replyTopics: { [lab.stack.topics.results]: PARTITIONS.results },
-          pipeline: built.pipeline,
-          tools: built.registry,
-          verifier: createPrincipalVerifier({ keys: lab.stack.jwks, issuer: ISSUER, audience: AUDIENCE }),
-          clock: systemClock,
-          logger: executorLog,
-          ownerId: owner,
-          groupId: `${lab.stack.prefix}-executors`,
-          maxConcurrency: 8,
-          backoff: { firstDelayMs: 50, maxDelayMs: 1_000 },
-        });
+        executor = labExecutor(lab, { bus, pipeline: built, owner, logger: executorLog });
         await executor.start();
         const calls: ToolCallRequestedEvent[] = await safetyCalls(lab, 'pgstore', CALLS, KEYS);
         const run = streamCalls(lab, calls, results, 8_000 + SCALE.networkFaultMs);

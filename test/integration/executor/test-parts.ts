@@ -2,7 +2,7 @@ import type { EachMessagePayload } from 'kafkajs';
 import type { JSONWebKeySet } from 'jose';
 import { RedisIdempotencyStore, RedisRateLimiter } from '../../../libs/adapters/redis/index.js';
 import { createPrincipalVerifier } from '../../../libs/auth/principal-verifier.js';
-import { KafkaEventBus } from '../../../libs/bus/kafka/kafka-event-bus.js';
+import { KafkaEventBus, type KafkaEventBusOptions } from '../../../libs/bus/kafka/kafka-event-bus.js';
 import { systemClock } from '../../../libs/core/system-clock.js';
 import type { EventKind, EventKinds } from '../../../libs/events/contracts.js';
 import type { TopicNames } from '../../../libs/events/topics.js';
@@ -28,12 +28,20 @@ import type { TestRedis } from '../../helpers/redis.js';
  * pipeline on Redis, the executor itself, and the clean-up of what they leave on the servers.
  */
 
-/** A Kafka bus on the test brokers, tuned so rebalances and stops take well under a second. */
-export function testKafkaBus(kafka: TestKafka, name: string): KafkaEventBus {
+/**
+ * A Kafka bus on the test brokers (the shared ones, or a private broker a scenario controls),
+ * tuned so rebalances and stops take well under a second.
+ */
+export function testKafkaBus(
+  kafka: Pick<TestKafka, 'brokers'>,
+  name: string,
+  options: Pick<KafkaEventBusOptions, 'logger' | 'logLevel'> = {},
+): KafkaEventBus {
   return new KafkaEventBus({
     brokers: kafka.brokers,
     clientId: uniqueName(name),
-    logLevel: 'error',
+    logLevel: options.logLevel ?? 'error',
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
     sessionTimeoutMs: 6_000,
     rebalanceTimeoutMs: 15_000,
     heartbeatIntervalMs: 300,
