@@ -16,11 +16,16 @@ import { isPortOpen } from '../../../deploy/local/wait-for.js';
 import { uniqueName } from '../../helpers/names.js';
 import { freePort } from '../../helpers/ports.js';
 
-/** A stand-in server: a Node process listening on a free loopback port, with our marker. */
-async function tinyServer(): Promise<ManagedServer & { prepared: () => number }> {
+/**
+ * A stand-in server: a Node process listening on a loopback port, with our marker. A test that
+ * stops the stand-in and starts it again first moves it to a fresh free port (`movePort`): a
+ * parallel test file may take the port it just gave up.
+ */
+async function tinyServer(): Promise<
+  ManagedServer & { prepared: () => number; movePort: () => Promise<void> }
+> {
   const runDir = mkdtempSync(join(tmpdir(), 'tg-shared-'));
-  // Each test stops the stand-in and starts it again on the same port.
-  const port = await freePort();
+  let port = await freePort();
   const marker = `-Dtoolgate.server=${uniqueName('unit_shared')}`;
   let prepared = 0;
   return {
@@ -29,9 +34,13 @@ async function tinyServer(): Promise<ManagedServer & { prepared: () => number }>
     runDir,
     pidFile: join(runDir, 'tiny.pid'),
     logFile: join(runDir, 'tiny.log'),
-    address: `127.0.0.1:${port}`,
+    get address() {
+      return `127.0.0.1:${port}`;
+    },
     host: '127.0.0.1',
-    ports: [port],
+    get ports() {
+      return [port];
+    },
     portVariables: ['TINY_PORT'],
     answers: () => isPortOpen('127.0.0.1', port),
     prepare() {
@@ -44,6 +53,9 @@ async function tinyServer(): Promise<ManagedServer & { prepared: () => number }>
       });
     },
     prepared: () => prepared,
+    async movePort() {
+      port = await freePort();
+    },
   };
 }
 
@@ -74,6 +86,7 @@ describe('shared local servers', () => {
     expect(await downByHand(s, silentLog)).toBe(1);
     expect(findProcessesByMarker(s.marker)).toEqual([]);
 
+    await s.movePort();
     await acquireServer(s, 10_000, silentLog);
     expect(await releaseServer(s, true, silentLog)).toBe(false);
     expect(findProcessesByMarker(s.marker)).toHaveLength(1);
@@ -87,6 +100,7 @@ describe('shared local servers', () => {
     expect(await tidyServer(s, silentLog)).toBe(true);
     expect(findProcessesByMarker(s.marker)).toEqual([]);
 
+    await s.movePort();
     await upByHand(s, 10_000, silentLog);
     expect(await tidyServer(s, silentLog)).toBe(false);
     expect(findProcessesByMarker(s.marker)).toHaveLength(1);
