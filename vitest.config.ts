@@ -1,4 +1,19 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+
+/**
+ * The package's own import names, resolved to the sources: a test (e.g. one that runs a README
+ * example as written) imports `toolgate/embedded` exactly as a user does. The packed package is
+ * tested separately, from a project that installs the tarball.
+ */
+const source = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
+const packageAliases = [
+  { find: /^toolgate$/, replacement: source('./libs/index.ts') },
+  { find: /^toolgate\/sdk$/, replacement: source('./services/sdk/index.ts') },
+  { find: /^toolgate\/embedded$/, replacement: source('./services/embedded/index.ts') },
+  { find: /^toolgate\/executor$/, replacement: source('./services/executor/public.ts') },
+  { find: /^toolgate\/testing$/, replacement: source('./libs/testing/index.ts') },
+];
 
 /**
  * Three projects: `unit` needs no servers; `integration` (real Kafka, schema registry, Postgres, Redis,
@@ -8,9 +23,11 @@ import { defineConfig } from 'vitest/config';
  * suite on the same servers: CI sizes by default, TOOLGATE_CHAOS_SCALE=full for the full ones.
  */
 export default defineConfig({
+  resolve: { alias: packageAliases },
   test: {
     projects: [
       {
+        extends: true,
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
@@ -18,6 +35,7 @@ export default defineConfig({
         },
       },
       {
+        extends: true,
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts', 'test/contract/**/*.test.ts'],
@@ -29,6 +47,7 @@ export default defineConfig({
         },
       },
       {
+        extends: true,
         test: {
           name: 'chaos',
           include: ['test/chaos/**/*.test.ts'],

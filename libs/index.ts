@@ -1,5 +1,6 @@
 export * from './core/outcome.js';
 export * from './core/errors.js';
+export * from './core/tool-failure.js';
 export type * from './core/types.js';
 export type * from './ports/clock.js';
 export type * from './ports/idempotency-store.js';
@@ -30,3 +31,4 @@ export type * from './ports/single-use-store.js';
 export type * from './ports/job-store.js';
 export * from './integrations/index.js';
 export * from './events/index.js';
+export * from './catalog/index.js';

@@ -24,7 +24,7 @@ import { createOutboundLimiter } from '../../libs/execution/outbound-limiter.js'
 import { GuardPipeline } from '../../libs/pipeline/guard-pipeline.js';
 import type { EventPublisher, KeyedSubscriber, OutgoingMessage } from '../../libs/ports/event-bus.js';
 import { createPolicyEngine } from '../../libs/policy/index.js';
-import { createExecutor, type Executor } from '../../services/executor/executor.js';
+import { createCallConsumer, type Executor } from '../../services/executor/executor.js';
 import type { CallRunner } from '../../services/executor/executor-deps.js';
 import type { ExecutorLogger } from '../../services/executor/logger.js';
 import { benchRegistry } from './bench-tools.js';
@@ -346,7 +346,7 @@ export async function createBenchExecutor(o: BenchExecutorOptions): Promise<Benc
       counts.errors += 1;
     },
   };
-  const executor = createExecutor({
+  const executor = createCallConsumer({
     publisher,
     subscriber,
     codec,

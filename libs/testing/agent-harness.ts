@@ -2,10 +2,10 @@ import type { Principal } from '../core/types.js';
 import type { StoreCatalog } from '../../services/catalog/store-catalog.js';
 import { DEMO_PRINCIPALS } from '../../services/demo/principals.js';
 import {
-  createEmbeddedToolgate,
-  type EmbeddedToolgate,
-  type EmbeddedToolgateOptions,
-} from '../../services/embedded/index.js';
+  createEmbeddedStore,
+  type EmbeddedStore,
+  type EmbeddedStoreOptions,
+} from '../../services/demo/embedded-store.js';
 import type { TurnContext } from '../../services/sdk/index.js';
 
 /** The callers fixtures may name: the refund story's principals (tenant t1). */
@@ -18,8 +18,8 @@ export const FIXTURE_PRINCIPALS: Readonly<Record<'ana' | 'ben' | 'supportDesk', 
 export type TurnContextFor = (base: TurnContext, round: number) => TurnContext;
 
 export interface AgentHarnessOptions {
-  /** Passed to createEmbeddedToolgate (clock, executors, downstreams, logger...). */
-  readonly toolgate?: EmbeddedToolgateOptions;
+  /** Passed to createEmbeddedStore (clock, executors, downstreams, logger...). */
+  readonly toolgate?: EmbeddedStoreOptions;
   /**
    * Changes the catalog before anything starts: e.g. registers a new tool version, the way a
    * deployment would. Tests use it to put a schema regression in front of the fixtures.
@@ -34,7 +34,7 @@ export interface AgentHarnessOptions {
 /** A running in-process toolgate to replay fixtures against; see {@link createAgentHarness}. */
 export interface AgentHarness {
   /** The whole topology: SDK client, executors, audit sink, reconciler, fake store services. */
-  readonly toolgate: EmbeddedToolgate;
+  readonly toolgate: EmbeddedStore;
   readonly turnContext: TurnContextFor;
   readonly turnTimeoutMs: number;
   /** A task id prefix unique to this harness, so fixture runs never share idempotency keys by accident. */
@@ -52,7 +52,7 @@ let harnesses = 0;
  * harness's lifetime.
  */
 export async function createAgentHarness(options: AgentHarnessOptions = {}): Promise<AgentHarness> {
-  const toolgate = createEmbeddedToolgate(options.toolgate ?? {});
+  const toolgate = createEmbeddedStore(options.toolgate ?? {});
   options.alterCatalog?.(toolgate.catalog);
   await toolgate.start();
   harnesses += 1;

@@ -83,7 +83,7 @@ export function buildStoreCatalog(
   };
 }
 
-/** What the executor hands a catalog factory; it owns (and ends) the pool. */
+/** What the executor hands a catalog factory; it owns (and ends) the Postgres pool. */
 export type StoreCatalogEnv = CatalogEnv;
 
 /**
@@ -93,16 +93,17 @@ export type StoreCatalogEnv = CatalogEnv;
  * migrations, purchasing tables). Registered: the six core tools and the report-job trio always;
  * the purchase-order pair only with a preview secret; `submit_filing` only with a legacy filing URL;
  * `read_document` only with a documents root; `run_report_query` only with a reports database.
- * Rejects when the database cannot be prepared. `close` leaves `env.pool` to its owner.
+ * Rejects when the database cannot be prepared. `close` leaves the pool to its owner.
  */
 export async function createPostgresStoreCatalog(
   env: CatalogEnv,
   config: StoreCatalogConfig,
 ): Promise<StoreCatalog> {
-  const downstreams = await createPostgresDownstreams(env.pool, { clock: env.clock });
+  const pool = await env.postgres();
+  const downstreams = await createPostgresDownstreams(pool, { clock: env.clock });
   let patterns: PatternBackends;
   try {
-    patterns = await createPostgresPatternBackends(env.pool, env.clock, config);
+    patterns = await createPostgresPatternBackends(pool, env.clock, config);
   } catch (err) {
     await downstreams.close();
     throw err;

@@ -15,7 +15,7 @@ import { systemClock } from '../../libs/core/system-clock.js';
 import type { AuditStore } from '../../libs/ports/audit-store.js';
 import type { CaseStore } from '../../libs/ports/case-store.js';
 import type { Clock } from '../../libs/ports/clock.js';
-import { DEFAULT_CATALOG_MODULE, loadCatalogFactory, type Catalog } from '../executor/catalog.js';
+import { loadCatalogFactory, type Catalog } from '../executor/catalog.js';
 import type { Args } from './args.js';
 import { UnreachableError } from './cli-error.js';
 import { describe, isUnreachable } from './classify-error.js';
@@ -89,19 +89,16 @@ export class Resources {
 
   /**
    * The tool catalog, built the way the executor builds it: the factory exported by a catalog module
-   * (`--catalog`, relative to the working directory; else TOOLGATE_CATALOG_MODULE, relative to
-   * services/executor as for the executor; else the store catalog), given a proved database pool
-   * and the clock. Closed by {@link close}. `io.catalog`, when given, is used as it is.
+   * (`--catalog`, else TOOLGATE_CATALOG_MODULE, both relative to the working directory; else the
+   * store catalog), given the clock and the database pool on demand. Closed by {@link close}.
+   * `io.catalog`, when given, is used as it is.
    */
   async catalog(): Promise<Catalog> {
     if (this.io.catalog !== undefined) return this.io.catalog;
     const flag = this.args.string('catalog');
     const fromEnv = this.config.get('TOOLGATE_CATALOG_MODULE', this.args.command);
-    const factory =
-      flag !== undefined
-        ? await loadCatalogFactory(flag, pathToFileURL(`${this.io.cwd ?? process.cwd()}/`))
-        : await loadCatalogFactory(fromEnv ?? DEFAULT_CATALOG_MODULE);
-    const catalog = await factory({ pool: await this.pool(), clock: this.clock });
+    const factory = await loadCatalogFactory(flag ?? fromEnv, this.io.cwd ?? process.cwd());
+    const catalog = await factory({ postgres: () => this.pool(), clock: this.clock });
     if (catalog.close !== undefined) this.closers.push(() => catalog.close!());
     return catalog;
   }

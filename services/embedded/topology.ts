@@ -1,20 +1,18 @@
 import { generateKeyPairSync } from 'node:crypto';
+import { DEFAULT_PRINCIPAL_AUDIENCE, DEFAULT_PRINCIPAL_ISSUER } from '../../libs/auth/principal-defaults.js';
 import { createPrincipalVerifier } from '../../libs/auth/principal-verifier.js';
 import type { TopicNames } from '../../libs/events/topics.js';
-import { createCircuitBreakers, type ManagedCircuitBreakers } from '../../libs/execution/breakers.js';
-import { createOutboundLimiter } from '../../libs/execution/outbound-limiter.js';
-import { GuardPipeline } from '../../libs/pipeline/guard-pipeline.js';
-import type { PolicyEngine } from '../../libs/pipeline/deps.js';
+import type { Catalog } from '../../libs/catalog/catalog.js';
+import type { ManagedCircuitBreakers } from '../../libs/execution/breakers.js';
 import type { AuditStore } from '../../libs/ports/audit-store.js';
 import type { CaseStore } from '../../libs/ports/case-store.js';
 import type { Clock } from '../../libs/ports/clock.js';
 import type { EventBus } from '../../libs/ports/event-bus.js';
 import type { EventCodec } from '../../libs/ports/event-codec.js';
 import type { IdempotencyStore } from '../../libs/ports/idempotency-store.js';
-import type { BucketLimit, RateLimiter } from '../../libs/ports/rate-limiter.js';
-import type { ToolRegistry } from '../../libs/registry/tool-registry.js';
+import type { RateLimiter } from '../../libs/ports/rate-limiter.js';
 import { createAuditSink, type AuditSink } from '../audit-sink/audit-sink.js';
-import { createExecutor, type Executor } from '../executor/executor.js';
+import { createExecutor, EXECUTOR_DEFAULTS, type GuardedExecutor } from '../executor/create-executor.js';
 import { createReconciler, type Reconciler } from '../reconciler/reconciler.js';
 import { subscriberCalls } from '../reconciler/original-call.js';
 import { createToolgateClient, type ToolCallResolution, type ToolgateClient } from '../sdk/index.js';
@@ -26,13 +24,6 @@ export interface TopicPartitions {
   readonly results: number;
   readonly audit: number;
   readonly dlq: number;
-}
-
-/** The tools, rules and outbound limits the executors run (the executor's `Catalog` shape). */
-export interface TopologyCatalog {
-  readonly registry: ToolRegistry;
-  readonly policy: PolicyEngine;
-  readonly downstreamLimits: Readonly<Record<string, BucketLimit>>;
 }
 
 /**
@@ -50,7 +41,8 @@ export interface TopologyParts {
   readonly auditStore: AuditStore;
   /** Reconciliation cases the reconciler opens from dead letters. */
   readonly caseStore: CaseStore;
-  readonly catalog: TopologyCatalog;
+  /** The tools, rules and outbound limits the executors run. */
+  readonly catalog: Catalog;
   readonly clock: Clock;
   readonly logger: TopologyLogger;
   /** Names the consumer groups and instance ids, so two deployments on one cluster never mix. */
@@ -87,13 +79,13 @@ export interface Topology {
   awaitAudited(callIds: readonly string[], timeoutMs?: number): Promise<void>;
 }
 
-const ISSUER = 'toolgate-agent-backend';
-const AUDIENCE = 'toolgate-executor';
+const ISSUER = DEFAULT_PRINCIPAL_ISSUER;
+const AUDIENCE = DEFAULT_PRINCIPAL_AUDIENCE;
 const KEY_ID = 'agent-backend-1';
 
 /**
- * Wires one toolgate deployment from its parts: N executors sharing one consumer group,
- * each with its own guard pipeline and breakers over the shared idempotency store and rate limiter;
+ * Wires one toolgate deployment from its parts: N executors (`createExecutor`) sharing one consumer
+ * group, each with its own guard pipeline and breakers over the shared idempotency store and rate limiter;
  * an audit sink from the audit topic into the audit store; a reconciler turning dead letters into
  * cases and settling them by status check; and an SDK client on reply partition 0.
  * The agent backend's principal-signing key pair is made here; only its public half reaches the
@@ -108,47 +100,30 @@ export function createTopology(parts: TopologyParts): Topology {
     audience: AUDIENCE,
   });
 
-  const resultTtlMs = 24 * 3_600_000;
   const replyTopics = { [topics.results]: parts.partitions.results };
-  const breakers: ManagedCircuitBreakers[] = [];
-  const executors: Executor[] = [];
+  const executors: GuardedExecutor[] = [];
   for (let i = 0; i < (parts.executors ?? 2); i++) {
-    const owner = `${deploymentId}-executor-${i}`;
-    const instanceBreakers = createCircuitBreakers(
-      { errorThresholdPercentage: 50, volumeThreshold: 10, resetTimeoutMs: 30_000, timeoutMs: false },
-      clock,
-    );
-    breakers.push(instanceBreakers);
-    const pipeline = new GuardPipeline({
-      tools: catalog.registry,
-      idempotency: parts.idempotency,
-      rateLimiter: parts.rateLimiter,
-      policy: catalog.policy,
-      breakers: instanceBreakers,
-      outbound: createOutboundLimiter(parts.rateLimiter, catalog.downstreamLimits, clock),
-      clock,
-      owner,
-      settings: { resultTtlMs, leaseMarginMs: 5_000 },
-    });
     executors.push(
       createExecutor({
-        publisher: bus,
-        subscriber: bus,
+        catalog,
+        bus,
         codec,
         topics,
         replyTopics,
-        pipeline,
-        tools: catalog.registry,
+        idempotency: parts.idempotency,
+        rateLimiter: parts.rateLimiter,
         verifier,
+        // The memory bus stamps each message with its own clock when it accepts it.
+        trustsMessageTimestamps: true,
+        ownerId: `${deploymentId}-executor-${i}`,
+        groupId: `${deploymentId}-executors`,
+        settings: { shutdownTimeoutMs: 10_000 },
         clock,
         logger,
-        ownerId: owner,
-        groupId: `${deploymentId}-executors`,
-        maxConcurrency: 32,
-        shutdownTimeoutMs: 10_000,
       }),
     );
   }
+  const breakers = executors.map((e) => e.breakers);
   const sink: AuditSink = createAuditSink({
     subscriber: bus,
     publisher: bus,
@@ -173,7 +148,7 @@ export function createTopology(parts: TopologyParts): Topology {
     reconcilerId: `${deploymentId}-reconciler`,
     groupId: `${deploymentId}-reconcilers`,
     replyTopics,
-    resultTtlMs,
+    resultTtlMs: EXECUTOR_DEFAULTS.resultTtlMs,
     ...(parts.checkScheduleMs === undefined ? {} : { checkScheduleMs: parts.checkScheduleMs }),
     pollIntervalMs: 100,
     originalCalls: subscriberCalls({ subscriber: bus, codec, groupPrefix: `${deploymentId}-calls` }),
@@ -200,7 +175,6 @@ export function createTopology(parts: TopologyParts): Topology {
     await Promise.all(executors.map((e) => e.stop()));
     await reconciler.stop();
     await sink.stop();
-    for (const b of breakers) b.shutdown();
   };
 
   return {

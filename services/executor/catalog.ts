@@ -1,68 +1,83 @@
-import { isAbsolute } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type pg from 'pg';
-import type { PolicyEngine } from '../../libs/pipeline/deps.js';
-import type { Clock } from '../../libs/ports/clock.js';
-import type { BucketLimit } from '../../libs/ports/rate-limiter.js';
-import type { ToolRegistry } from '../../libs/registry/tool-registry.js';
+import type { Catalog, CatalogFactory } from '../../libs/catalog/catalog.js';
+
+export type { Catalog, CatalogEnv, CatalogFactory } from '../../libs/catalog/catalog.js';
+
+/** What a catalog module must export, in the words of the error a module without it gets. */
+const CONTRACT =
+  'export default defineCatalog({ tools }) (a catalog), or a function (env) => catalog that builds one';
+
+/** The store catalog that ships with toolgate: loaded when no catalog module is named. */
+const STORE_CATALOG_MODULE = '../catalog/index.js';
+
+/** TypeScript sources are loaded through tsx, registered on first need (no NODE_OPTIONS). */
+const TYPESCRIPT = /\.(ts|mts|cts|tsx)$/;
 
 /**
- * What an executor runs calls against: the tools (with their implementations), the business rules,
- * and each downstream's outbound rate limit. Built once at start-up by a {@link CatalogFactory}.
- */
-export interface Catalog {
-  readonly registry: ToolRegistry;
-  readonly policy: PolicyEngine;
-  /** Outbound budget per downstream (the tools' `downstream` names); unlisted ones are not limited. */
-  readonly downstreamLimits: Readonly<Record<string, BucketLimit>>;
-  /** Releases what the catalog holds (its own clients, timers); called once on shutdown. */
-  close?(): Promise<void>;
-}
-
-/** What a catalog factory may use; the executor owns (and ends) both. */
-export interface CatalogEnv {
-  readonly pool: pg.Pool;
-  readonly clock: Clock;
-}
-
-/** Builds the catalog; rejects when it cannot (the executor then does not start). */
-export type CatalogFactory = (env: CatalogEnv) => Promise<Catalog>;
-
-/** The module main.ts loads its catalog from unless TOOLGATE_CATALOG_MODULE says otherwise. */
-export const DEFAULT_CATALOG_MODULE = '../catalog/index.js';
-
-/** The export a catalog module must provide. */
-export const CATALOG_EXPORT = 'createStoreCatalog';
-
-/**
- * Loads a catalog factory from a module: `specifier` is a path relative to this directory (the
- * default, services/catalog), an absolute path, a file: URL, or a package name. The module must
- * export `createStoreCatalog: CatalogFactory`. Loading by specifier keeps the executor independent
- * of which catalog a deployment uses (the store-backed one, or a fixed set of tools in a demo or a
- * test). Rejects with a message naming the specifier when the module or its export is missing.
+ * Loads the catalog factory a catalog module provides. `specifier` is a path (relative to `cwd`,
+ * or absolute), a file: URL or a package name; undefined loads the store catalog that ships with
+ * toolgate. The module's default export is either a catalog (`defineCatalog`) or a function
+ * `(env) => catalog | Promise<catalog>` for catalogs that need the process's resources (a Postgres
+ * pool opened on first use, the clock). `.ts` modules load without any Node flag.
+ *
+ * Rejects with one line naming the module and what is wrong: it cannot be found or fails to
+ * load (the loader's own message follows), or it lacks the default export.
  */
 export async function loadCatalogFactory(
-  specifier: string,
-  base: string | URL = import.meta.url,
+  specifier: string | undefined,
+  cwd: string = process.cwd(),
 ): Promise<CatalogFactory> {
-  const target = specifier.startsWith('.')
-    ? new URL(specifier, base).href
-    : isAbsolute(specifier)
-      ? pathToFileURL(specifier).href
-      : specifier;
+  if (specifier === undefined) {
+    const store = (await import(STORE_CATALOG_MODULE)) as { createStoreCatalog: CatalogFactory };
+    return store.createStoreCatalog;
+  }
+  const url = moduleUrl(specifier, cwd);
   let loaded: Record<string, unknown>;
   try {
-    loaded = (await import(target)) as Record<string, unknown>;
+    loaded = await importModule(url);
   } catch (err) {
-    throw new Error(`cannot load the catalog module ${JSON.stringify(specifier)}: ${String(err)}`, {
-      cause: err,
-    });
+    throw new Error(`catalog module ${specifier}: cannot load it: ${firstLine(err)}`, { cause: err });
   }
-  const factory = loaded[CATALOG_EXPORT];
-  if (typeof factory !== 'function') {
-    throw new Error(
-      `the catalog module ${JSON.stringify(specifier)} does not export a function ${CATALOG_EXPORT}`,
-    );
+  const exported = loaded.default;
+  if (typeof exported === 'function') return exported as CatalogFactory;
+  if (isCatalogShape(exported)) return () => exported;
+  throw new Error(
+    `catalog module ${specifier}: ${exported === undefined ? 'no default export' : 'its default export is not a catalog'}; ${CONTRACT}`,
+  );
+}
+
+function moduleUrl(specifier: string, cwd: string): string {
+  if (specifier.startsWith('file:')) return specifier;
+  if (specifier.startsWith('.') || isAbsolute(specifier)) return pathToFileURL(resolve(cwd, specifier)).href;
+  return specifier; // a package name
+}
+
+let typescriptLoader: Promise<void> | undefined;
+
+async function importModule(url: string): Promise<Record<string, unknown>> {
+  try {
+    return (await import(url)) as Record<string, unknown>;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ERR_UNKNOWN_FILE_EXTENSION' || !TYPESCRIPT.test(new URL(url).pathname)) throw err;
   }
-  return factory as CatalogFactory;
+  // Registered once for the whole process, so the catalog and toolgate share one copy of each module.
+  typescriptLoader ??= import('tsx/esm/api').then(({ register }) => {
+    register();
+  });
+  await typescriptLoader;
+  return (await import(url)) as Record<string, unknown>;
+}
+
+/** A catalog by shape, not by class: the module may see its own copy of toolgate's classes. */
+function isCatalogShape(value: unknown): value is Catalog {
+  if (typeof value !== 'object' || value === null) return false;
+  const c = value as { registry?: { resolve?: unknown }; policy?: { evaluate?: unknown } };
+  return typeof c.registry?.resolve === 'function' && typeof c.policy?.evaluate === 'function';
+}
+
+function firstLine(err: unknown): string {
+  const text = err instanceof Error ? err.message : String(err);
+  return text.split('\n', 1)[0] ?? text;
 }

@@ -25,7 +25,8 @@ const DEFAULT_SHUTDOWN_TIMEOUT_MS = 30_000;
 const DEFAULT_PUBLISH_GRACE_MS = 5_000;
 
 /**
- * Builds an executor over ports only (no Kafka, Redis or Postgres client here; main.ts wires them).
+ * The call consumer under every executor, over ports only (`createExecutor` builds the pipeline and
+ * wires it; tests of the consumer itself pass a pipeline of their own).
  *
  * Delivery semantics — at-least-once with idempotent effects, not Kafka transactions:
  * a call's message is marked done (its offset becomes committable) only after its audit record,
@@ -48,7 +49,7 @@ const DEFAULT_PUBLISH_GRACE_MS = 5_000;
  * one of its calls still runs here, the new owner's redelivery of that call waits on its
  * idempotency claim, and the key's later calls wait behind it there.
  */
-export function createExecutor(deps: ExecutorDeps): Executor {
+export function createCallConsumer(deps: ExecutorDeps): Executor {
   const handleCall = createCallHandler(deps);
   const killTools = new AbortController();
   const killPublishing = new AbortController();

@@ -9,7 +9,8 @@ import { kafkaLagSource } from '../../libs/observability/consumer-lag.js';
 import type { ConsumerLagReader } from '../../libs/observability/consumer-lag.js';
 import type { TopicSpec } from '../../libs/ports/event-bus.js';
 import { CALLS_TOPIC_CONFIGS } from './acceptance-time.js';
-import { loadCatalogFactory, type Catalog, type CatalogFactory } from './catalog.js';
+import type { Catalog, CatalogFactory } from '../../libs/catalog/catalog.js';
+import { loadCatalogFactory } from './catalog.js';
 import type { PartitionCounts, ServiceSettings } from './service-env.js';
 import type { ServiceContext } from './service-runtime.js';
 import { retryStartupStep } from './startup-retry.js';
@@ -97,15 +98,42 @@ export function allTopics(topics: TopicNames, partitions: PartitionCounts): Topi
 }
 
 /**
- * The tool catalog: `factory` when given, else the factory `module` exports (see
- * `loadCatalogFactory`), built on the service's pool and clock and closed with the service.
+ * A Postgres pool opened (as {@link openPostgres} does, migrations included) on the first call only,
+ * and the same pool on every later call. Rejects naming DATABASE_URL when `url` is not set: a
+ * service whose catalog never asks needs no database.
+ */
+export function lazyPostgres(
+  context: ServiceContext,
+  options: { readonly url: string | undefined; readonly max: number; readonly ready: boolean },
+): () => Promise<pg.Pool> {
+  let opening: Promise<pg.Pool> | undefined;
+  return () => {
+    const url = options.url;
+    if (url === undefined) {
+      return Promise.reject(
+        new Error('the catalog needs Postgres, but DATABASE_URL is not set (postgres://user@host/db)'),
+      );
+    }
+    opening ??= openPostgres(context, { url, max: options.max, ready: options.ready });
+    return opening;
+  };
+}
+
+/**
+ * The tool catalog: `factory` when given, else the one the catalog module `module` names (see
+ * `loadCatalogFactory`; undefined: the store catalog), built on the service's clock and its lazily
+ * opened Postgres pool, and closed with the service.
  */
 export async function openCatalog(
   context: ServiceContext,
-  options: { readonly pool: pg.Pool; readonly module: string; readonly factory?: CatalogFactory | undefined },
+  options: {
+    readonly postgres: () => Promise<pg.Pool>;
+    readonly module: string | undefined;
+    readonly factory?: CatalogFactory | undefined;
+  },
 ): Promise<Catalog> {
   const factory = options.factory ?? (await loadCatalogFactory(options.module));
-  const catalog = await factory({ pool: options.pool, clock: context.clock });
+  const catalog = await factory({ postgres: options.postgres, clock: context.clock });
   if (catalog.close !== undefined) context.onClose('catalog', () => catalog.close!());
   return catalog;
 }

@@ -5,42 +5,35 @@ import {
   RedisRateLimiter,
 } from '../../libs/adapters/redis/index.js';
 import { createPrincipalVerifier } from '../../libs/auth/principal-verifier.js';
-import { coalescingPublisher } from '../../libs/bus/coalescing-publisher.js';
+import type { CatalogFactory } from '../../libs/catalog/catalog.js';
 import { topicNames } from '../../libs/events/topics.js';
-import { createCircuitBreakers } from '../../libs/execution/breakers.js';
-import { createOutboundLimiter } from '../../libs/execution/outbound-limiter.js';
-import { GuardPipeline } from '../../libs/pipeline/guard-pipeline.js';
 import { callsTimestampsTrusted } from './acceptance-time.js';
-import type { CatalogFactory } from './catalog.js';
 import type { ExecutorConfig } from './config.js';
-import { createExecutor } from './executor.js';
+import { createExecutor } from './create-executor.js';
 import {
   allTopics,
+  lazyPostgres,
   openCatalog,
   openConsumerLag,
   openKafka,
-  openPostgres,
   openRedis,
 } from './service-clients.js';
 import { createService, type Service, type ServiceOptions } from './service-runtime.js';
-import { createExecutorTelemetry } from './telemetry.js';
 
 /** What a caller may supply instead of what the configuration names. */
 export interface ExecutorServiceOptions extends ServiceOptions {
-  /** Default: the factory exported by `config.catalogModule`. */
+  /** Default: the catalog module `config.catalogModule` names (see `loadCatalogFactory`). */
   readonly catalog?: CatalogFactory;
   /** Default: toolgate's tracer on the global provider (a no-op until an OpenTelemetry SDK is registered). */
   readonly tracer?: Tracer;
 }
 
 /**
- * The executor process from its configuration (nothing opens before `start()`): the only place
- * real adapters are wired — Kafka bus, registry codec, Redis idempotency and rate limits, Postgres
- * for the catalog and migrations, breakers, outbound limiter, guard pipeline — with its
- * observability: toolgate's metrics in the process registry (breaker state and the group's lag on
- * the calls topic read at scrape time), the pipeline's stage observer and spans, the instrumented
- * pipeline around every call, and the executor's observer for what it answers itself. /readyz
- * adds "Redis answers" to the lifecycle check (see `createService`).
+ * The executor process from its configuration (nothing opens before `start()`): Kafka bus and
+ * registry codec, Redis idempotency and rate limits, the catalog (Postgres only when the catalog
+ * asks for it), all built into one executor by `createExecutor` with the process's metrics
+ * registry (breaker state and the group's lag on the calls topic read at scrape time) and tracer.
+ * /readyz adds "Redis answers" to the lifecycle check (see `createService`).
  */
 export function createExecutorService(config: ExecutorConfig, options: ExecutorServiceOptions = {}): Service {
   const topics = topicNames(config.topicPrefix);
@@ -52,7 +45,6 @@ export function createExecutorService(config: ExecutorConfig, options: ExecutorS
     async open(context) {
       const { clock, logger } = context;
       const redis = openRedis(context, { url: config.redisUrl, ready: true });
-      const pool = await openPostgres(context, { url: config.databaseUrl, max: 10, ready: false });
       const { bus, codec } = await openKafka(context, {
         settings: config,
         clientId: config.executorId,
@@ -60,75 +52,19 @@ export function createExecutorService(config: ExecutorConfig, options: ExecutorS
         ensure: allTopics(topics, config.partitions),
       });
       const catalog = await openCatalog(context, {
-        pool,
+        postgres: lazyPostgres(context, { url: config.databaseUrl, max: 10, ready: false }),
         module: config.catalogModule,
         factory: options.catalog,
       });
-
-      const trustsMessageTimestamps = await callsTimestampsTrusted(
-        (topic, name) => bus.topicConfig(topic, name),
-        topics.calls,
-        logger,
-      );
-      const idempotency = new RedisIdempotencyStore(redis, { keyPrefix: config.redisKeyPrefix });
-      const rateLimiter = new RedisRateLimiter(redis, { keyPrefix: config.redisKeyPrefix });
-      const breakers = createCircuitBreakers(
-        {
-          errorThresholdPercentage: config.breaker.errorPercent,
-          volumeThreshold: config.breaker.volume,
-          resetTimeoutMs: config.breaker.resetMs,
-          timeoutMs: false,
-        },
-        clock,
-      );
-      context.onClose('breakers', () => breakers.shutdown());
-      const telemetry = createExecutorTelemetry({
-        registry: context.registry,
-        tools: catalog.registry,
-        clock,
-        breakerStates: () => breakers.states(),
-        outboundDownstreams: Object.keys(catalog.downstreamLimits),
-        consumerLag: openConsumerLag(context, {
-          settings: config,
-          clientId: config.executorId,
-          groupId: config.groupId,
-          topics: [topics.calls],
-        }),
-        ...(options.tracer === undefined ? {} : { tracer: options.tracer }),
-      });
-      const pipeline = new GuardPipeline(
-        {
-          tools: catalog.registry,
-          idempotency,
-          ...(config.tombstoneTtlMs === 0
-            ? {}
-            : { tombstones: new RedisIdempotencyTombstones(redis, { keyPrefix: config.redisKeyPrefix }) }),
-          rateLimiter,
-          policy: catalog.policy,
-          breakers,
-          outbound: createOutboundLimiter(rateLimiter, catalog.downstreamLimits, clock, (downstream, ms) =>
-            telemetry.metrics.observeOutboundWait(downstream, ms),
-          ),
-          clock,
-          owner: config.executorId,
-          settings: {
-            resultTtlMs: config.resultTtlMs,
-            leaseMarginMs: config.leaseMarginMs,
-            tombstoneTtlMs: config.tombstoneTtlMs,
-          },
-          observer: telemetry.pipelineObserver,
-        },
-        telemetry.stages,
-      );
       return createExecutor({
-        // Outputs of concurrent calls share produce requests (see BENCHMARKS.md, throughput).
-        publisher: coalescingPublisher(bus),
-        subscriber: bus,
+        catalog,
+        bus,
         codec,
         topics,
         replyTopics: { [topics.results]: config.partitions.results },
-        pipeline: telemetry.instrument(pipeline),
-        tools: catalog.registry,
+        idempotency: new RedisIdempotencyStore(redis, { keyPrefix: config.redisKeyPrefix }),
+        tombstones: new RedisIdempotencyTombstones(redis, { keyPrefix: config.redisKeyPrefix }),
+        rateLimiter: new RedisRateLimiter(redis, { keyPrefix: config.redisKeyPrefix }),
         verifier: createPrincipalVerifier({
           keys: config.principal.jwks,
           issuer: config.principal.issuer,
@@ -137,16 +73,34 @@ export function createExecutorService(config: ExecutorConfig, options: ExecutorS
             ? {}
             : { maxTokenAgeSec: config.principal.maxTokenAgeSec }),
         }),
-        trustsMessageTimestamps,
-        idempotency,
-        clock,
-        logger: logger.child({ component: 'executor' }),
-        observer: telemetry.observer,
+        trustsMessageTimestamps: await callsTimestampsTrusted(
+          (topic, name) => bus.topicConfig(topic, name),
+          topics.calls,
+          logger,
+        ),
         ownerId: config.executorId,
         groupId: config.groupId,
-        maxConcurrency: config.maxConcurrency,
-        shutdownTimeoutMs: config.shutdownTimeoutMs,
-        maxRawPayloadBytes: config.poisonCaptureBytes,
+        settings: {
+          maxConcurrency: config.maxConcurrency,
+          breaker: config.breaker,
+          resultTtlMs: config.resultTtlMs,
+          leaseMarginMs: config.leaseMarginMs,
+          tombstoneTtlMs: config.tombstoneTtlMs,
+          shutdownTimeoutMs: config.shutdownTimeoutMs,
+          poisonCaptureBytes: config.poisonCaptureBytes,
+        },
+        instrumentation: {
+          registry: context.registry,
+          consumerLag: openConsumerLag(context, {
+            settings: config,
+            clientId: config.executorId,
+            groupId: config.groupId,
+            topics: [topics.calls],
+          }),
+          ...(options.tracer === undefined ? {} : { tracer: options.tracer }),
+        },
+        clock,
+        logger: logger.child({ component: 'executor' }),
       });
     },
   });

@@ -1,7 +1,6 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { DEFAULT_CHECK_SCHEDULE_MS } from '../../libs/reconcile/check-schedule.js';
-import { DEFAULT_CATALOG_MODULE } from '../executor/catalog.js';
 import {
   DATABASE_POOL_MAX,
   DATABASE_URL,
@@ -35,7 +34,8 @@ const EnvSchema = z.object({
   RECONCILER_GROUP_ID: nonEmpty.default('toolgate-reconciler'),
   /** `producerId` of everything this instance publishes; unique per instance. */
   RECONCILER_ID: nonEmpty.max(200).optional(),
-  TOOLGATE_CATALOG_MODULE: nonEmpty.default(DEFAULT_CATALOG_MODULE),
+  /** The executors' catalog module (see the executor's); default: the store catalog. */
+  TOOLGATE_CATALOG_MODULE: nonEmpty.optional(),
   /** Waits before each status check of a round, ms, comma-separated (default 1000,2000,4000,8000,16000). */
   CHECK_SCHEDULE_MS: z
     .string()
@@ -65,7 +65,8 @@ export interface ReconcilerConfig extends ServiceSettings {
   readonly reconcilerId: string;
   readonly partitions: PartitionCounts;
   readonly redisKeyPrefix: string;
-  readonly catalogModule: string;
+  /** Undefined: the store catalog. */
+  readonly catalogModule: string | undefined;
   readonly resultTtlMs: number;
   readonly checkScheduleMs: readonly number[];
   readonly checkTimeoutMs: number | undefined;

@@ -60,7 +60,7 @@ export function createReconcilerService(
         ensure: allTopics(topics, config.partitions),
       });
       const catalog = await openCatalog(context, {
-        pool,
+        postgres: () => Promise.resolve(pool),
         module: config.catalogModule,
         factory: options.catalog,
       });

@@ -9,7 +9,8 @@ import { lossyLedgerTool } from './lossy-ledger.js';
  * on the executor's own pool (its search_path is the test's schema). CHAOS_WORK_MS sets each
  * append's work time, CHAOS_LOSE_PER_MILLE the share of lost responses.
  */
-export const createStoreCatalog: CatalogFactory = async ({ pool }) => {
+const createCatalog: CatalogFactory = async (env) => {
+  const pool = await env.postgres();
   await pool.query(LEDGER_DDL);
   const registry = new ToolRegistry();
   registry.register(
@@ -20,3 +21,5 @@ export const createStoreCatalog: CatalogFactory = async ({ pool }) => {
   );
   return { registry, policy: createPolicyEngine([], 'chaos'), downstreamLimits: {} };
 };
+
+export default createCatalog;

@@ -4,7 +4,7 @@ import { createPrincipalVerifier } from '../../libs/auth/principal-verifier.js';
 import type { KafkaEventBus } from '../../libs/bus/kafka/kafka-event-bus.js';
 import { systemClock } from '../../libs/core/system-clock.js';
 import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
-import { createExecutor } from '../../services/executor/executor.js';
+import { createCallConsumer } from '../../services/executor/executor.js';
 import { uniqueName } from '../helpers/names.js';
 import {
   AUDIENCE,
@@ -87,7 +87,7 @@ describe('Kafka broker restart', () => {
       };
       const results = await collectTopic(source, 'results');
       const dlq = await collectTopic(source, 'dlq');
-      const executor = createExecutor({
+      const executor = createCallConsumer({
         publisher: bus,
         subscriber: bus,
         codec: stack.codec,

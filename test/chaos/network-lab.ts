@@ -8,7 +8,7 @@ import { uniqueName } from '../helpers/names.js';
 import { createPrincipalVerifier } from '../../libs/auth/principal-verifier.js';
 import { systemClock } from '../../libs/core/system-clock.js';
 import type { Logger } from '../../libs/ports/logger.js';
-import { createExecutor, type Executor } from '../../services/executor/executor.js';
+import { createCallConsumer, type Executor } from '../../services/executor/executor.js';
 import {
   AUDIENCE,
   createExecutorStack,
@@ -241,7 +241,7 @@ export function labExecutor(
   },
 ): Executor {
   const { stack } = lab;
-  return createExecutor({
+  return createCallConsumer({
     publisher: parts.bus,
     subscriber: parts.bus,
     codec: stack.codec,

@@ -8,7 +8,8 @@ import { SAFETY_LEDGER_DDL, safetyLedgerTools } from './safety-ledger.js';
  * three retry-safety ledger tools on the executor's own pool. CHAOS_WORK_MS sets each call's work
  * time, CHAOS_TOOL_TIMEOUT_MS the tools' timeout.
  */
-export const createStoreCatalog: CatalogFactory = async ({ pool }) => {
+const createCatalog: CatalogFactory = async (env) => {
+  const pool = await env.postgres();
   await pool.query(SAFETY_LEDGER_DDL);
   const registry = new ToolRegistry();
   for (const tool of safetyLedgerTools(pool, {
@@ -18,3 +19,5 @@ export const createStoreCatalog: CatalogFactory = async ({ pool }) => {
     registry.register(tool);
   return { registry, policy: createPolicyEngine([], 'chaos'), downstreamLimits: {} };
 };
+
+export default createCatalog;

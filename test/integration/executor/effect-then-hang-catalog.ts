@@ -13,7 +13,8 @@ import { LEDGER_DDL, TOOL_SCOPE } from './ledger-tools.js';
  * and no result, audit record or completed claim does. Same name, input and scope as the ledger
  * tools of the in-process executor that takes the call over.
  */
-export const createStoreCatalog: CatalogFactory = async ({ pool }) => {
+const createCatalog: CatalogFactory = async (env) => {
+  const pool = await env.postgres();
   await pool.query(LEDGER_DDL);
   const tool = defineTool({
     name: 'ledger_append',
@@ -43,3 +44,5 @@ export const createStoreCatalog: CatalogFactory = async ({ pool }) => {
   registry.register(tool);
   return { registry, policy: createPolicyEngine([], 'hang-test'), downstreamLimits: {} };
 };
+
+export default createCatalog;

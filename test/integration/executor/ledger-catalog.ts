@@ -8,7 +8,8 @@ import { LEDGER_DDL, ledgerTools } from './ledger-tools.js';
  * on the executor's own pool, whose search_path is the test's schema. LEDGER_WORK_MS sets each
  * append's work time.
  */
-export const createStoreCatalog: CatalogFactory = async ({ pool }) => {
+const createCatalog: CatalogFactory = async (env) => {
+  const pool = await env.postgres();
   await pool.query(LEDGER_DDL);
   const registry = new ToolRegistry();
   for (const tool of ledgerTools(pool, { workMs: Number(process.env.LEDGER_WORK_MS ?? '0') })) {
@@ -16,3 +17,5 @@ export const createStoreCatalog: CatalogFactory = async ({ pool }) => {
   }
   return { registry, policy: createPolicyEngine([], 'ledger-test'), downstreamLimits: {} };
 };
+
+export default createCatalog;

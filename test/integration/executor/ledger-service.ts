@@ -26,7 +26,8 @@ export async function startLedgerService(
   id: string,
   env: Record<string, string> = {},
 ): Promise<LedgerService> {
-  const catalog: CatalogFactory = async ({ pool }) => {
+  const catalog: CatalogFactory = async (env) => {
+    const pool = await env.postgres();
     await pool.query(LEDGER_DDL);
     const registry = new ToolRegistry();
     for (const tool of ledgerTools(pool)) registry.register(tool);

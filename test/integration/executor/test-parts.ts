@@ -13,7 +13,7 @@ import { createPolicyEngine } from '../../../libs/policy/index.js';
 import type { EventCodec } from '../../../libs/ports/event-codec.js';
 import type { Logger } from '../../../libs/ports/logger.js';
 import type { ToolRegistry } from '../../../libs/registry/tool-registry.js';
-import { createExecutor, type Executor } from '../../../services/executor/executor.js';
+import { createCallConsumer, type Executor } from '../../../services/executor/executor.js';
 import { allTopics } from '../../../services/executor/service-clients.js';
 import type { PartitionCounts } from '../../../services/executor/service-env.js';
 import type { CallRunner, ExecutorDeps } from '../../../services/executor/executor-deps.js';
@@ -169,7 +169,7 @@ export interface TestExecutorParts {
 
 /** An in-process executor on a test stack: 24 calls at once, quick publish retries. */
 export function testExecutor(parts: TestExecutorParts, overrides: Partial<ExecutorDeps> = {}): Executor {
-  return createExecutor({
+  return createCallConsumer({
     publisher: parts.bus,
     subscriber: parts.bus,
     codec: parts.codec,

@@ -48,9 +48,12 @@ export function timedAppend(pool: pg.Pool): ToolDefinition {
 }
 
 /** The catalog module an executor process loads (TOOLGATE_CATALOG_MODULE) for `timed_append`. */
-export const createStoreCatalog: CatalogFactory = async ({ pool }) => {
+const createCatalog: CatalogFactory = async (env) => {
+  const pool = await env.postgres();
   await pool.query(LEDGER_DDL);
   const registry = new ToolRegistry();
   registry.register(timedAppend(pool));
   return { registry, policy: createPolicyEngine([], 'timed-test'), downstreamLimits: {} };
 };
+
+export default createCatalog;

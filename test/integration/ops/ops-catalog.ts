@@ -93,8 +93,8 @@ export function opsRegistry(): ToolRegistry {
   return registry;
 }
 
-/** The executor's catalog export (see services/executor/catalog.ts). */
-export const createStoreCatalog: CatalogFactory = (): Promise<Catalog> =>
+/** The catalog module's default export (see services/executor/catalog.ts). */
+const createCatalog: CatalogFactory = (): Promise<Catalog> =>
   Promise.resolve({
     registry: opsRegistry(),
     policy: createPolicyEngine(
@@ -111,3 +111,5 @@ export const createStoreCatalog: CatalogFactory = (): Promise<Catalog> =>
     ),
     downstreamLimits: { 'ops-reads': { capacity: 100, refillPerSecond: 100 } },
   });
+
+export default createCatalog;

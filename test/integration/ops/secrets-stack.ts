@@ -18,7 +18,7 @@ import { createAuditSink } from '../../../services/audit-sink/audit-sink.js';
 import { buildStoreCatalog } from '../../../services/catalog/store-catalog.js';
 import type { DemoToolgate } from '../../../services/demo/demo-toolgate.js';
 import { createPostgresDownstreams } from '../../../services/downstreams/postgres/postgres-downstreams.js';
-import { createExecutor } from '../../../services/executor/executor.js';
+import { createCallConsumer } from '../../../services/executor/executor.js';
 import { createReconciler } from '../../../services/reconciler/reconciler.js';
 import { createToolgateClient } from '../../../services/sdk/index.js';
 import { kafkaBrokers, schemaRegistryUrl } from '../../helpers/env.js';
@@ -122,7 +122,7 @@ export async function startSecretsStack(o: SecretsStackOptions): Promise<Secrets
         settings: { resultTtlMs: 3_600_000, leaseMarginMs: 5_000 },
       });
       parts.push(
-        createExecutor({
+        createCallConsumer({
           publisher: bus,
           subscriber: bus,
           codec,

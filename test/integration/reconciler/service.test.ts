@@ -61,7 +61,8 @@ describe('reconciler service', () => {
         name: 'reconciler',
         destination: { write: (line: string) => void lines.push(line) },
       }),
-      catalog: async ({ pool }) => {
+      catalog: async (env) => {
+    const pool = await env.postgres();
         await pool.query(FILINGS_DDL);
         const registry = new ToolRegistry();
         registry.register(filingTool(pool));

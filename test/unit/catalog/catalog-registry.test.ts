@@ -11,7 +11,7 @@ import {
   type StoreCatalog,
 } from '../../../services/catalog/index.js';
 import { createMemoryDownstreams } from '../../../services/downstreams/memory-downstreams.js';
-import { createEmbeddedToolgate } from '../../../services/embedded/index.js';
+import { createEmbeddedStore } from '../../../services/demo/embedded-store.js';
 import {
   CONFIGURED_TOOLS,
   CORE_TOOLS,
@@ -67,7 +67,7 @@ describe('store catalog registry: embedded (memory) mode', () => {
   });
 
   it('the embedded toolgate runs the same catalog, with its pattern backends exposed', async () => {
-    const tg = createEmbeddedToolgate({ clock: new ManualClock(T0) });
+    const tg = createEmbeddedStore({ clock: new ManualClock(T0) });
     const names = tg.catalog.registry.list().map((e) => e.name);
     expect(names).toEqual(expect.arrayContaining([...REPORT_JOB_TOOLS, ...PURCHASE_ORDER_TOOLS]));
     expect(names).not.toContain('submit_filing');

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Principal } from '../../../libs/core/types.js';
 import { openAITurn } from '../../../services/demo/scripted-model.js';
-import { createEmbeddedToolgate, type EmbeddedToolgate } from '../../../services/embedded/index.js';
+import { createEmbeddedStore, type EmbeddedStore } from '../../../services/demo/embedded-store.js';
 
 /** A back-office assistant for warehouse worker W-1. */
 const buyer: Principal = {
@@ -13,7 +13,7 @@ const buyer: Principal = {
   scopes: ['purchase_orders:write', 'reports:read'],
 };
 
-let tg: EmbeddedToolgate | undefined;
+let tg: EmbeddedStore | undefined;
 afterEach(async () => {
   await tg?.stop();
   tg = undefined;
@@ -33,7 +33,7 @@ async function one(turnId: string, tool: string, args: Record<string, unknown>) 
 
 describe('pattern tools across the embedded toolgate (bus, two executors, SDK)', () => {
   it('offers the pattern tools (and the scope-free weather tool) to a principal holding their scopes', async () => {
-    tg = createEmbeddedToolgate();
+    tg = createEmbeddedStore();
     const offered = tg.catalog.registry.forPrincipal(buyer).map((t) => t.name);
     expect(offered).toEqual([
       'check_job_status',
@@ -46,7 +46,7 @@ describe('pattern tools across the embedded toolgate (bus, two executors, SDK)',
   });
 
   it('preview then create places one purchase order; a replayed confirm places none', async () => {
-    tg = createEmbeddedToolgate({ executors: 2 });
+    tg = createEmbeddedStore({ executors: 2 });
     await tg.start();
     const order = { sku: 'SKU-3', quantity: 10, supplier_id: 'SUP-1' };
     const preview = await one('p1', 'preview_purchase_order', order);
@@ -61,7 +61,7 @@ describe('pattern tools across the embedded toolgate (bus, two executors, SDK)',
   });
 
   it('submit_report_job answers with a job id at once; check_job_status finds that job', async () => {
-    tg = createEmbeddedToolgate({ executors: 2 });
+    tg = createEmbeddedStore({ executors: 2 });
     await tg.start();
     const submitted = await one('r1', 'submit_report_job', {
       report_type: 'refunds_by_reason',

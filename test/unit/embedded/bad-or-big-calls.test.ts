@@ -1,10 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Principal } from '../../../libs/core/types.js';
 import type { ProviderTurn } from '../../../services/sdk/index.js';
-import {
-  createEmbeddedToolgate,
-  type EmbeddedToolgate,
-} from '../../../services/embedded/create-embedded-toolgate.js';
+import { createEmbeddedStore, type EmbeddedStore } from '../../../services/demo/embedded-store.js';
 
 const desk: Principal = {
   id: 'support-desk:S-1',
@@ -15,7 +12,7 @@ const desk: Principal = {
   scopes: ['orders:read', 'refunds:write', 'inventory:write'],
 };
 
-let tg: EmbeddedToolgate | undefined;
+let tg: EmbeddedStore | undefined;
 afterEach(async () => {
   await tg?.stop();
   tg = undefined;
@@ -72,7 +69,7 @@ describe('embedded toolgate: one bad or big call does not sink its turn', () => 
   ])(
     '%s is refused alone; the lookup beside it runs; nothing is UNRESOLVED, no case is opened',
     async (_, bad, why) => {
-      tg = createEmbeddedToolgate();
+      tg = createEmbeddedStore();
       await tg.start();
       const outcome = await tg.client.runTurn(turn([lookup, bad]), {
         principal: desk,

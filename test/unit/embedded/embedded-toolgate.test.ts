@@ -1,9 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Principal } from '../../../libs/core/types.js';
-import {
-  createEmbeddedToolgate,
-  type EmbeddedToolgate,
-} from '../../../services/embedded/create-embedded-toolgate.js';
+import { createEmbeddedStore, type EmbeddedStore } from '../../../services/demo/embedded-store.js';
 import { openAITurn } from '../../../services/demo/scripted-model.js';
 
 const ana: Principal = {
@@ -24,14 +21,14 @@ const desk: Principal = {
   scopes: ['orders:read', 'refunds:write', 'inventory:write'],
 };
 
-let tg: EmbeddedToolgate | undefined;
+let tg: EmbeddedStore | undefined;
 afterEach(async () => {
   await tg?.stop();
   tg = undefined;
 });
 
-async function started(executors = 2): Promise<EmbeddedToolgate> {
-  tg = createEmbeddedToolgate({ executors });
+async function started(executors = 2): Promise<EmbeddedStore> {
+  tg = createEmbeddedStore({ executors });
   await tg.start();
   return tg;
 }

@@ -1,9 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Principal } from '../../../libs/core/types.js';
-import {
-  createEmbeddedToolgate,
-  type EmbeddedToolgate,
-} from '../../../services/embedded/create-embedded-toolgate.js';
+import { createEmbeddedStore, type EmbeddedStore } from '../../../services/demo/embedded-store.js';
 import { openAITurn } from '../../../services/demo/scripted-model.js';
 import type { ToolCallResolution } from '../../../services/sdk/index.js';
 
@@ -16,7 +13,7 @@ const desk: Principal = {
   scopes: ['inventory:write'],
 };
 
-let tg: EmbeddedToolgate | undefined;
+let tg: EmbeddedStore | undefined;
 afterEach(async () => {
   await tg?.stop();
   tg = undefined;
@@ -36,7 +33,7 @@ async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 10
 describe('embedded toolgate: an unknown outcome is reconciled, not reported as failed', () => {
   it('a stock change whose answer and first status check were lost is UNRESOLVED, then settled as applied', async () => {
     const resolutions: ToolCallResolution[] = [];
-    tg = createEmbeddedToolgate({ checkScheduleMs: [50, 100], onResolution: (r) => resolutions.push(r) });
+    tg = createEmbeddedStore({ checkScheduleMs: [50, 100], onResolution: (r) => resolutions.push(r) });
     await tg.start();
     // The adjustment is applied but never answered; the status check before the retry hangs too.
     tg.downstreams.faults.inventory.loseResponseNext(1, { silently: true }).hangNext(1);

@@ -1,40 +1,57 @@
-import { fileURLToPath } from 'node:url';
-import pg from 'pg';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../../libs/core/system-clock.js';
-import { DEFAULT_CATALOG_MODULE, loadCatalogFactory } from '../../../services/executor/catalog.js';
+import { createStoreCatalog } from '../../../services/catalog/index.js';
+import { loadCatalogFactory, type CatalogEnv } from '../../../services/executor/catalog.js';
 
-const here = new URL('./', import.meta.url);
+const here = fileURLToPath(new URL('./', import.meta.url));
+
+/** A catalog env whose Postgres is never wanted: calling it fails the test. */
+const noDatabase: CatalogEnv = {
+  clock: systemClock,
+  postgres: () => Promise.reject(new Error('this catalog must not open Postgres')),
+};
 
 describe('loadCatalogFactory', () => {
-  it('loads createStoreCatalog from a relative, an absolute or a file: URL specifier', async () => {
-    const pool = new pg.Pool();
+  it('loads the default export from a relative (to the working directory), absolute or file: URL specifier', async () => {
     for (const specifier of [
-      './fixtures/fixed-catalog.js',
-      fileURLToPath(new URL('./fixtures/fixed-catalog.ts', here)),
-      new URL('./fixtures/fixed-catalog.ts', here).href,
+      './fixtures/fixed-catalog.ts',
+      `${here}fixtures/fixed-catalog.ts`,
+      pathToFileURL(`${here}fixtures/fixed-catalog.ts`).href,
     ]) {
       const factory = await loadCatalogFactory(specifier, here);
-      const catalog = await factory({ pool, clock: systemClock });
+      const catalog = await factory(noDatabase);
       expect(catalog.downstreamLimits).toEqual({ crm: { capacity: 5, refillPerSecond: 1 } });
       expect(catalog.registry.list()).toEqual([]);
     }
-    await pool.end();
   });
 
-  it('names the module when it is missing or exports no factory', async () => {
-    await expect(loadCatalogFactory('./fixtures/absent.js', here)).rejects.toThrow(
-      /cannot load the catalog module "\.\/fixtures\/absent\.js"/,
-    );
-    await expect(loadCatalogFactory('./fixtures/no-factory.js', here)).rejects.toThrow(
-      /does not export a function createStoreCatalog/,
-    );
+  it('takes a catalog made with defineCatalog as the default export', async () => {
+    const factory = await loadCatalogFactory('./fixtures/defined-catalog.ts', here);
+    const catalog = await factory(noDatabase);
+    expect(catalog.registry.list().map((entry) => entry.name)).toEqual(['echo_text']);
   });
 
-  it('defaults to the catalog service beside the executor', () => {
-    expect(
-      new URL(DEFAULT_CATALOG_MODULE, new URL('../../../services/executor/catalog.ts', import.meta.url))
-        .pathname,
-    ).toMatch(/services\/catalog\/index\.js$/);
+  it('names the module and what is missing, in one line', async () => {
+    const absent = loadCatalogFactory('./fixtures/absent.ts', here);
+    await expect(absent).rejects.toThrow(/^catalog module \.\/fixtures\/absent\.ts: cannot load it: /);
+    await expect(loadCatalogFactory('./fixtures/no-factory.ts', here)).rejects.toThrow(
+      'catalog module ./fixtures/no-factory.ts: no default export; export default defineCatalog({ tools })',
+    );
+    await expect(loadCatalogFactory('./fixtures/not-a-catalog.ts', here)).rejects.toThrow(
+      'catalog module ./fixtures/not-a-catalog.ts: its default export is not a catalog;',
+    );
+    for (const bad of ['./fixtures/absent.ts', './fixtures/no-factory.ts', './fixtures/not-a-catalog.ts']) {
+      const message = await loadCatalogFactory(bad, here).then(
+        () => '',
+        (err: Error) => err.message,
+      );
+      expect(message).not.toContain('\n');
+    }
+  });
+
+  it('loads the store catalog when no module is named', async () => {
+    const factory = await loadCatalogFactory(undefined, here);
+    expect(factory).toBe(createStoreCatalog);
   });
 });

@@ -24,7 +24,7 @@ describe('loadExecutorConfig', () => {
       maxConcurrency: 32,
       topicPrefix: 'toolgate',
       groupId: 'toolgate-executor',
-      catalogModule: '../catalog/index.js',
+      catalogModule: undefined,
       partitions: { calls: 12, results: 12 },
     });
     expect(config.principal.jwks.keys[0]).toMatchObject({ kid: 'k1', kty: 'OKP' });
@@ -49,7 +49,7 @@ describe('loadExecutorConfig', () => {
         KAFKA_BROKERS: 'not a broker list',
         DATABASE_URL: 'mysql://u:hunter2@x/db',
         MAX_CONCURRENCY: '0',
-        PRINCIPAL_ISSUER: undefined,
+        PRINCIPAL_ISSUER: ' ',
       });
     } catch (err) {
       error = err;

@@ -18,7 +18,7 @@ import type { EventCodec } from '../../../libs/ports/event-codec.js';
 import { defineTool } from '../../../libs/registry/define-tool.js';
 import type { ToolDefinition } from '../../../libs/registry/tool-definition.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
-import { createExecutor, type Executor } from '../../../services/executor/executor.js';
+import { createCallConsumer, type Executor } from '../../../services/executor/executor.js';
 import type { ExecutorDeps } from '../../../services/executor/executor-deps.js';
 import type { Logger } from '../../../libs/ports/logger.js';
 import { uniqueName } from '../../helpers/names.js';
@@ -194,7 +194,7 @@ export async function createHarness(tools: readonly ToolDefinition[], callsParti
         backoff: { firstDelayMs: 5, maxDelayMs: 20 },
         ...overrides,
       };
-      const executor = createExecutor(deps);
+      const executor = createCallConsumer(deps);
       executors.push(executor);
       return executor;
     },

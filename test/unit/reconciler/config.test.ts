@@ -18,7 +18,7 @@ describe('reconciler configuration', () => {
       groupId: 'toolgate-reconciler',
       partitions: { calls: 12, results: 12, audit: 6, dlq: 3 },
       redisKeyPrefix: 'toolgate:',
-      catalogModule: '../catalog/index.js',
+      catalogModule: undefined,
       checkScheduleMs: [1_000, 2_000, 4_000, 8_000, 16_000],
       checkTimeoutMs: undefined,
     });

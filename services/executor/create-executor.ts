@@ -1,0 +1,216 @@
+import type { Tracer } from '@opentelemetry/api';
+import { Registry } from 'prom-client';
+import type { PrincipalVerifier } from '../../libs/auth/principal-verifier.js';
+import type { BackoffPolicy } from '../../libs/core/backoff.js';
+import { systemClock } from '../../libs/core/system-clock.js';
+import type { Catalog } from '../../libs/catalog/catalog.js';
+import { coalescingPublisher } from '../../libs/bus/coalescing-publisher.js';
+import type { TopicNames } from '../../libs/events/topics.js';
+import { createCircuitBreakers, type ManagedCircuitBreakers } from '../../libs/execution/breakers.js';
+import { createOutboundLimiter } from '../../libs/execution/outbound-limiter.js';
+import type { ConsumerLagReader } from '../../libs/observability/consumer-lag.js';
+import { GuardPipeline } from '../../libs/pipeline/guard-pipeline.js';
+import type { Clock } from '../../libs/ports/clock.js';
+import type { EventPublisher, KeyedSubscriber } from '../../libs/ports/event-bus.js';
+import type { EventCodec } from '../../libs/ports/event-codec.js';
+import type { IdempotencyStore } from '../../libs/ports/idempotency-store.js';
+import type { IdempotencyTombstones } from '../../libs/ports/idempotency-tombstones.js';
+import type { Logger } from '../../libs/ports/logger.js';
+import type { RateLimiter } from '../../libs/ports/rate-limiter.js';
+import { createCallConsumer, type Executor } from './executor.js';
+import { createExecutorTelemetry } from './telemetry.js';
+
+/**
+ * The executor's tunables. One set of defaults serves every deployment — the executor process
+ * (each is also an environment variable, see the executor's README), the embedded topology, the
+ * benchmarks and the tests — so they differ only in the adapters they pass in.
+ */
+export interface ExecutorSettings {
+  /** Calls one executor runs at once, across all of its partitions (distinct resource keys only). */
+  readonly maxConcurrency: number;
+  /** Per downstream: open at `errorPercent` failures once `volume` calls were seen; probe after `resetMs`. */
+  readonly breaker: { readonly errorPercent: number; readonly volume: number; readonly resetMs: number };
+  /** How long a completed result answers duplicates. */
+  readonly resultTtlMs: number;
+  /** Added to a tool's worst-case run time to size its in-flight lease. */
+  readonly leaseMarginMs: number;
+  /** How long a completed key's tombstone lives (with `tombstones`; 0 keeps none). */
+  readonly tombstoneTtlMs: number;
+  /** How long `stop()` lets running calls finish before aborting them. */
+  readonly shutdownTimeoutMs: number;
+  /** Bytes of an undecodable call its POISON dead letter keeps (0: size and SHA-256 only). */
+  readonly poisonCaptureBytes: number;
+  /**
+   * Whether the outputs of concurrent calls share produce requests (results, audit records and dead
+   * letters of calls finishing together go out in one request per topic; see BENCHMARKS.md).
+   */
+  readonly coalesceOutputs: boolean;
+}
+
+/** The defaults of {@link ExecutorSettings}; the executor's environment variables default to these. */
+export const EXECUTOR_DEFAULTS: ExecutorSettings = Object.freeze({
+  maxConcurrency: 64,
+  breaker: Object.freeze({ errorPercent: 50, volume: 20, resetMs: 30_000 }),
+  resultTtlMs: 7 * 24 * 3_600_000,
+  leaseMarginMs: 5_000,
+  tombstoneTtlMs: 30 * 24 * 3_600_000,
+  shutdownTimeoutMs: 30_000,
+  poisonCaptureBytes: 0,
+  coalesceOutputs: true,
+});
+
+/** Metrics and traces: where they go. Without it, metrics land in a private registry nobody scrapes. */
+export interface ExecutorInstrumentation {
+  /** The process's registry, scraped at /metrics (never prom-client's global one). */
+  readonly registry: Registry;
+  /** The group's lag on the calls topic, read at scrape time. */
+  readonly consumerLag?: ConsumerLagReader;
+  /** Default: toolgate's tracer on the global provider (a no-op until an OpenTelemetry SDK is registered). */
+  readonly tracer?: Tracer;
+}
+
+/** What {@link createExecutor} builds an executor from: your tools, the adapters, the settings. */
+export interface ExecutorOptions {
+  /** The tools, rules and outbound limits to run (`defineCatalog({ tools })`). */
+  readonly catalog: Catalog;
+  /** Publishes results, audit records and dead letters; subscribes to the calls topic, keyed. */
+  readonly bus: EventPublisher & KeyedSubscriber;
+  readonly codec: EventCodec;
+  readonly topics: TopicNames;
+  /** Topics a call may name as its reply topic, with their partition counts (see `ExecutorDeps`). */
+  readonly replyTopics: Readonly<Record<string, number>>;
+  /** Shared by every executor of the deployment: one claim per logical call. */
+  readonly idempotency: IdempotencyStore;
+  /** Optional marks of claimed keys that outlive their records (retention signal). */
+  readonly tombstones?: IdempotencyTombstones;
+  /** Shared by every executor: one budget per principal / tenant / tool and per downstream. */
+  readonly rateLimiter: RateLimiter;
+  /** Checks each call's signed principal; the only source of authorization facts. */
+  readonly verifier: PrincipalVerifier;
+  /** This instance's id: lease owner and `producerId` of what it publishes. Unique per process. */
+  readonly ownerId: string;
+  /** The consumer group every executor of the deployment shares. */
+  readonly groupId: string;
+  /** Missing fields come from {@link EXECUTOR_DEFAULTS}. */
+  readonly settings?: Partial<ExecutorSettings>;
+  readonly instrumentation?: ExecutorInstrumentation;
+  /** See `ExecutorDeps.trustsMessageTimestamps`: true only for a LogAppendTime calls topic. */
+  readonly trustsMessageTimestamps?: boolean;
+  /** Default: the system clock. */
+  readonly clock?: Clock;
+  readonly logger: Logger;
+  /** See `ExecutorDeps.fromBeginning`. */
+  readonly fromBeginning?: boolean;
+  /** See `ExecutorDeps.publishGraceMs`. */
+  readonly publishGraceMs?: number;
+  /** See `ExecutorDeps.backoff`. */
+  readonly backoff?: BackoffPolicy;
+}
+
+/** A running executor and what operators and tests look at. */
+export interface GuardedExecutor extends Executor {
+  /** This instance's circuit breakers, one per downstream. */
+  readonly breakers: ManagedCircuitBreakers;
+  /** Where its metrics are (the instrumentation's registry, or a private one). */
+  readonly metrics: Registry;
+}
+
+/**
+ * Builds one executor: the guard pipeline over `catalog` with its own breakers and outbound
+ * limiter, instrumented (metrics, spans), behind the keyed call consumer. Every executor in
+ * toolgate — the process, the embedded topology, the benchmarks, the test stacks — is built here,
+ * so they differ only in the adapters passed in. Nothing is opened: the caller owns the bus,
+ * stores and catalog, and closes them after `stop()`; `stop()` shuts the breakers down.
+ */
+export function createExecutor(options: ExecutorOptions): GuardedExecutor {
+  const settings: ExecutorSettings = {
+    ...EXECUTOR_DEFAULTS,
+    ...options.settings,
+    breaker: { ...EXECUTOR_DEFAULTS.breaker, ...options.settings?.breaker },
+  };
+  const clock = options.clock ?? systemClock;
+  const { catalog } = options;
+  const breakers = createCircuitBreakers(
+    {
+      errorThresholdPercentage: settings.breaker.errorPercent,
+      volumeThreshold: settings.breaker.volume,
+      resetTimeoutMs: settings.breaker.resetMs,
+      timeoutMs: false,
+    },
+    clock,
+  );
+  const registry = options.instrumentation?.registry ?? new Registry();
+  const telemetry = createExecutorTelemetry({
+    registry,
+    tools: catalog.registry,
+    clock,
+    breakerStates: () => breakers.states(),
+    outboundDownstreams: Object.keys(catalog.downstreamLimits),
+    ...(options.instrumentation?.consumerLag === undefined
+      ? {}
+      : { consumerLag: options.instrumentation.consumerLag }),
+    ...(options.instrumentation?.tracer === undefined ? {} : { tracer: options.instrumentation.tracer }),
+  });
+  const pipeline = new GuardPipeline(
+    {
+      tools: catalog.registry,
+      idempotency: options.idempotency,
+      ...(options.tombstones === undefined || settings.tombstoneTtlMs === 0
+        ? {}
+        : { tombstones: options.tombstones }),
+      rateLimiter: options.rateLimiter,
+      policy: catalog.policy,
+      breakers,
+      outbound: createOutboundLimiter(
+        options.rateLimiter,
+        catalog.downstreamLimits,
+        clock,
+        (downstream, ms) => telemetry.metrics.observeOutboundWait(downstream, ms),
+      ),
+      clock,
+      owner: options.ownerId,
+      settings: {
+        resultTtlMs: settings.resultTtlMs,
+        leaseMarginMs: settings.leaseMarginMs,
+        tombstoneTtlMs: settings.tombstoneTtlMs,
+      },
+      observer: telemetry.pipelineObserver,
+    },
+    telemetry.stages,
+  );
+  const consumer = createCallConsumer({
+    publisher: settings.coalesceOutputs ? coalescingPublisher(options.bus) : options.bus,
+    subscriber: options.bus,
+    codec: options.codec,
+    topics: options.topics,
+    replyTopics: options.replyTopics,
+    pipeline: telemetry.instrument(pipeline),
+    tools: catalog.registry,
+    verifier: options.verifier,
+    ...(options.trustsMessageTimestamps === undefined
+      ? {}
+      : { trustsMessageTimestamps: options.trustsMessageTimestamps }),
+    idempotency: options.idempotency,
+    clock,
+    logger: options.logger,
+    observer: telemetry.observer,
+    ownerId: options.ownerId,
+    groupId: options.groupId,
+    maxConcurrency: settings.maxConcurrency,
+    shutdownTimeoutMs: settings.shutdownTimeoutMs,
+    maxRawPayloadBytes: settings.poisonCaptureBytes,
+    ...(options.fromBeginning === undefined ? {} : { fromBeginning: options.fromBeginning }),
+    ...(options.publishGraceMs === undefined ? {} : { publishGraceMs: options.publishGraceMs }),
+    ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
+  });
+  let stopping: Promise<void> | undefined;
+  return {
+    breakers,
+    metrics: registry,
+    start: () => consumer.start(),
+    stop() {
+      stopping ??= consumer.stop().finally(() => breakers.shutdown());
+      return stopping;
+    },
+  };
+}
