@@ -1,6 +1,5 @@
 import { createLocalJWKSet, errors, jwtVerify } from 'jose';
 import type { CryptoKey, JSONWebKeySet, JWK, JWTPayload, JWTVerifyGetKey, KeyObject } from 'jose';
-import { ToolgateError } from '../core/errors.js';
 import type { Principal } from '../core/types.js';
 import {
   PRINCIPAL_ALGORITHMS,
@@ -8,6 +7,7 @@ import {
   principalClaimsSchema,
   principalOf,
 } from './principal-claims.js';
+import { PrincipalRefusedError, type PrincipalRefusalReason } from './principal-refusal.js';
 
 /** A public key accepted for verification. */
 export type PrincipalVerificationKey = CryptoKey | KeyObject | JWK;
@@ -42,8 +42,9 @@ export interface PrincipalVerifyOptions {
 
 export interface PrincipalVerifier {
   /**
-   * The principal carried by `token`, or a ToolgateError INVALID_PRINCIPAL (not retryable, message
-   * safe to show: it never echoes the token) when the token is unsigned (`alg: none`), signed with a
+   * The principal carried by `token`, or a {@link PrincipalRefusedError} (a ToolgateError
+   * INVALID_PRINCIPAL, not retryable, message safe to show: it never echoes the token; `reason`
+   * from the closed list {@link PRINCIPAL_REFUSAL_REASONS}) when the token is unsigned (`alg: none`), signed with a
    * symmetric or unexpected algorithm, tampered with, signed by an unknown key or kid, of another
    * `typ`, from another issuer, for another audience, expired, too old, issued in the future (all
    * three as of `options.atMs`), or carrying malformed principal claims. Never resolves for a token
@@ -68,11 +69,11 @@ export function createPrincipalVerifier(opts: PrincipalVerifierOptions): Princip
   const now = opts.now ?? Date.now;
   return {
     async verify(token: string, options: PrincipalVerifyOptions = {}): Promise<Principal> {
-      if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) {
-        throw invalid('is missing or malformed');
-      }
+      if (typeof token !== 'string' || token.length === 0)
+        throw invalid('missing', 'is missing or malformed');
+      if (token.length > MAX_TOKEN_LENGTH) throw invalid('malformed', 'is missing or malformed');
       const nowMs = options.atMs ?? now();
-      if (!Number.isFinite(nowMs)) throw invalid('cannot be judged without a valid time');
+      if (!Number.isFinite(nowMs)) throw invalid('other', 'cannot be judged without a valid time');
       const toleranceSec = opts.clockToleranceSec ?? 5;
       let payload: JWTPayload;
       try {
@@ -87,14 +88,15 @@ export function createPrincipalVerifier(opts: PrincipalVerifierOptions): Princip
           ...(opts.maxTokenAgeSec === undefined ? {} : { maxTokenAge: opts.maxTokenAgeSec }),
         }));
       } catch (err) {
-        throw invalid(reasonFor(err), err);
+        const [reason, text] = refusalFor(err);
+        throw invalid(reason, text, err);
       }
       // jose checks iat only against maxTokenAge; a token minted ahead of time is refused here.
       if (payload.iat === undefined || payload.iat > nowMs / 1000 + toleranceSec) {
-        throw invalid('has an invalid issue time');
+        throw invalid('issued_in_future', 'has an invalid issue time');
       }
       const claims = principalClaimsSchema.safeParse(payload);
-      if (!claims.success) throw invalid('carries malformed principal claims', claims.error);
+      if (!claims.success) throw invalid('claims', 'carries malformed principal claims', claims.error);
       return principalOf(claims.data);
     },
   };
@@ -135,35 +137,47 @@ function assertPublic(key: PrincipalVerificationKey, kid: string): void {
   }
 }
 
-function reasonFor(err: unknown): string {
+type Refusal = readonly [reason: PrincipalRefusalReason, text: string];
+
+/** Why jose refused a token: its closed reason and the sentence the error message ends with. */
+function refusalFor(err: unknown): Refusal {
   if (err instanceof UnknownKey || err instanceof errors.JWKSNoMatchingKey)
-    return 'is signed with an unknown key';
-  if (err instanceof errors.JWKSMultipleMatchingKeys) return 'does not say which key signed it';
+    return ['unknown_key', 'is signed with an unknown key'];
+  if (err instanceof errors.JWKSMultipleMatchingKeys)
+    return ['unknown_key', 'does not say which key signed it'];
   // jose reports maxTokenAge as an expiry of the `iat` claim.
-  if (err instanceof errors.JWTExpired) return err.claim === 'iat' ? 'is too old' : 'has expired';
-  if (err instanceof errors.JWSSignatureVerificationFailed) return 'has an invalid signature';
+  if (err instanceof errors.JWTExpired) {
+    return err.claim === 'iat' ? ['too_old', 'is too old'] : ['expired', 'has expired'];
+  }
+  if (err instanceof errors.JWSSignatureVerificationFailed) return ['signature', 'has an invalid signature'];
   if (err instanceof errors.JOSEAlgNotAllowed || err instanceof errors.JOSENotSupported) {
-    return 'is not signed with an accepted algorithm';
+    return ['algorithm', 'is not signed with an accepted algorithm'];
   }
-  if (err instanceof errors.JWTClaimValidationFailed) {
-    switch (err.claim) {
-      case 'iss':
-        return 'comes from an untrusted issuer';
-      case 'aud':
-        return 'is meant for another audience';
-      case 'typ':
-        return 'is not a principal assertion';
-      case 'nbf':
-        return 'is not valid yet';
-      case 'iat':
-        return err.reason === 'check_failed' ? 'is too old' : 'has an invalid issue time';
-      default:
-        return `has an invalid "${err.claim}" claim`;
-    }
-  }
-  return 'is missing or malformed';
+  if (err instanceof errors.JWTClaimValidationFailed) return claimRefusal(err);
+  return ['malformed', 'is missing or malformed'];
 }
 
-function invalid(reason: string, cause?: unknown): ToolgateError {
-  return new ToolgateError('INVALID_PRINCIPAL', `The principal assertion ${reason}.`, { cause });
+function claimRefusal(err: errors.JWTClaimValidationFailed): Refusal {
+  switch (err.claim) {
+    case 'iss':
+      return ['issuer', 'comes from an untrusted issuer'];
+    case 'aud':
+      return ['audience', 'is meant for another audience'];
+    case 'typ':
+      return ['type', 'is not a principal assertion'];
+    case 'nbf':
+      return ['not_yet_valid', 'is not valid yet'];
+    case 'iat':
+      // jose's "iat in the future" (with maxTokenAge); too old is a JWTExpired, handled above.
+      return err.reason === 'check_failed'
+        ? ['issued_in_future', 'has an invalid issue time']
+        : ['claims', 'has an invalid issue time'];
+    default:
+      // A required registered claim (sub, exp, …) missing or of the wrong type.
+      return ['claims', `has an invalid "${err.claim}" claim`];
+  }
+}
+
+function invalid(reason: PrincipalRefusalReason, text: string, cause?: unknown): PrincipalRefusedError {
+  return new PrincipalRefusedError(reason, `The principal assertion ${text}.`, { cause });
 }

@@ -4,15 +4,22 @@ import { ToolgateError } from '../core/errors.js';
 import type { Principal } from '../core/types.js';
 import { claimsOf, PRINCIPAL_TOKEN_TYPE, principalClaimsSchema } from './principal-claims.js';
 import type { PrincipalAlgorithm } from './principal-claims.js';
+import { DEFAULT_PRINCIPAL_AUDIENCE, DEFAULT_PRINCIPAL_ISSUER } from './principal-defaults.js';
 
 /** A private key: Ed25519 (EdDSA) or P-256 (ES256). Symmetric secrets are deliberately not accepted. */
 export type PrincipalSigningKey = CryptoKey | KeyObject | JWK;
 
 export interface SignPrincipalOptions {
-  /** Who vouches for the principal (the agent backend's auth layer), checked by the verifier. */
-  readonly issuer: string;
-  /** Who the assertion is for (the executor), checked by the verifier. */
-  readonly audience: string;
+  /**
+   * Who vouches for the principal (the agent backend's auth layer), checked by the verifier.
+   * Default {@link DEFAULT_PRINCIPAL_ISSUER}, the executor's default `PRINCIPAL_ISSUER`.
+   */
+  readonly issuer?: string;
+  /**
+   * Who the assertion is for (the executor), checked by the verifier. Default
+   * {@link DEFAULT_PRINCIPAL_AUDIENCE}, the executor's default `PRINCIPAL_AUDIENCE`.
+   */
+  readonly audience?: string;
   /** Lifetime in seconds; keep it short (the length of one agent task or less). */
   readonly ttlSeconds: number;
   /** Key id placed in the header so verifiers can pick the key during rotation. */
@@ -55,8 +62,8 @@ export async function signPrincipal(
       typ: PRINCIPAL_TOKEN_TYPE,
       ...(opts.kid === undefined ? {} : { kid: opts.kid }),
     })
-    .setIssuer(opts.issuer)
-    .setAudience(opts.audience)
+    .setIssuer(opts.issuer ?? DEFAULT_PRINCIPAL_ISSUER)
+    .setAudience(opts.audience ?? DEFAULT_PRINCIPAL_AUDIENCE)
     .setIssuedAt(nowSec)
     .setExpirationTime(nowSec + Math.ceil(opts.ttlSeconds))
     .sign(key);

@@ -12,7 +12,7 @@ const EXIT_CODES = `Exit codes:
 /** `toolgate --help`: every group and command, the environment, the exit codes. */
 export function topHelp(groups: readonly CommandGroup[]): string {
   const rows = groups.flatMap((g) => g.commands.map((c) => [commandName(c), c.summary] as const));
-  return `toolgate — operate toolgate: dead letters, the audit log, the tool registry, schemas, topics.
+  return `toolgate — operate toolgate: dead letters, the audit log, the tool registry, schemas, topics, keys.
 
 Usage: toolgate <group> <command> [arguments] [options]
        toolgate <group> <command> --help

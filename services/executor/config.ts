@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { JSONWebKeySet } from 'jose';
 import { z } from 'zod';
-import { DEFAULT_CATALOG_MODULE } from './catalog.js';
+import { DEFAULT_PRINCIPAL_AUDIENCE, DEFAULT_PRINCIPAL_ISSUER } from '../../libs/auth/principal-defaults.js';
+import { EXECUTOR_DEFAULTS } from './create-executor.js';
 import {
   DATABASE_URL,
   IDEMPOTENCY_ENV,
@@ -25,38 +26,42 @@ const EnvSchema = z.object({
   ...PARTITION_ENV,
   ...IDEMPOTENCY_ENV,
   REDIS_URL,
-  DATABASE_URL,
+  /** Only for a catalog that uses Postgres (the store catalog does). */
+  DATABASE_URL: DATABASE_URL.optional(),
   TOOLGATE_GROUP_ID: nonEmpty.default('toolgate-executor'),
   /** Also the idempotency-lease owner: must be unique per running instance. */
   EXECUTOR_ID: nonEmpty.max(200).optional(),
   /** Calls one executor runs at once, across all of its partitions. */
-  MAX_CONCURRENCY: positiveInt.max(10_000).default(64),
+  MAX_CONCURRENCY: positiveInt.max(10_000).default(EXECUTOR_DEFAULTS.maxConcurrency),
   /** Trusted principal-signing keys, as a JWKS JSON text… */
   PRINCIPAL_JWKS: z.string().optional(),
   /** …or the path of a file holding it. Exactly one of the two. */
   PRINCIPAL_JWKS_FILE: z.string().optional(),
-  PRINCIPAL_ISSUER: nonEmpty,
-  PRINCIPAL_AUDIENCE: nonEmpty,
+  /** The issuer assertions must name; the SDK signs with the same default. */
+  PRINCIPAL_ISSUER: nonEmpty.default(DEFAULT_PRINCIPAL_ISSUER),
+  /** The audience assertions must name; the SDK signs with the same default. */
+  PRINCIPAL_AUDIENCE: nonEmpty.default(DEFAULT_PRINCIPAL_AUDIENCE),
   PRINCIPAL_MAX_AGE_SEC: positiveInt.optional(),
-  TOOLGATE_CATALOG_MODULE: nonEmpty.default(DEFAULT_CATALOG_MODULE),
-  LEASE_MARGIN_MS: positiveInt.default(5_000),
+  /** The catalog module (a path relative to the working directory, or a package); default: the store catalog. */
+  TOOLGATE_CATALOG_MODULE: nonEmpty.optional(),
+  LEASE_MARGIN_MS: positiveInt.default(EXECUTOR_DEFAULTS.leaseMarginMs),
   /** How long a completed key's tombstone lives (0: keep none); see README, retention. */
   IDEMPOTENCY_TOMBSTONE_TTL_MS: z.coerce
     .number()
     .int()
     .nonnegative()
-    .default(30 * 24 * 3600 * 1000),
-  BREAKER_ERROR_PERCENT: z.coerce.number().min(1).max(100).default(50),
-  BREAKER_VOLUME: positiveInt.default(20),
-  BREAKER_RESET_MS: positiveInt.default(30_000),
-  SHUTDOWN_TIMEOUT_MS: positiveInt.default(30_000),
+    .default(EXECUTOR_DEFAULTS.tombstoneTtlMs),
+  BREAKER_ERROR_PERCENT: z.coerce.number().min(1).max(100).default(EXECUTOR_DEFAULTS.breaker.errorPercent),
+  BREAKER_VOLUME: positiveInt.default(EXECUTOR_DEFAULTS.breaker.volume),
+  BREAKER_RESET_MS: positiveInt.default(EXECUTOR_DEFAULTS.breaker.resetMs),
+  SHUTDOWN_TIMEOUT_MS: positiveInt.default(EXECUTOR_DEFAULTS.shutdownTimeoutMs),
   /** Bytes of an undecodable call a POISON dead letter keeps (they may hold argument values). */
   POISON_CAPTURE_BYTES: z.coerce
     .number()
     .int()
     .min(0)
     .max(1024 * 1024)
-    .default(0),
+    .default(EXECUTOR_DEFAULTS.poisonCaptureBytes),
 });
 
 type Env = z.infer<typeof EnvSchema>;
@@ -64,7 +69,8 @@ type Env = z.infer<typeof EnvSchema>;
 /** The executor's configuration, parsed once from the environment by {@link loadExecutorConfig}. */
 export interface ExecutorConfig extends ServiceSettings {
   readonly redisUrl: string;
-  readonly databaseUrl: string;
+  /** Opened only when the catalog asks for Postgres. */
+  readonly databaseUrl: string | undefined;
   readonly groupId: string;
   readonly executorId: string;
   readonly maxConcurrency: number;
@@ -76,7 +82,8 @@ export interface ExecutorConfig extends ServiceSettings {
     readonly maxTokenAgeSec?: number;
   };
   readonly redisKeyPrefix: string;
-  readonly catalogModule: string;
+  /** Undefined: the store catalog. */
+  readonly catalogModule: string | undefined;
   /** Life of a completed key's tombstone; 0 keeps none (no retention signal). */
   readonly tombstoneTtlMs: number;
   readonly resultTtlMs: number;

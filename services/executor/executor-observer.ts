@@ -1,3 +1,4 @@
+import type { PrincipalRefusalReason } from '../../libs/auth/principal-refusal.js';
 import type { ToolCallResult } from '../../libs/core/types.js';
 import type { DeadLetterReason } from '../../libs/events/contracts.js';
 import type { ToolgateMetrics } from '../../libs/observability/metrics.js';
@@ -18,12 +19,19 @@ export interface ExecutorObserver {
   callAnswered(result: ToolCallResult, durationMs: number, args: unknown): void;
   /** One dead letter acknowledged by the broker (a redelivered call may report its own again). */
   deadLettered(reason: DeadLetterReason): void;
+  /**
+   * A call refused because its principal could not be verified or belongs to another tenant, with
+   * the reason from the closed list `PRINCIPAL_REFUSAL_REASONS`. Once per refusal, besides the
+   * `callAnswered` of the same answer. Optional: an observer without it counts nothing.
+   */
+  principalRefused?(reason: PrincipalRefusalReason): void;
 }
 
 /** Observes nothing; the default. */
 export const noExecutorObserver: ExecutorObserver = Object.freeze({
   callAnswered: () => undefined,
   deadLettered: () => undefined,
+  principalRefused: () => undefined,
 });
 
 /**

@@ -2,6 +2,7 @@ import { anySignal } from '../../libs/core/any-signal.js';
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_BACKOFF } from '../../libs/core/backoff.js';
 import { ToolgateError } from '../../libs/core/errors.js';
+import type { PrincipalRefusalReason } from '../../libs/auth/principal-refusal.js';
 import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
 import { withLogContext } from '../../libs/observability/logger.js';
 import type { PipelineRun } from '../../libs/pipeline/guard-pipeline.js';
@@ -14,7 +15,7 @@ import { callDeadLetter, deadLetterReasonFor, poisonDeadLetter } from './dead-le
 import { decodeCall } from './decode-call.js';
 import { checkEnvelope } from './envelope-check.js';
 import type { ExecutorDeps } from './executor-deps.js';
-import { noExecutorObserver } from './executor-observer.js';
+import { noExecutorObserver, type ExecutorObserver } from './executor-observer.js';
 import { publishPhases } from './publish-outcome.js';
 import { refusalRun } from './refusal.js';
 import { argumentsAsSent, callTokens, toResultEvent } from './result-event.js';
@@ -50,7 +51,9 @@ export type CallHandler = (message: BusMessage, scope: HandlingScope) => Promise
  *
  * Every line logged about a message goes through a child of `deps.logger` carrying its topic,
  * partition and offset, and once decoded its callId, taskId and traceId. Dead letters the broker
- * acknowledged, and answers given without the pipeline, are reported to `deps.observer`.
+ * acknowledged, and answers given without the pipeline, are reported to `deps.observer`; a refused
+ * principal is also logged once at warn with its closed reason (never the token) and reported as
+ * `principalRefused`.
  *
  * Resolves true once everything the message produced is acknowledged by the broker (the caller then
  * marks it done), false when it must be delivered again (stale before finishing, or publishing never
@@ -195,6 +198,9 @@ export function createCallHandler(deps: ExecutorDeps): CallHandler {
         ? unrunRefusal(request, trace, decoded.refusal, decoded.errorMessage)
         : await runCall(deps, request, trace, scope, message.timestampMs);
     if (ran === undefined) return false;
+    if (ran.principalRefusal !== undefined) {
+      reportPrincipalRefusal(callLog, observer, request, ran.principalId, ran.principalRefusal);
+    }
     const { run, principalId } = ran;
     const resolved = deps.tools.resolve(request.tool, {
       tenant: request.tenant,
@@ -261,4 +267,30 @@ export function createCallHandler(deps: ExecutorDeps): CallHandler {
       }
     }
   };
+}
+
+/**
+ * Logs a refused principal at warn, once per refusal, with its closed reason and the verifier's
+ * sentence, the tool, the tenant the request claims and the principal id when one was verified
+ * (the line also carries the call's context: callId, taskId, traceId), and counts it. The
+ * assertion itself is never logged, nor anything taken from it.
+ */
+function reportPrincipalRefusal(
+  log: Logger,
+  observer: ExecutorObserver,
+  request: ToolCallRequestedEvent,
+  principalId: string,
+  refusal: { readonly reason: PrincipalRefusalReason; readonly detail: string },
+): void {
+  log.warn(
+    {
+      reason: refusal.reason,
+      detail: refusal.detail,
+      tool: request.tool,
+      tenant: request.tenant,
+      ...(principalId === UNVERIFIED_PRINCIPAL ? {} : { principalId }),
+    },
+    'refused a call whose principal was not accepted',
+  );
+  observer.principalRefused?.(refusal.reason);
 }

@@ -1,3 +1,4 @@
+import type { PrincipalRefusalReason } from '../../libs/auth/principal-refusal.js';
 import type { ToolgateError } from '../../libs/core/errors.js';
 import type { ExecutionContext, NormalizedToolCall, Principal } from '../../libs/core/types.js';
 import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
@@ -19,6 +20,11 @@ export interface CallRun {
   readonly principalId: string;
   /** The call span's context when a traced pipeline ran: what the outputs are children of. */
   readonly outgoing?: TraceContext;
+  /**
+   * Why the principal was refused, when it was (the caller logs and counts it): the closed reason
+   * and the verifier's sentence, which never contains the token.
+   */
+  readonly principalRefusal?: { readonly reason: PrincipalRefusalReason; readonly detail: string };
 }
 
 /**
@@ -98,10 +104,11 @@ export async function runCall(
             { idempotency: deps.idempotency, tools: deps.tools, ownerId: deps.ownerId },
             request,
           );
-    if (prior.kind === 'may-have-run') {
-      return refuse(checked.principalId, 'authorize', prior.error, `${checked.auditReason} ${prior.reason}`);
-    }
-    return refuse(checked.principalId, 'authorize', checked.error, checked.auditReason);
+    const refused =
+      prior.kind === 'may-have-run'
+        ? refuse(checked.principalId, 'authorize', prior.error, `${checked.auditReason} ${prior.reason}`)
+        : refuse(checked.principalId, 'authorize', checked.error, checked.auditReason);
+    return { ...refused, principalRefusal: { reason: checked.refusal, detail: checked.auditReason } };
   }
   const { principal } = checked;
   const parsed = parseCallArguments(request.argumentsJson);

@@ -1,5 +1,10 @@
 import type { Tracer } from '@opentelemetry/api';
-import type { Registry } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
+import {
+  PRINCIPAL_REFUSAL_REASONS,
+  principalRefusalReason,
+  type PrincipalRefusalReason,
+} from '../../libs/auth/principal-refusal.js';
 import type { BreakerState } from '../../libs/execution/breakers.js';
 import type { ConsumerLagReader } from '../../libs/observability/consumer-lag.js';
 import { instrumentPipeline } from '../../libs/observability/instrumented-runner.js';
@@ -41,13 +46,36 @@ export interface ExecutorTelemetry {
   readonly stages: readonly Stage[];
   /** Stage latencies, attempts and retries: the pipeline's `observer`. */
   readonly pipelineObserver: PipelineObserver;
-  /** Answers the executor gives without the pipeline, and dead letters: `ExecutorDeps.observer`. */
+  /**
+   * Answers the executor gives without the pipeline, dead letters and principal refusals
+   * (`toolgate_principal_refusals_total{reason}`): `ExecutorDeps.observer`.
+   */
   readonly observer: ExecutorObserver;
   /**
    * The pipeline as the executor's `CallRunner`: in-flight gauge, result metrics (outcome, latency,
    * token equivalents) and the call span around each run, whose context the outputs carry.
    */
   instrument(pipeline: PipelineRunner): CallRunner;
+}
+
+/** The name of the counter of refused principals, labelled by `reason`. */
+export const PRINCIPAL_REFUSALS_METRIC = 'toolgate_principal_refusals_total';
+
+/**
+ * Registers `toolgate_principal_refusals_total{reason}` in `registry` and returns its increment.
+ * The label takes only values of `PRINCIPAL_REFUSAL_REASONS` (anything else counts as `other`),
+ * and every one of them is exported from the start at 0, so `rate()` and alerts see a series
+ * before the first refusal. Throws if the registry already holds the metric.
+ */
+export function principalRefusalCounter(registry: Registry): (reason: PrincipalRefusalReason) => void {
+  const counter = new Counter({
+    name: PRINCIPAL_REFUSALS_METRIC,
+    help: 'Calls refused because their principal assertion failed verification or named another tenant, by reason.',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  for (const reason of PRINCIPAL_REFUSAL_REASONS) counter.labels(reason).inc(0);
+  return (reason) => counter.labels(principalRefusalReason(reason)).inc();
 }
 
 /**
@@ -66,11 +94,12 @@ export function createExecutorTelemetry(options: ExecutorTelemetryOptions): Exec
       : { outboundDownstreams: options.outboundDownstreams }),
   });
   const tracing = createCallTracing(options.tracer ?? toolgateTracer());
+  const countRefusal = principalRefusalCounter(options.registry);
   return {
     metrics,
     stages: tracing.stages,
     pipelineObserver: pipelineObserver(metrics),
-    observer: metricsObserver(metrics),
+    observer: { ...metricsObserver(metrics), principalRefused: countRefusal },
     instrument: (pipeline) => instrumentPipeline(pipeline, { metrics, tracing, clock: options.clock }),
   };
 }

@@ -1,3 +1,4 @@
+import { refusalReasonOf, type PrincipalRefusalReason } from '../../libs/auth/principal-refusal.js';
 import type { PrincipalVerifier } from '../../libs/auth/principal-verifier.js';
 import { NOT_AUTHORIZED_MESSAGE } from '../../libs/guards/authorize.js';
 import { ToolgateError } from '../../libs/core/errors.js';
@@ -18,6 +19,11 @@ export type PrincipalCheck =
       readonly error: ToolgateError;
       /** Why, for the audit record only (never the token itself). */
       readonly auditReason: string;
+      /**
+       * Why, from the closed list of `PRINCIPAL_REFUSAL_REASONS` (`tenant` for a foreign tenant,
+       * `other` for a verifier that failed unexpectedly): for the executor's log line and metric.
+       */
+      readonly refusal: PrincipalRefusalReason;
       /** The principal id the audit record names: the verified id, or {@link UNVERIFIED_PRINCIPAL}. */
       readonly principalId: string;
     };
@@ -53,6 +59,7 @@ export async function verifyCallPrincipal(
       ok: false,
       error: new ToolgateError('INVALID_PRINCIPAL', UNVERIFIED_MESSAGE, { retryable: false }),
       auditReason: reason,
+      refusal: refusalReasonOf(err),
       principalId: UNVERIFIED_PRINCIPAL,
     };
   }
@@ -61,6 +68,7 @@ export async function verifyCallPrincipal(
       ok: false,
       error: new ToolgateError('UNAUTHORIZED', NOT_AUTHORIZED_MESSAGE, { retryable: false }),
       auditReason: "The verified principal belongs to another tenant than the request's.",
+      refusal: 'tenant',
       principalId: principal.id,
     };
   }

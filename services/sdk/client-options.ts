@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { DEFAULT_PRINCIPAL_AUDIENCE, DEFAULT_PRINCIPAL_ISSUER } from '../../libs/auth/principal-defaults.js';
 import type { PrincipalSigningKey } from '../../libs/auth/sign-principal.js';
 import { silentBusLogger, type BusLogger } from '../../libs/bus/logger.js';
 import { systemClock } from '../../libs/core/system-clock.js';
@@ -14,18 +15,36 @@ import type { ToolCallResolution } from './result-inbox.js';
 
 /** How the client signs the principal of each turn (see libs/auth signPrincipal). */
 export interface PrincipalSigning {
-  /** Ed25519 or P-256 private key of the agent backend's auth layer. */
+  /**
+   * Ed25519 or P-256 private key of the agent backend's auth layer, e.g.
+   * `createPrivateKey(readFileSync('principal-signing-key.pem'))` for the PEM that
+   * `toolgate keys generate` writes.
+   */
   readonly key: PrincipalSigningKey;
-  readonly issuer: string;
-  /** The executors' audience. */
-  readonly audience: string;
+  /**
+   * The issuer the executors expect (their `PRINCIPAL_ISSUER`). Default
+   * {@link DEFAULT_PRINCIPAL_ISSUER}, which is also the executors' default.
+   */
+  readonly issuer?: string;
+  /**
+   * The executors' audience (their `PRINCIPAL_AUDIENCE`). Default {@link DEFAULT_PRINCIPAL_AUDIENCE},
+   * which is also the executors' default.
+   */
+  readonly audience?: string;
   /**
    * Lifetime of each assertion, seconds (default 300). Keep it short, but longer than calls may
    * wait in the calls topic: an executor refuses an expired assertion (safely: nothing runs).
    */
   readonly ttlSeconds?: number;
+  /** The key id of `key`, as listed in the executors' JWKS (`toolgate keys generate --kid`). */
   readonly kid?: string;
 }
+
+/** {@link PrincipalSigning} with its defaults applied. */
+export type ResolvedPrincipalSigning = PrincipalSigning & {
+  readonly issuer: string;
+  readonly audience: string;
+};
 
 /** Everything a client uses; the agent backend's main wires the real bus, codec and key. */
 export interface ToolgateClientOptions {
@@ -91,9 +110,12 @@ export interface TurnOptions {
 
 /** Options with defaults applied. */
 export type ResolvedClientOptions = Required<
-  Omit<ToolgateClientOptions, 'tools' | 'onResolution' | 'limits'>
+  Omit<ToolgateClientOptions, 'tools' | 'onResolution' | 'limits' | 'signing'>
 > &
-  Pick<ToolgateClientOptions, 'tools' | 'onResolution'> & { readonly limits: CallLimits };
+  Pick<ToolgateClientOptions, 'tools' | 'onResolution'> & {
+    readonly limits: CallLimits;
+    readonly signing: ResolvedPrincipalSigning;
+  };
 
 /** Applies defaults and refuses settings that could only fail later (TypeError / RangeError). */
 export function resolveClientOptions(options: ToolgateClientOptions): ResolvedClientOptions {
@@ -105,6 +127,7 @@ export function resolveClientOptions(options: ToolgateClientOptions): ResolvedCl
   }
   const resolved: ResolvedClientOptions = {
     ...options,
+    signing: resolveSigning(options.signing),
     defaultTimeoutMs: options.defaultTimeoutMs ?? 30_000,
     maxUnresolved: options.maxUnresolved ?? 10_000,
     clock: options.clock ?? systemClock,
@@ -123,6 +146,15 @@ export function resolveClientOptions(options: ToolgateClientOptions): ResolvedCl
     }
   }
   return resolved;
+}
+
+/** The signing options with issuer and audience defaulted to the executors' defaults. */
+export function resolveSigning(signing: PrincipalSigning): ResolvedPrincipalSigning {
+  return {
+    ...signing,
+    issuer: signing.issuer ?? DEFAULT_PRINCIPAL_ISSUER,
+    audience: signing.audience ?? DEFAULT_PRINCIPAL_AUDIENCE,
+  };
 }
 
 /** The consumer group of one client instance. */

@@ -6,6 +6,7 @@ import { dlqListCommand } from './dlq-list.js';
 import { dlqRedriveCommand } from './dlq-redrive.js';
 import { dlqResolveCommand } from './dlq-resolve.js';
 import { dlqShowCommand } from './dlq-show.js';
+import { keysGenerateCommand } from './keys-generate.js';
 import { registryExportCommand } from './registry-export.js';
 import { schemasCheckCommand } from './schemas-check.js';
 import { topicsCreateCommand } from './topics-create.js';
@@ -36,5 +37,10 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
     name: 'topics',
     summary: 'The Kafka topics toolgate uses.',
     commands: [topicsCreateCommand],
+  },
+  {
+    name: 'keys',
+    summary: 'The principal-signing keys shared by agent backends and executors.',
+    commands: [keysGenerateCommand],
   },
 ];
