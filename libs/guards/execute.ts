@@ -24,9 +24,10 @@ export interface ExecuteStageOptions {
  * is counted in `state.toolInvocations` and recorded in `state.attempts`, always with the same
  * idempotency key.
  *
- * Retries happen only for TIMEOUT and SERVER_ERROR, only while attempts and time remain, and only
- * when repeating cannot duplicate the effect: read-only and forwards-key tools retry; status-check
- * tools retry after a check says the effect is absent; `none` never retries.
+ * Retries happen only for TIMEOUT and SERVER_ERROR not marked `retryable: false` (a tool's
+ * `serverError(..., { retryable: false })`: trying again will not help), only while attempts and
+ * time remain, and only when repeating cannot duplicate the effect: read-only and forwards-key tools
+ * retry; status-check tools retry after a check says the effect is absent; `none` never retries.
  *
  * Endings, and what happens to the idempotency claim:
  * - success: `state.rawOutput` is set, continue (validate-output completes the claim);
@@ -102,7 +103,7 @@ export function createExecuteStage(options: ExecuteStageOptions = {}): GuardStag
       }
       last = outcome;
       if (mayHaveApplied(tool, outcome)) maybeApplied = true;
-      if (!isRetryableKind(outcome.error.code) || !isRetrySafe(tool.retrySafety)) break;
+      if (!retriable(outcome.error) || !isRetrySafe(tool.retrySafety)) break;
     }
     // The loop runs at least once, so `last` is set whenever we get here.
     const error = last!.error;
@@ -121,6 +122,11 @@ export function createExecuteStage(options: ExecuteStageOptions = {}): GuardStag
     }
     return unresolved(state, deps, `outcome unknown after ${error.code}; will be reconciled`);
   };
+}
+
+/** Whether the executor may try this failure again: a retryable kind the tool did not mark final. */
+function retriable(error: ToolgateError): boolean {
+  return isRetryableKind(error.code) && error.retryable;
 }
 
 /** Stage 6 with the default jitter source. */
