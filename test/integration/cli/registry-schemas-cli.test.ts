@@ -62,8 +62,8 @@ describe('registry export from the executor catalog', () => {
 describe('schemas check --registry', () => {
   it('passes for subjects not registered yet and for subjects holding these schemas', async () => {
     const prefix = uniqueName('cli');
-    const env = { SCHEMA_REGISTRY_URL: schemaRegistryUrl() };
-    const fresh = await cli(['schemas', 'check', '--registry', '--prefix', prefix, '--json'], { env });
+    const args = ['schemas', 'check', '--registry', schemaRegistryUrl(), '--prefix', prefix, '--json'];
+    const fresh = await cli(args);
     expect(fresh.code).toBe(EXIT.ok);
     const before = fresh.json<{
       ok: boolean;
@@ -74,7 +74,7 @@ describe('schemas check --registry', () => {
     );
 
     await RegistryEventCodec.create({ url: schemaRegistryUrl(), topics: topicNames(prefix) });
-    const registered = await cli(['schemas', 'check', '--registry', '--prefix', prefix, '--json'], { env });
+    const registered = await cli(args);
     expect(registered.code).toBe(EXIT.ok);
     expect(registered.json<typeof before>().registry.map((r) => r.verdict.status)).toEqual([
       'compatible',
@@ -95,11 +95,36 @@ describe('schemas check --registry', () => {
       },
       { subject },
     );
-    const r = await cli(['schemas', 'check', '--registry', '--prefix', prefix], {
-      env: { SCHEMA_REGISTRY_URL: schemaRegistryUrl() },
-    });
+    const r = await cli(['schemas', 'check', '--registry', schemaRegistryUrl(), '--prefix', prefix]);
     expect(r.code).toBe(EXIT.failure);
-    expect(r.stdout).toMatch(new RegExp(`${subject.replace(/\./g, '\\.')} +incompatible`));
+    expect(r.stdout).toMatch(new RegExp(`${subject.replace(/\./g, '\\.')} +1 +incompatible`));
+    // The registry gives no reason; the local Avro resolution against version 1 names one.
+    expect(r.stdout).toContain(`  ${subject}: against version 1: events written with the previous schema`);
     expect(r.stdout).toContain('FAIL: a schema change would break readers of older events.');
+  });
+
+  it('a URL that is not the compatible API fails (exit 1) instead of finding nothing registered', async () => {
+    const r = await cli([
+      'schemas',
+      'check',
+      '--registry',
+      `${schemaRegistryUrl()}/not-the-api`,
+      '--prefix',
+      uniqueName('cli'),
+    ]);
+    expect(r.code).toBe(EXIT.failure);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('answered 404');
+    expect(r.stderr).toContain('without a "subject not found" code');
+    expect(r.stderr).toContain('Give the Confluent-compatible API base URL');
+  });
+
+  it('says when no subject under the prefix is registered, so a wrong --prefix is visible', async () => {
+    const prefix = uniqueName('cli');
+    const r = await cli(['schemas', 'check', '--registry', schemaRegistryUrl(), '--prefix', prefix]);
+    expect(r.code).toBe(EXIT.ok);
+    expect(r.stderr).toBe(
+      `note: no subject under prefix '${prefix}' is registered at ${schemaRegistryUrl()}, so nothing was compared; check --prefix.\n`,
+    );
   });
 });

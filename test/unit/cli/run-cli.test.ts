@@ -120,13 +120,7 @@ describe('unreachable dependencies (exit 3)', () => {
   });
 
   it('the schema registry refusing connections', async () => {
-    const run = await cli([
-      'schemas',
-      'check',
-      '--registry',
-      '--schema-registry-url',
-      'http://127.0.0.1:1/apis/ccompat/v7',
-    ]);
+    const run = await cli(['schemas', 'check', '--registry', 'http://127.0.0.1:1/apis/ccompat/v7']);
     expect(run.code).toBe(EXIT.unreachable);
     expect(run.stderr).toContain('cannot reach the schema registry at http://127.0.0.1:1/apis/ccompat/v7');
   });
