@@ -1,6 +1,6 @@
-import type { ContentBlock, Message } from '@anthropic-ai/sdk/resources/messages';
 import { describeJsonType, invalidArguments, isArgumentsObject } from './normalized-call.js';
 import type { NormalizedCall } from './normalized-call.js';
+import type { AnthropicContentBlock, AnthropicMessage, AnthropicToolUseBlock } from './provider-shapes.js';
 
 /**
  * The tool calls of an Anthropic Messages API response, normalized.
@@ -12,16 +12,19 @@ import type { NormalizedCall } from './normalized-call.js';
  *   SCHEMA_INVALID failure, never an exception; the other calls of the turn are unaffected.
  * - Ids are passed through; answering each exactly once is checked by `assertSameCallIds`.
  */
-export function normalizeAnthropicCalls(message: Pick<Message, 'content'>): NormalizedCall[] {
-  const calls: NormalizedCall[] = [];
-  for (const block of message.content) {
-    if (block.type !== 'tool_use') continue;
-    calls.push(normalizeOne(block));
-  }
-  return calls;
+export function normalizeAnthropicCalls(message: AnthropicMessage): NormalizedCall[] {
+  return message.content.filter(isAnthropicToolUse).map(normalizeOne);
 }
 
-function normalizeOne(block: Extract<ContentBlock, { type: 'tool_use' }>): NormalizedCall {
+/**
+ * True for a client `tool_use` block. The `type` tag is Anthropic's contract for the block's shape:
+ * a block tagged `tool_use` carries `id`, `name` and `input`.
+ */
+export function isAnthropicToolUse(block: AnthropicContentBlock): block is AnthropicToolUseBlock {
+  return block.type === 'tool_use';
+}
+
+function normalizeOne(block: AnthropicToolUseBlock): NormalizedCall {
   const input = block.input;
   if (!isArgumentsObject(input)) {
     return invalidArguments(

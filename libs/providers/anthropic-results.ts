@@ -1,12 +1,7 @@
-import type { ToolResultBlockParam, UserMessageParam } from '@anthropic-ai/sdk/resources/messages';
 import type { ToolCallResult } from '../core/types.js';
+import type { AnthropicToolResultBlock, AnthropicToolResultMessage } from './provider-shapes.js';
 import { assertSameCallIds } from './result-ids.js';
 import { modelReadableResult } from './result-text.js';
-
-/** A user message that carries only tool results. */
-export type AnthropicToolResultMessage = UserMessageParam & {
-  readonly content: ToolResultBlockParam[];
-};
 
 /**
  * The ONE user message answering one Anthropic assistant turn: a `tool_result` block per requested
@@ -24,7 +19,7 @@ export function toAnthropicToolResultMessage(
 ): AnthropicToolResultMessage {
   assertSameCallIds(requestedIds, results);
   const byId = new Map(results.map((r) => [r.callId, r]));
-  const content = requestedIds.map((id): ToolResultBlockParam => {
+  const content = requestedIds.map((id): AnthropicToolResultBlock => {
     const { text, isError } = modelReadableResult(byId.get(id)!);
     return isError
       ? { type: 'tool_result', tool_use_id: id, content: text, is_error: true }

@@ -1,17 +1,13 @@
-import type {
-  ChatCompletion,
-  ChatCompletionMessage,
-  ChatCompletionMessageToolCall,
-} from 'openai/resources/chat/completions';
 import { describeJsonType, invalidArguments, isArgumentsObject } from './normalized-call.js';
 import type { NormalizedCall } from './normalized-call.js';
+import type { OpenAIAssistantMessage, OpenAIChatCompletion, OpenAIToolCall } from './provider-shapes.js';
 
 /**
  * The tool calls of an OpenAI chat-completions response, normalized.
  *
  * Contract:
- * - Accepts a whole `ChatCompletion` (its first choice is used: agent loops request `n = 1`) or one
- *   assistant `ChatCompletionMessage`. No tool calls → `[]`.
+ * - Accepts a whole chat completion (its first choice is used: agent loops request `n = 1`) or one
+ *   assistant message; the SDK's `ChatCompletion` and `ChatCompletionMessage` fit. No tool calls → `[]`.
  * - One entry per `tool_calls[]` element, in the provider's order; parallel calls are all returned.
  * - `function.arguments` is parsed here. An empty or all-whitespace string means `{}` (models send it
  *   for parameterless tools). Text that is not JSON, or JSON that is not an object, becomes a
@@ -20,13 +16,21 @@ import type { NormalizedCall } from './normalized-call.js';
  * - Custom (free-text) tool calls are refused per call: toolgate tools take JSON object arguments.
  * - Ids are passed through; answering each exactly once is checked by `assertSameCallIds`.
  */
-export function normalizeOpenAICalls(source: ChatCompletion | ChatCompletionMessage): NormalizedCall[] {
-  const message = 'choices' in source ? source.choices[0]?.message : source;
-  const toolCalls = message?.tool_calls ?? [];
-  return toolCalls.map(normalizeOne);
+export function normalizeOpenAICalls(
+  source: OpenAIChatCompletion | OpenAIAssistantMessage,
+): NormalizedCall[] {
+  return openAIToolCalls(source).map(normalizeOne);
 }
 
-function normalizeOne(toolCall: ChatCompletionMessageToolCall): NormalizedCall {
+/** The `tool_calls` of the completion's first choice, or of the message; `[]` when there are none. */
+export function openAIToolCalls(
+  source: OpenAIChatCompletion | OpenAIAssistantMessage,
+): readonly OpenAIToolCall[] {
+  const message = 'choices' in source ? source.choices[0]?.message : source;
+  return message?.tool_calls ?? [];
+}
+
+function normalizeOne(toolCall: OpenAIToolCall): NormalizedCall {
   if (toolCall.type !== 'function') {
     return invalidArguments(
       toolCall.id,

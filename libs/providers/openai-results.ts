@@ -1,5 +1,5 @@
-import type { ChatCompletionToolMessageParam } from 'openai/resources/chat/completions';
 import type { ToolCallResult } from '../core/types.js';
+import type { OpenAIToolMessage } from './provider-shapes.js';
 import { assertSameCallIds } from './result-ids.js';
 import { modelReadableResult } from './result-text.js';
 
@@ -14,7 +14,7 @@ import { modelReadableResult } from './result-text.js';
 export function toOpenAIToolMessages(
   requestedIds: readonly string[],
   results: readonly ToolCallResult[],
-): ChatCompletionToolMessageParam[] {
+): OpenAIToolMessage[] {
   assertSameCallIds(requestedIds, results);
   const byId = new Map(results.map((r) => [r.callId, r]));
   return requestedIds.map((id) => ({

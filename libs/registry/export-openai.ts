@@ -1,4 +1,4 @@
-import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
+import type { OpenAIFunctionTool } from '../providers/provider-shapes.js';
 import { assertUniqueNames } from './assert-unique-names.js';
 import { deepFreeze } from './deep-freeze.js';
 import { inputJsonSchema } from './input-json-schema.js';
@@ -29,7 +29,8 @@ function strictSchemaFor(tool: ExportableTool): JsonSchema {
 
 /**
  * OpenAI Chat Completions `tools` for these definitions, in the given order:
- * `{ type: 'function', function: { name, description, parameters, strict } }`.
+ * `{ type: 'function', function: { name, description, parameters, strict } }` (each assignable to the
+ * SDK's `ChatCompletionFunctionTool`).
  *
  * `parameters` is zod 4's JSON Schema of the input (`io: 'input'`), rewritten into the strict subset
  * when `strict` is true. Depends only on name, description and input schema: a tenant override,
@@ -40,7 +41,7 @@ function strictSchemaFor(tool: ExportableTool): JsonSchema {
 export function toOpenAITools(
   tools: readonly ExportableTool[],
   options: OpenAIExportOptions,
-): ChatCompletionFunctionTool[] {
+): OpenAIFunctionTool[] {
   assertUniqueNames(tools);
   return tools.map((tool) => ({
     type: 'function',

@@ -1,5 +1,4 @@
-import type { Tool } from '@anthropic-ai/sdk/resources/messages';
-import type { ChatCompletionTool } from 'openai/resources/chat/completions';
+import type { AnthropicToolDefinition, OpenAIToolDefinition } from '../providers/provider-shapes.js';
 import {
   OPENAI_STRICT_FORMATS,
   OPENAI_STRICT_KEYWORDS,
@@ -163,7 +162,7 @@ class StrictSchemaChecker {
  * value shaped like a tool and never throws.
  */
 export function checkOpenAIStrictTool(
-  tool: ChatCompletionTool,
+  tool: OpenAIToolDefinition,
   limits: OpenAIStrictLimits = OPENAI_STRICT_LIMITS,
 ): string[] {
   const violations: string[] = [];
@@ -187,7 +186,7 @@ export function checkOpenAIStrictTool(
  * ^[a-zA-Z0-9_-]{1,64}$, an `input_schema` object whose `type` is `'object'`, and a non-empty
  * description (optional in the API, but without one the model is choosing blind). Pure; never throws.
  */
-export function checkAnthropicTool(tool: Tool): string[] {
+export function checkAnthropicTool(tool: AnthropicToolDefinition): string[] {
   const violations: string[] = [];
   const candidate = tool as unknown as Node;
   if (!isValidToolName(candidate.name)) {

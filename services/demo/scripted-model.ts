@@ -1,5 +1,8 @@
-import type { ContentBlock, Message } from '@anthropic-ai/sdk/resources/messages';
-import type { ChatCompletionMessage } from 'openai/resources/chat/completions';
+import type {
+  AnthropicContentBlock,
+  AnthropicMessage,
+  OpenAIAssistantMessage,
+} from '../../libs/providers/provider-shapes.js';
 import type { ProviderTurn } from '../sdk/index.js';
 
 /** One tool call a (scripted) model proposes. */
@@ -14,10 +17,8 @@ export interface ProposedCall {
  * decisions so the story is the same on every run; everything after this message is real.
  */
 export function openAITurn(turnId: string, calls: readonly ProposedCall[]): ProviderTurn {
-  const message: ChatCompletionMessage = {
+  const message: OpenAIAssistantMessage = {
     role: 'assistant',
-    content: null,
-    refusal: null,
     tool_calls: calls.map((call, i) => ({
       id: `call_${turnId}_${i}`,
       type: 'function' as const,
@@ -31,15 +32,15 @@ export function openAITurn(turnId: string, calls: readonly ProposedCall[]): Prov
  * The same decision from an Anthropic model: `tool_use` content blocks with already-parsed input, after a line of text.
  */
 export function anthropicTurn(turnId: string, text: string, calls: readonly ProposedCall[]): ProviderTurn {
-  const content = [
-    { type: 'text', text, citations: null },
-    ...calls.map((call, i) => ({
+  const content: AnthropicContentBlock[] = [
+    { type: 'text', text },
+    ...calls.map((call, i): AnthropicContentBlock => ({
       type: 'tool_use',
       id: `toolu_${turnId}_${i}`,
       name: call.tool,
       input: call.args,
     })),
-  ] as ContentBlock[];
-  const response: Pick<Message, 'content'> = { content };
+  ];
+  const response: AnthropicMessage = { content };
   return { provider: 'anthropic', response };
 }

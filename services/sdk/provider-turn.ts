@@ -1,14 +1,14 @@
-import type { ContentBlock, Message } from '@anthropic-ai/sdk/resources/messages';
-import type {
-  ChatCompletion,
-  ChatCompletionMessage,
-  ChatCompletionToolMessageParam,
-} from 'openai/resources/chat/completions';
 import type { NormalizedToolCall, ToolCallResult } from '../../libs/core/types.js';
-import type { AnthropicToolResultMessage } from '../../libs/providers/anthropic-results.js';
-import { normalizeAnthropicCalls } from '../../libs/providers/anthropic-normalize.js';
+import { isAnthropicToolUse, normalizeAnthropicCalls } from '../../libs/providers/anthropic-normalize.js';
 import type { NormalizationFailure } from '../../libs/providers/normalized-call.js';
-import { normalizeOpenAICalls } from '../../libs/providers/openai-normalize.js';
+import { normalizeOpenAICalls, openAIToolCalls } from '../../libs/providers/openai-normalize.js';
+import type {
+  AnthropicMessage,
+  AnthropicToolResultMessage,
+  OpenAIAssistantMessage,
+  OpenAIChatCompletion,
+  OpenAIToolMessage,
+} from '../../libs/providers/provider-shapes.js';
 import { toAnthropicToolResultMessage } from '../../libs/providers/anthropic-results.js';
 import { toOpenAIToolMessages } from '../../libs/providers/openai-results.js';
 import { assertSameCallIds } from '../../libs/providers/result-ids.js';
@@ -17,10 +17,18 @@ import { assertSameCallIds } from '../../libs/providers/result-ids.js';
  * One assistant response whose tool calls are to be run, tagged with its provider. The tag is
  * explicit rather than sniffed from the shape: both SDKs' types evolve, and a wrong guess would
  * answer a turn in the other provider's format.
+ *
+ * `response` is what the provider SDK returned: for OpenAI a `ChatCompletion` or its
+ * `ChatCompletionMessage`, for Anthropic a `Message` (or just `{ content }`). The types are
+ * toolgate's own structural shapes of those (libs/providers/provider-shapes.ts), so using toolgate
+ * does not require either SDK to be installed.
  */
 export type ProviderTurn =
-  | { readonly provider: 'openai'; readonly response: ChatCompletion | ChatCompletionMessage }
-  | { readonly provider: 'anthropic'; readonly response: Pick<Message, 'content'> };
+  | {
+      readonly provider: 'openai';
+      readonly response: OpenAIChatCompletion | OpenAIAssistantMessage;
+    }
+  | { readonly provider: 'anthropic'; readonly response: AnthropicMessage };
 
 /** One requested call as the client sees it before publishing. */
 export type TurnCallInput =
@@ -52,8 +60,7 @@ export type TurnCallInput =
 export function turnCalls(turn: ProviderTurn): TurnCallInput[] {
   if (turn.provider === 'openai') {
     const normalized = normalizeOpenAICalls(turn.response);
-    const message = 'choices' in turn.response ? turn.response.choices[0]?.message : turn.response;
-    const raw = message?.tool_calls ?? [];
+    const raw = openAIToolCalls(turn.response);
     return normalized.map((entry, i): TurnCallInput => {
       if (entry.ok) return parsedInput(entry.call);
       const source = raw[i];
@@ -67,9 +74,7 @@ export function turnCalls(turn: ProviderTurn): TurnCallInput[] {
     });
   }
   const normalized = normalizeAnthropicCalls(turn.response);
-  const blocks = turn.response.content.filter(
-    (b): b is Extract<ContentBlock, { type: 'tool_use' }> => b.type === 'tool_use',
-  );
+  const blocks = turn.response.content.filter(isAnthropicToolUse);
   return normalized.map((entry, i): TurnCallInput => {
     if (entry.ok) return parsedInput(entry.call);
     return {
@@ -86,9 +91,13 @@ export function providerCallIdOf(call: TurnCallInput): string {
   return call.kind === 'refused' ? call.failure.id : call.providerCallId;
 }
 
-/** Tool results in each provider's shape, appended to the conversation after the assistant turn. */
+/**
+ * Tool results in each provider's shape, appended to the conversation after the assistant turn.
+ * The messages are assignable to the SDKs' own parameter types (`ChatCompletionToolMessageParam`,
+ * Anthropic's `MessageParam`), so they go straight into the next request.
+ */
 export type ProviderMessages =
-  | { readonly provider: 'openai'; readonly messages: ChatCompletionToolMessageParam[] }
+  | { readonly provider: 'openai'; readonly messages: OpenAIToolMessage[] }
   | { readonly provider: 'anthropic'; readonly messages: AnthropicToolResultMessage[] };
 
 /**

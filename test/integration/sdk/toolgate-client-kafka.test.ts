@@ -36,7 +36,7 @@ describe('toolgate client on Kafka with the real executor', () => {
     ]);
     expect(outcome.results[0]!.payload).toEqual({ order_id: 'O-5512', status: 'delivered' });
     expect(outcome.messages.map((m) => m.tool_call_id)).toEqual(ids);
-    expect(JSON.parse(outcome.messages[2]!.content as string)).toMatchObject({
+    expect(JSON.parse(outcome.messages[2]!.content)).toMatchObject({
       error: { code: 'SCHEMA_INVALID', retryable: true },
     });
     expect(stack.effects.of('reserve_inventory')).toBe(0);

@@ -146,15 +146,15 @@ describe('Anthropic round trip', () => {
     expect(message.content.every((b) => b.type === 'tool_result')).toBe(true);
     const [okBlock, unresolvedBlock, failedBlock] = message.content;
     expect(okBlock!.is_error).toBeUndefined();
-    expect(JSON.parse(okBlock!.content as string)).toEqual({ order_id: 'O-5512', status: 'delivered' });
+    expect(JSON.parse(okBlock!.content)).toEqual({ order_id: 'O-5512', status: 'delivered' });
     // Unknown is not failed: no error flag, no error object, an explicit "do not call it again".
     expect(unresolvedBlock!.is_error).toBeUndefined();
-    const unresolved = JSON.parse(unresolvedBlock!.content as string) as Record<string, unknown>;
+    const unresolved = JSON.parse(unresolvedBlock!.content) as Record<string, unknown>;
     expect(unresolved).not.toHaveProperty('error');
     expect(unresolved.status).toBe('outcome_unknown');
     expect(unresolved.message).toContain('Do not call it again');
     expect(failedBlock!.is_error).toBe(true);
-    expect(JSON.parse(failedBlock!.content as string)).toEqual({
+    expect(JSON.parse(failedBlock!.content)).toEqual({
       error: {
         code: 'SERVER_ERROR',
         message: 'The downstream service failed. Changing the arguments will not help.',
@@ -174,7 +174,7 @@ describe('Anthropic round trip', () => {
     if (entry.ok) throw new Error('expected refusal');
     const message = toAnthropicToolResultMessage(callIds(calls), [refusedCallResult(entry)]);
     expect(message.content[0]).toMatchObject({ tool_use_id: 'toolu_bad', is_error: true });
-    expect(JSON.parse(message.content[0]!.content as string)).toMatchObject({
+    expect(JSON.parse(message.content[0]!.content)).toMatchObject({
       error: { code: 'SCHEMA_INVALID', retryable: true },
     });
   });

@@ -184,7 +184,7 @@ describe('OpenAI round trip', () => {
       completion.choices[0]!.message.tool_calls!.map((c) => c.id),
     );
     expect(messages.every((m) => m.role === 'tool')).toBe(true);
-    const bodies = messages.map((m) => JSON.parse(m.content as string) as Record<string, unknown>);
+    const bodies = messages.map((m) => JSON.parse(m.content) as Record<string, unknown>);
     expect(bodies[0]).toEqual({ order_id: 'O-5512', status: 'delivered', total: 49.99 });
     expect(bodies[1]).toMatchObject({ status: 'outcome_unknown', code: 'UNRESOLVED', retryable: false });
     expect(bodies[1]).not.toHaveProperty('error');

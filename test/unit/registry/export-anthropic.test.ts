@@ -27,7 +27,7 @@ describe('toAnthropicTools', () => {
 
   it('keeps optional fields optional and every constraint, minus zod token noise', () => {
     const [, , inventory, search] = toAnthropicTools(latestSampleTools());
-    const inv = inventory!.input_schema as {
+    const inv = inventory!.input_schema as unknown as {
       required: string[];
       properties: Record<string, Record<string, unknown>>;
     };
@@ -38,7 +38,8 @@ describe('toAnthropicTools', () => {
       format: 'date-time',
       description: 'When the change took effect (UTC).',
     });
-    const limit = (search!.input_schema as { properties: Record<string, unknown> }).properties.limit;
+    const limit = (search!.input_schema as unknown as { properties: Record<string, unknown> }).properties
+      .limit;
     expect(limit).toEqual({ type: 'integer', minimum: 1, maximum: 100, default: 20 });
     expect(JSON.stringify(search)).not.toContain('9007199254740991');
   });

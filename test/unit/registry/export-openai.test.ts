@@ -21,7 +21,7 @@ function toolWith(input: z.ZodObject) {
 }
 
 function strictParams(input: z.ZodObject) {
-  return toOpenAITools([toolWith(input)], { strict: true })[0]!.function.parameters!;
+  return toOpenAITools([toolWith(input)], { strict: true })[0]!.function.parameters;
 }
 
 describe('toOpenAITools', () => {

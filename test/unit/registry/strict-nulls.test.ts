@@ -102,7 +102,7 @@ describe('defineTool input parsing with strict-mode arguments', () => {
     (name, tool) => {
       const [exported] = toOpenAITools([tool], { strict: true });
       const args = minimal[name]!;
-      const strictArgs = strictShaped(exported!.function.parameters as JsonSchema, args);
+      const strictArgs = strictShaped(exported!.function.parameters, args);
       expect(Object.values(strictArgs as object)).toContain(null);
       const fromStrict = tool.input.safeParse(strictArgs);
       expect(fromStrict.error).toBeUndefined();

@@ -60,11 +60,11 @@ describe('toolgate client: results', () => {
       [ids[2], 'SCHEMA_INVALID'],
     ]);
     expect(outcome.messages.map((m) => [m.role, m.tool_call_id])).toEqual(ids.map((id) => ['tool', id]));
-    expect(JSON.parse(outcome.messages[0]!.content as string)).toEqual({
+    expect(JSON.parse(outcome.messages[0]!.content)).toEqual({
       tool: 'get_order_status',
       args: { order_id: 'O-5512' },
     });
-    expect(JSON.parse(outcome.messages[2]!.content as string)).toMatchObject({
+    expect(JSON.parse(outcome.messages[2]!.content)).toMatchObject({
       error: { code: 'SCHEMA_INVALID' },
     });
     // The executor saw the bad call: it was published, not dropped at the edge.
