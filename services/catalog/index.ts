@@ -32,3 +32,4 @@ export { crmLookupContactTool } from './tools/crm-lookup-contact.js';
 export { issueRefundTool } from './tools/issue-refund.js';
 export { updateInventoryTool, INVENTORY_ROLES } from './tools/update-inventory.js';
 export { getWeatherTool } from './tools/get-weather.js';
+export { createStoreCatalog as default } from './store-catalog.js';

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
- * The `toolgate` ops CLI entry point (package.json "bin"; `npm run toolgate -- <args>` from source).
- * Everything happens in runCli; this file only binds it to the process: arguments, streams, and the
- * exit code (set, not forced, so buffered output to a pipe is flushed before the process ends).
+ * The `toolgate` bin (package.json "bin"; `npm run toolgate -- <args>` from source): the services
+ * (`toolgate executor --catalog ./my-tools.ts`, see serve.ts) and the ops commands (run-cli.ts).
+ * This file only binds them to the process: arguments, streams, and the exit code (set, not forced,
+ * so buffered output to a pipe is flushed before the process ends).
  */
 import { runCli } from './run-cli.js';
 
@@ -12,4 +13,14 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   throw err;
 });
 
-process.exitCode = await runCli(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr });
+/** The service commands; their modules (Kafka, Redis, Postgres clients) load only when named. */
+const SERVICES = new Set(['executor', 'audit-sink', 'reconciler']);
+
+const argv = process.argv.slice(2);
+const io = { stdout: process.stdout, stderr: process.stderr };
+if (SERVICES.has(argv[0] ?? '')) {
+  const { runServiceCommand } = await import('./serve.js');
+  await runServiceCommand(argv, io);
+} else {
+  process.exitCode = await runCli(argv, io);
+}

@@ -67,7 +67,8 @@ async function importModule(url: string): Promise<Record<string, unknown>> {
     register();
   });
   await typescriptLoader;
-  return (await import(url)) as Record<string, unknown>;
+  // Node remembers the failed import of this URL; a query makes it a new one (nothing ran the first time).
+  return (await import(`${url}${url.includes('?') ? '&' : '?'}typescript`)) as Record<string, unknown>;
 }
 
 /** A catalog by shape, not by class: the module may see its own copy of toolgate's classes. */

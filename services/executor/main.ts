@@ -1,10 +1,9 @@
-import { loadExecutorConfig } from './config.js';
-import { createExecutorService } from './service.js';
-import { runServiceProcess } from './service-process.js';
+import { runServiceCommand } from '../cli/serve.js';
 
 /**
- * The executor process (see service.ts for what it wires). SIGTERM or SIGINT stops it gracefully
- * (running calls finish, outputs publish, offsets commit) and it exits 0; a bad configuration or a
- * failed start exits 1. Run with `npx tsx services/executor/main.ts`.
+ * The executor process, as `toolgate executor` runs it (see service.ts for what it wires), with the
+ * catalog module from TOOLGATE_CATALOG_MODULE. SIGTERM or SIGINT stops it gracefully (running calls
+ * finish, outputs publish, offsets commit) and it exits 0; a bad configuration or catalog, or a
+ * failed start, exits 1. Run with `npx tsx services/executor/main.ts`.
  */
-await runServiceProcess(() => loadExecutorConfig(), createExecutorService);
+await runServiceCommand(['executor'], { stdout: process.stdout, stderr: process.stderr });

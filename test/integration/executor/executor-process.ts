@@ -17,6 +17,15 @@ export interface ExecutorProcess {
   readonly output: string[];
 }
 
+/** How to start it: by default services/executor/main.ts through tsx, from the repository root. */
+export interface ExecutorCommand {
+  /** The program and its arguments, e.g. an installed package's `toolgate executor --catalog …`. */
+  readonly argv: readonly string[];
+  readonly cwd: string;
+}
+
+const FROM_SOURCE: ExecutorCommand = { argv: [process.execPath, '--import', 'tsx', MAIN], cwd: REPO_ROOT };
+
 /**
  * `launcher` is an argv prefix the process is started through (e.g. `ip netns exec <ns>`, which
  * execs in place, so `pid` is still the executor's).
@@ -25,10 +34,11 @@ export function startExecutorProcess(
   name: string,
   env: Record<string, string>,
   launcher: readonly string[] = [],
+  how: ExecutorCommand = FROM_SOURCE,
 ): ExecutorProcess {
-  const [command, ...prefix] = [...launcher, process.execPath];
-  const child = spawn(command, [...prefix, '--import', 'tsx', MAIN], {
-    cwd: REPO_ROOT,
+  const [command, ...args] = [...launcher, ...how.argv];
+  const child = spawn(command!, args, {
+    cwd: how.cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
