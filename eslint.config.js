@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'test/.generated/**', 'test/fixtures/consumer-project/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'test/.generated/**', 'test/fixtures/consumer-project/**', 'deploy/docker/catalog-example/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -1,15 +1,35 @@
 /**
  * The small part of Grafana's dashboard JSON model the toolgate dashboards use (schemaVersion 39,
- * Grafana 10/11): time-series, stat and bar-gauge panels over the provisioned Prometheus datasource,
- * laid out two per row. Every panel and target names the datasource by uid, so a dashboard works
- * whatever the datasource is called in the Grafana it is imported into, as long as the uid matches
- * provisioning/datasources/prometheus.yml.
+ * Grafana 10/11): time-series, stat and bar-gauge panels over a Prometheus datasource, laid out two
+ * per row.
+ *
+ * No dashboard names a datasource uid. Every panel, target and query variable uses the
+ * `$datasource` template variable (type datasource, plugin prometheus), so a dashboard works in any
+ * Grafana: provisioned (provisioning/datasources gives the local one a uid and makes it the
+ * default), imported through the UI or `POST /api/dashboards/import`, or copied as JSON.
+ * The variable's initial value is the import input `DS_PROMETHEUS` (`__inputs`): the import
+ * replaces `${DS_PROMETHEUS}` with the datasource chosen; where nothing replaces it (file
+ * provisioning), the placeholder matches no datasource and Grafana selects the default Prometheus
+ * datasource instead.
  */
 
-/** The uid provisioning/datasources/prometheus.yml gives the Prometheus datasource. */
-export const PROMETHEUS_DATASOURCE_UID = 'toolgate-prometheus';
+/** The name of the datasource template variable every panel and target refers to. */
+export const DATASOURCE_VARIABLE = 'datasource';
 
-const datasource = { type: 'prometheus', uid: PROMETHEUS_DATASOURCE_UID } as const;
+/** The import input (`__inputs`) whose chosen datasource becomes the variable's initial value. */
+export const DATASOURCE_INPUT = 'DS_PROMETHEUS';
+
+/** What every panel, target and query variable names as its datasource. */
+export const PANEL_DATASOURCE = { type: 'prometheus', uid: `\${${DATASOURCE_VARIABLE}}` } as const;
+
+const datasource = PANEL_DATASOURCE;
+
+/** The panel plugins a rendered dashboard can use, for `__requires`. */
+const PANEL_PLUGINS = {
+  timeseries: 'Time series',
+  stat: 'Stat',
+  bargauge: 'Bar gauge',
+} as const;
 
 /** One query of a panel: the PromQL and how each returned series is named in the legend. */
 export interface QuerySpec {
@@ -73,7 +93,23 @@ export function renderDashboard(spec: DashboardSpec): Record<string, unknown> {
     }
     return renderPanel(p, i + 1, gridPos);
   });
+  const panelTypes = [...new Set(spec.panels.map((p) => p.type ?? 'timeseries'))].sort();
   return {
+    __inputs: [
+      {
+        name: DATASOURCE_INPUT,
+        label: 'Prometheus',
+        description: 'The Prometheus datasource that scrapes the toolgate services',
+        type: 'datasource',
+        pluginId: 'prometheus',
+        pluginName: 'Prometheus',
+      },
+    ],
+    __requires: [
+      { type: 'grafana', id: 'grafana', name: 'Grafana', version: '10.0.0' },
+      { type: 'datasource', id: 'prometheus', name: 'Prometheus', version: '1.0.0' },
+      ...panelTypes.map((id) => ({ type: 'panel', id, name: PANEL_PLUGINS[id], version: '' })),
+    ],
     uid: spec.uid,
     title: spec.title,
     description: spec.description,
@@ -85,7 +121,7 @@ export function renderDashboard(spec: DashboardSpec): Record<string, unknown> {
     refresh: '30s',
     time: { from: 'now-1h', to: 'now' },
     timezone: 'utc',
-    templating: { list: (spec.variables ?? []).map(renderVariable) },
+    templating: { list: [datasourceVariable(), ...(spec.variables ?? []).map(renderVariable)] },
     annotations: { list: [] },
     links: [],
     panels,
@@ -144,6 +180,24 @@ function renderVariable(v: VariableSpec): Record<string, unknown> {
     includeAll: false,
     multi: false,
     current: {},
+    options: [],
+  };
+}
+
+/** The `$datasource` drop-down: every Prometheus datasource of the Grafana it runs in. */
+function datasourceVariable(): Record<string, unknown> {
+  const placeholder = `\${${DATASOURCE_INPUT}}`;
+  return {
+    name: DATASOURCE_VARIABLE,
+    label: 'Data source',
+    type: 'datasource',
+    query: 'prometheus',
+    regex: '',
+    refresh: 1,
+    hide: 0,
+    includeAll: false,
+    multi: false,
+    current: { selected: false, text: placeholder, value: placeholder },
     options: [],
   };
 }

@@ -80,15 +80,16 @@ describe('Grafana dashboards', () => {
         expect(new Set(ids).size).toBe(ids.length);
       });
 
-      it('points every panel, target and variable at the provisioned Prometheus datasource', () => {
+      it('points every panel, target and query variable at the $datasource variable', () => {
+        const viaVariable = { type: 'prometheus', uid: '${datasource}' };
         for (const panel of panels) {
-          expect(panel.datasource, panel.title).toEqual({ type: 'prometheus', uid: prometheus?.uid });
+          expect(panel.datasource, panel.title).toEqual(viaVariable);
           for (const target of panel.targets ?? []) {
-            expect(target.datasource?.uid, `${panel.title} ${target.refId}`).toBe(prometheus?.uid);
+            expect(target.datasource, `${panel.title} ${target.refId}`).toEqual(viaVariable);
           }
         }
         for (const variable of dashboard.templating?.list ?? []) {
-          expect(variable.datasource?.uid, variable.name).toBe(prometheus?.uid);
+          if (variable.name !== 'datasource') expect(variable.datasource, variable.name).toEqual(viaVariable);
         }
       });
 
