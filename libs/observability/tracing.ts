@@ -32,14 +32,9 @@ import {
  * record, the result and any reconciliation case carry.
  *
  * Exporting is off by default: `@opentelemetry/api` alone is a no-op (spans cost a few allocations
- * and go nowhere). To export, register an SDK before the service starts handling calls, e.g. in a
- * file loaded with `node --import ./otel.js services/executor/main.js`:
- *
- * ```ts
- * import { NodeSDK } from '@opentelemetry/sdk-node';
- * import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
- * new NodeSDK({ serviceName: 'toolgate-executor', traceExporter: new OTLPTraceExporter() }).start();
- * ```
+ * and go nowhere). The service processes switch it on from the standard OpenTelemetry variables
+ * (`OTEL_EXPORTER_OTLP_ENDPOINT`, …; see otel-export.ts); an embedding application registers its
+ * own SDK instead.
  *
  * {@link toolgateTracer} returns the API's proxy tracer, which forwards to whatever provider is
  * registered (also one registered after the tracer was obtained), so no toolgate code changes.

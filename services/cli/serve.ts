@@ -23,6 +23,7 @@ interface ServiceCommand {
  * hands both to `create`: a bad environment or catalog fails before anything connects.
  */
 async function startWithCatalog<C extends { readonly catalogModule: string | undefined }>(
+  serviceName: string,
   load: () => C,
   create: (config: C, catalog: CatalogFactory | undefined) => Service,
   catalogFlag: string | undefined,
@@ -34,6 +35,7 @@ async function startWithCatalog<C extends { readonly catalogModule: string | und
   await runServiceProcess(
     () => config,
     (c) => create(c, catalog),
+    { serviceName },
   );
 }
 
@@ -44,6 +46,7 @@ export const SERVICE_COMMANDS: Readonly<Record<string, ServiceCommand>> = {
     catalog: true,
     start: (flag, cwd) =>
       startWithCatalog(
+        'toolgate-executor',
         loadExecutorConfig,
         (config, catalog) => createExecutorService(config, catalog === undefined ? {} : { catalog }),
         flag,
@@ -55,6 +58,7 @@ export const SERVICE_COMMANDS: Readonly<Record<string, ServiceCommand>> = {
     catalog: true,
     start: (flag, cwd) =>
       startWithCatalog(
+        'toolgate-reconciler',
         loadReconcilerConfig,
         (config, catalog) => createReconcilerService(config, catalog === undefined ? {} : { catalog }),
         flag,
@@ -64,7 +68,10 @@ export const SERVICE_COMMANDS: Readonly<Record<string, ServiceCommand>> = {
   'audit-sink': {
     summary: 'run the audit sink: the audit topic into the append-only Postgres log',
     catalog: false,
-    start: () => runServiceProcess(loadAuditSinkConfig, (config) => createAuditSinkService(config)),
+    start: () =>
+      runServiceProcess(loadAuditSinkConfig, (config) => createAuditSinkService(config), {
+        serviceName: 'toolgate-audit-sink',
+      }),
   },
 };
 

@@ -1,10 +1,8 @@
-import { runServiceProcess } from '../executor/service-process.js';
-import { loadReconcilerConfig } from './config.js';
-import { createReconcilerService } from './service.js';
+import { runServiceCommand } from '../cli/serve.js';
 
 /**
  * The reconciler process (see service.ts for what it wires). SIGTERM or SIGINT stops it: no new
  * dead letter or check starts, checks in progress finish, deliveries get SHUTDOWN_GRACE_MS; it exits
  * 0. A bad configuration or a failed start exits 1. Run with `npx tsx services/reconciler/main.ts`.
  */
-await runServiceProcess(() => loadReconcilerConfig(), createReconcilerService);
+await runServiceCommand(['reconciler'], { stdout: process.stdout, stderr: process.stderr });

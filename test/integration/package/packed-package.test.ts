@@ -1,5 +1,8 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kafkaBrokers, REDIS_URL, schemaRegistryUrl } from '../../helpers/env.js';
@@ -30,6 +33,7 @@ beforeAll(async () => {
     TYPES_NODE: installedVersion('@types/node'),
     TYPESCRIPT: installedVersion('typescript'),
     ZOD: installedVersion('zod'),
+    OPENAI: installedVersion('openai'),
   });
 }, 600_000);
 
@@ -192,4 +196,172 @@ describe('the packed package', () => {
       );
     });
   });
+  describe("README's four steps, as written", () => {
+    const prefix = uniqueName('tg_readme');
+    const kafka = createTestKafka('tg-readme');
+    const redis = createTestRedis('tg-readme');
+    let dir: string;
+    let executor: ExecutorProcess;
+    let model: Server;
+    const modelRequests: Array<{ tools?: Array<{ function: { name: string } }> }> = [];
+
+    /** The servers of this test run and its own names, in place of the README's defaults. */
+    const localized = (text: string): string =>
+      text
+        .replaceAll('127.0.0.1:19092', kafkaBrokers().join(','))
+        .replaceAll('http://127.0.0.1:18081/apis/ccompat/v7', schemaRegistryUrl())
+        .replaceAll('redis://127.0.0.1:6379', REDIS_URL)
+        .replaceAll("topicNames('toolgate')", `topicNames('${prefix}')`);
+
+    beforeAll(async () => {
+      const steps = readmeSteps();
+      dir = join(project, 'quickstart');
+      mkdirSync(dir);
+      writeFileSync(join(dir, 'my-tools.ts'), steps.files['my-tools.ts']!);
+      writeFileSync(join(dir, 'agent.ts'), localized(steps.files['agent.ts']!));
+      writeFileSync(
+        join(dir, 'tsconfig.json'),
+        JSON.stringify({
+          extends: '../tsconfig.json',
+          compilerOptions: { noEmit: true, rootDir: '.' },
+          include: ['*.ts'],
+        }),
+      );
+
+      // Step 3, line 1 exactly; line 2 with this run's servers and isolated names.
+      const [keysLine, executorLine] = steps.shell;
+      expect(keysLine).toBe('npx toolgate keys generate --out keys --kid agent-backend-1');
+      const keys = await runProgram(keysLine!.split(' '), { cwd: dir });
+      expect(keys.code).toBe(0);
+      const { env: readmeEnv, argv } = parseCommand(localized(executorLine!));
+      expect(argv).toEqual(['npx', 'toolgate', 'executor', '--catalog', './my-tools.ts']);
+      expect(Object.keys(readmeEnv).sort()).toEqual([
+        'KAFKA_BROKERS',
+        'PRINCIPAL_JWKS_FILE',
+        'REDIS_URL',
+        'SCHEMA_REGISTRY_URL',
+      ]);
+      executor = startExecutorProcess(
+        'readme-executor',
+        {
+          ...readmeEnv,
+          TOOLGATE_TOPIC_PREFIX: prefix,
+          REDIS_KEY_PREFIX: redis.prefix,
+          TOOLGATE_GROUP_ID: `${prefix}-executors`,
+          HTTP_PORT: '0',
+        },
+        [],
+        { argv: [join(project, 'node_modules/.bin/toolgate'), ...argv.slice(2)], cwd: dir },
+      );
+
+      // The model: an OpenAI-compatible endpoint that asks for lookup_ticket once.
+      model = createServer((req, res) => {
+        let body = '';
+        req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        req.on('end', () => {
+          modelRequests.push(JSON.parse(body) as (typeof modelRequests)[number]);
+          res.setHeader('content-type', 'application/json');
+          res.end(JSON.stringify(lookupCompletion()));
+        });
+      });
+      await new Promise<void>((resolve) => model.listen(0, '127.0.0.1', resolve));
+      await executor.ready;
+    }, 120_000);
+
+    afterAll(async () => {
+      if (executor && executor.child.exitCode === null) executor.child.kill('SIGTERM');
+      await executor?.exited;
+      await new Promise((resolve) => model?.close(resolve));
+      const admin = await kafka.admin();
+      const topics = (await admin.listTopics()).filter((t) => t.startsWith(prefix));
+      if (topics.length > 0) await admin.deleteTopics({ topics });
+      await kafka.close();
+      await redis.close();
+    }, 60_000);
+
+    it('type-checks the two files with strict tsc', async () => {
+      const tsc = await runProgram([join(project, 'node_modules/.bin/tsc'), '-p', '.'], { cwd: dir });
+      expect(tsc.stdout + tsc.stderr).toBe('');
+      expect(tsc.code).toBe(0);
+    }, 60_000);
+
+    it('gets SUCCESS on the first call', async () => {
+      const { port } = model.address() as AddressInfo;
+      const agent = await runProgram(['npx', 'tsx', 'agent.ts'], {
+        cwd: dir,
+        env: { OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`, OPENAI_API_KEY: 'test-key' },
+      });
+      expect(agent.stderr).toBe('');
+      expect(agent.stdout).toBe('lookup_ticket: SUCCESS\n');
+      expect(agent.code).toBe(0);
+      // The model was offered the catalog's tool, exported for OpenAI by the program.
+      expect(modelRequests.map((r) => r.tools?.map((t) => t.function.name))).toEqual([['lookup_ticket']]);
+    }, 60_000);
+  });
 });
+
+const README = fileURLToPath(new URL('../../../README.md', import.meta.url));
+
+/** The section "Your own tools behind toolgate": its files (by first-line name) and shell lines. */
+function readmeSteps(): { files: Record<string, string>; shell: string[] } {
+  const text = readFileSync(README, 'utf8');
+  const start = text.indexOf('## Your own tools behind toolgate');
+  const section = text.slice(start, text.indexOf('\n## ', start + 1));
+  const files: Record<string, string> = {};
+  const shell: string[] = [];
+  for (const [, lang, body] of section.matchAll(/```(ts|sh)\n([\s\S]*?)```/g)) {
+    if (lang === 'ts') {
+      const name = /^\/\/ (\S+\.ts)\n/.exec(body!)?.[1];
+      if (name === undefined) throw new Error('a ts block in the section does not start with // <file>.ts');
+      files[name] = body!;
+    } else if (!body!.startsWith('npm install')) {
+      shell.push(
+        ...body!
+          .replace(/\\\n\s*/g, '')
+          .trim()
+          .split('\n'),
+      );
+    }
+  }
+  return { files, shell };
+}
+
+/** `A=1 B=2 cmd args` → its environment and argv (no quoting: the README's lines need none). */
+function parseCommand(line: string): { env: Record<string, string>; argv: string[] } {
+  const words = line.trim().split(/\s+/);
+  const env: Record<string, string> = {};
+  while (/^[A-Z_]+=/.test(words[0] ?? '')) {
+    const [name, ...value] = words.shift()!.split('=');
+    env[name!] = value.join('=');
+  }
+  return { env, argv: words };
+}
+
+/** A chat completion asking for lookup_ticket on T-1, as OpenAI's API returns it. */
+function lookupCompletion(): unknown {
+  return {
+    id: 'chatcmpl-readme',
+    object: 'chat.completion',
+    created: 1_767_225_600,
+    model: 'gpt-4.1',
+    choices: [
+      {
+        index: 0,
+        finish_reason: 'tool_calls',
+        logprobs: null,
+        message: {
+          role: 'assistant',
+          content: null,
+          refusal: null,
+          tool_calls: [
+            {
+              id: 'call_readme',
+              type: 'function',
+              function: { name: 'lookup_ticket', arguments: '{"ticket_id":"T-1"}' },
+            },
+          ],
+        },
+      },
+    ],
+  };
+}
