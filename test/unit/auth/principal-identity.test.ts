@@ -31,7 +31,7 @@ const agent: Principal = { id: 'agent-1', tenant: 't1', kind: 'agent', scopes: [
  */
 function identityValues(text: string): { issuers: string[]; audiences: string[] } {
   const grab = (env: string, key: string): string[] => [
-    ...[...text.matchAll(new RegExp(`${env}\\s*[:=]\\s*['"]?([^'"\\s,}\\\\]+)`, 'g'))].map((m) => m[1]!),
+    ...[...text.matchAll(new RegExp(`${env}\\s*[:=]\\s*['"]?([^'"\\s,}\\\\\`]+)`, 'g'))].map((m) => m[1]!),
     ...[...text.matchAll(new RegExp(`\\b${key}:\\s*['"]([^'"]*)['"]`, 'g'))].map((m) => m[1]!),
   ];
   return { issuers: grab('PRINCIPAL_ISSUER', 'issuer'), audiences: grab('PRINCIPAL_AUDIENCE', 'audience') };

@@ -88,6 +88,6 @@ describe('registry export', () => {
       'postgres://u@127.0.0.1:1/x',
     ]);
     expect(r.code).toBe(EXIT.failure);
-    expect(r.stderr).toContain('cannot load the catalog module "./no/such/catalog.js"');
+    expect(r.stderr).toContain('catalog module ./no/such/catalog.js: cannot load it:');
   });
 });
