@@ -2,18 +2,19 @@ import { z } from 'zod';
 import { OUTCOMES } from '../core/outcome.js';
 
 /**
- * The verified caller of a fixture: a name from {@link FIXTURE_PRINCIPALS} ('ana', 'ben',
- * 'supportDesk') or a principal written out in full.
+ * The verified caller of a fixture: a name the harness was given in `principals` (looked up when
+ * the fixture runs, so an unknown name is refused there, with the names the harness knows), or a
+ * principal written out in full.
  */
 export const fixturePrincipalSchema = z.union([
-  z.enum(['ana', 'ben', 'supportDesk']),
+  z.string().min(1),
   z.strictObject({
     id: z.string().min(1),
     tenant: z.string().min(1),
     kind: z.enum(['user', 'agent', 'service']),
     onBehalfOf: z.string().optional(),
-    roles: z.array(z.string()),
-    scopes: z.array(z.string()),
+    roles: z.array(z.string()).readonly(),
+    scopes: z.array(z.string()).readonly(),
   }),
 ]);
 
@@ -53,9 +54,10 @@ export const fixtureRoundSchema = z.strictObject({
     /** Every call of the response must be listed: an unlisted call is a failure too. */
     calls: z.record(z.string(), callExpectationSchema),
     /**
-     * Requests the fake downstreams received during this round, as `<downstream>.<operation>`
-     * (e.g. `payments.refund`) or `<downstream>` for all of its operations. Proves a refused call
-     * never reached the tool.
+     * Requests the downstreams behind the tools received during this round, as
+     * `<downstream>.<operation>` (e.g. `payments.refund`) or `<downstream>` for all of its
+     * operations, counted by the harness's `world.requestCounts`. Proves a refused call never
+     * reached the tool.
      */
     downstreamRequests: z.record(z.string(), z.int().min(0)).optional(),
   }),
@@ -70,13 +72,12 @@ export const agentFixtureSchema = z.strictObject({
   source: z.string().min(1),
   principal: fixturePrincipalSchema,
   rounds: z.array(fixtureRoundSchema).min(1),
-  /** Checked once after the last round. */
-  after: z
-    .strictObject({
-      /** Refund rows the payment ledger must hold per order id (the ground truth of money moved). */
-      ledgerRows: z.record(z.string(), z.int().min(0)).optional(),
-    })
-    .optional(),
+  /**
+   * Checked once after the last round: per fact the harness's `world.facts` can read (e.g. the
+   * store's `ledgerRows`: refund rows the payment ledger holds), per subject (an order id, a
+   * ticket id...), the value the fact must have, compared with deep equality.
+   */
+  after: z.record(z.string().min(1), z.record(z.string().min(1), z.json())).optional(),
 });
 
 export type AgentFixture = z.infer<typeof agentFixtureSchema>;

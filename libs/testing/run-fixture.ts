@@ -1,7 +1,8 @@
+import { isDeepStrictEqual } from 'node:util';
+import type { Catalog } from '../catalog/catalog.js';
 import type { Principal } from '../core/types.js';
 import type { ProviderMessages } from '../../services/sdk/index.js';
-import type { AgentHarness } from './agent-harness.js';
-import { FIXTURE_PRINCIPALS } from './agent-harness.js';
+import type { AgentHarness, HarnessWorld } from './agent-harness.js';
 import { checkCall, observe, type ObservedCall } from './call-checks.js';
 import type { AgentFixture, CallRef, FixtureRound } from './fixture-schema.js';
 import { MockLLMClient } from './mock-llm-client.js';
@@ -15,7 +16,10 @@ export interface RoundResult {
   readonly calls: readonly ObservedCall[];
   /** The provider-shaped tool messages the agent appended (what the model reads next). */
   readonly messages: ProviderMessages;
-  /** Requests each fake downstream operation received during the round, `<downstream>.<operation>`. */
+  /**
+   * Requests each downstream operation received during the round, `<downstream>.<operation>`, as the
+   * harness's `world.requestCounts` counts them; empty when the harness has no such world.
+   */
   readonly downstreamRequests: Readonly<Record<string, number>>;
 }
 
@@ -29,33 +33,31 @@ export interface FixtureRun {
   readonly modelTurns: number;
 }
 
-const OPERATIONS: Readonly<Record<string, readonly string[]>> = {
-  payments: ['refund', 'findRefund'],
-  orders: ['getOrder'],
-  inventory: ['getStock', 'adjust', 'findMovement'],
-  crm: ['searchCustomers', 'getContact'],
-  weather: ['current'],
-};
-
 let runs = 0;
 
 /**
  * Replays a fixture through the harness's real topology: for each round the {@link MockLLMClient}
  * hands its recorded response to the SDK's `runTurn` (principal signed, keys fixed, calls published
- * on the memory bus, run by an executor's guard pipeline against the fake services, results read
- * back), then the round's expectations are checked. After the last round the ledger expectations
- * are checked and every published call must have its audit record (every attempt is audited).
+ * on the memory bus, run by an executor's guard pipeline against the harness's tools, results read
+ * back), then the round's expectations are checked. After the last round the `after` facts are
+ * read from the harness's world and every published call must have its audit record (every
+ * attempt is audited).
  *
  * Rounds run in order, one turn each. The task id is `<harness runId>-<fixture name>-<run>`, the
  * same for every round of the run: a round that repeats an earlier step is a retried turn and must
  * reproduce its idempotency keys. Never throws for a mismatch: mismatches are returned in
- * `failures`, so a test can assert on them (or on their absence). Rejects only when the turn itself
- * cannot run (the client is stopped, the response repeats a call id).
+ * `failures`, so a test can assert on them (or on their absence); so is an expectation the
+ * harness's world cannot check (no `requestCounts`, no such fact). Rejects before the first round
+ * when the fixture names a principal the harness was not given, and when a turn itself cannot run
+ * (the client is stopped, the response repeats a call id).
  */
-export async function runFixture(fixture: AgentFixture, harness: AgentHarness): Promise<FixtureRun> {
+export async function runFixture<C extends Catalog>(
+  fixture: AgentFixture,
+  harness: AgentHarness<C>,
+): Promise<FixtureRun> {
+  const principal = principalOf(fixture, harness.principals);
   runs += 1;
-  const { toolgate } = harness;
-  const principal = principalOf(fixture.principal);
+  const { toolgate, world } = harness;
   const taskId = `${harness.runId}-${fixture.name}-${runs}`;
   const model = new MockLLMClient(fixture.rounds);
   const rounds: RoundResult[] = [];
@@ -66,14 +68,14 @@ export async function runFixture(fixture: AgentFixture, harness: AgentHarness): 
   for (const [i, round] of fixture.rounds.entries()) {
     const number = i + 1;
     const ctx = harness.turnContext({ principal, taskId, step: round.step }, number);
-    const before = downstreamCounts(harness);
+    const before = requestCounts(world);
     const outcome = await toolgate.client.runTurn(model.nextTurn(), ctx, {
       timeoutMs: harness.turnTimeoutMs,
     });
     const { results, calls, ...shaped } = outcome;
     const messages = { provider: shaped.provider, messages: shaped.messages } as ProviderMessages;
     model.receive(messages);
-    const after = downstreamCounts(harness);
+    const after = requestCounts(world);
     const delta = Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]));
     const observed = calls.map((call, j) => observe(call, results[j]!));
     rounds.push({
@@ -84,20 +86,11 @@ export async function runFixture(fixture: AgentFixture, harness: AgentHarness): 
       messages,
       downstreamRequests: delta,
     });
-    failures.push(...checkRound(number, round, observed, delta, earlier));
+    failures.push(...checkRound(number, round, observed, earlier));
+    failures.push(...checkRequests(number, round, world, delta));
   }
 
-  for (const [orderId, rows] of Object.entries(fixture.after?.ledgerRows ?? {})) {
-    const ledger = await toolgate.downstreams.payments.ledger({
-      tenant: principal.tenant,
-      order_id: orderId,
-    });
-    if (ledger.length !== rows) {
-      failures.push(
-        `after the last round: expected ${rows} payment ledger row(s) for ${orderId}, found ${ledger.length}`,
-      );
-    }
-  }
+  failures.push(...(await checkFacts(fixture.after ?? {}, world, principal)));
   const callIds = rounds.flatMap((r) => r.calls.flatMap((c) => (c.callId === undefined ? [] : [c.callId])));
   try {
     await toolgate.awaitAudited(callIds, 5_000);
@@ -111,7 +104,6 @@ function checkRound(
   number: number,
   round: FixtureRound,
   observed: readonly ObservedCall[],
-  delta: Readonly<Record<string, number>>,
   earlier: (ref: CallRef) => ObservedCall | undefined,
 ): string[] {
   const failures: string[] = [];
@@ -129,7 +121,27 @@ function checkRound(
     if (!seen.has(id))
       failures.push(`round ${number}: expected a call ${id}, but the response made no such call`);
   }
+  return failures;
+}
+
+/**
+ * Checks a round's `downstreamRequests` against what the world counted during it (`delta`). A name
+ * is `<downstream>.<operation>` or `<downstream>` for the sum of its operations.
+ */
+function checkRequests(
+  number: number,
+  round: FixtureRound,
+  world: HarnessWorld | undefined,
+  delta: Readonly<Record<string, number>>,
+): string[] {
+  const failures: string[] = [];
   for (const [name, count] of Object.entries(round.expect.downstreamRequests ?? {})) {
+    if (world?.requestCounts === undefined) {
+      failures.push(
+        `round ${number}: the script counts requests to ${name}, but the harness has no world.requestCounts to count them`,
+      );
+      continue;
+    }
     if (!(name in delta) && !Object.keys(delta).some((k) => k.startsWith(`${name}.`))) {
       failures.push(
         `round ${number}: the script counts requests to ${name}, which is no known downstream operation`,
@@ -148,16 +160,60 @@ function checkRound(
   return failures;
 }
 
-function downstreamCounts(harness: AgentHarness): Record<string, number> {
-  const counts: Record<string, number> = {};
-  const { faults } = harness.toolgate.downstreams;
-  for (const [name, operations] of Object.entries(OPERATIONS)) {
-    const injector = faults[name as keyof typeof faults];
-    for (const op of operations) counts[`${name}.${op}`] = injector.received(op);
-  }
-  return counts;
+/** The world's request counts now, or none when it does not count. */
+function requestCounts(world: HarnessWorld | undefined): Readonly<Record<string, number>> {
+  return world?.requestCounts?.() ?? {};
 }
 
-function principalOf(p: AgentFixture['principal']): Principal {
-  return typeof p === 'string' ? FIXTURE_PRINCIPALS[p] : p;
+/** Reads every fact the fixture's `after` names from the world and compares it with the script. */
+async function checkFacts(
+  after: NonNullable<AgentFixture['after']>,
+  world: HarnessWorld | undefined,
+  principal: Principal,
+): Promise<string[]> {
+  const failures: string[] = [];
+  const where = 'after the last round';
+  for (const [fact, subjects] of Object.entries(after)) {
+    const facts = world?.facts;
+    const read = facts !== undefined && Object.hasOwn(facts, fact) ? facts[fact] : undefined;
+    if (read === undefined) {
+      const known = Object.keys(facts ?? {});
+      failures.push(
+        facts === undefined
+          ? `${where}: the script checks ${fact}, but the harness has no world.facts to read it from`
+          : `${where}: the script checks ${fact}, which the harness's world does not know (its facts: ${known.join(', ') || 'none'})`,
+      );
+      continue;
+    }
+    for (const [subject, expected] of Object.entries(subjects)) {
+      let actual: unknown;
+      try {
+        actual = await read(subject, principal);
+      } catch (err) {
+        failures.push(
+          `${where}: reading ${fact} of ${subject} failed: ${err instanceof Error ? err.message : String(err)}`,
+        );
+        continue;
+      }
+      if (!isDeepStrictEqual(actual, expected)) {
+        failures.push(
+          `${where}: expected ${fact} of ${subject} to be ${JSON.stringify(expected)}, found ${JSON.stringify(actual) ?? 'nothing'}`,
+        );
+      }
+    }
+  }
+  return failures;
+}
+
+/** The fixture's caller: written out in full, or one of the harness's named principals. */
+function principalOf(fixture: AgentFixture, principals: Readonly<Record<string, Principal>>): Principal {
+  const p = fixture.principal;
+  if (typeof p !== 'string') return p;
+  if (Object.hasOwn(principals, p)) return principals[p]!;
+  const known = Object.keys(principals);
+  throw new Error(
+    `fixture ${fixture.name} names principal "${p}", which this harness was not given (${
+      known.length === 0 ? 'it has no named principals' : `its principals: ${known.join(', ')}`
+    }); pass it in createAgentHarness({ principals }) or write the principal out in full`,
+  );
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createAgentHarness } from '../../../libs/testing/agent-harness.js';
 import type { AgentFixture } from '../../../libs/testing/fixture-schema.js';
 import { runFixture, type FixtureRun } from '../../../libs/testing/run-fixture.js';
+import { storeHarnessOptions } from '../../../services/demo/store-harness.js';
 import { offlineAgentFixtures, replayOnOwnHarness } from './fixture-helpers.js';
 
 const offline = offlineAgentFixtures();
@@ -57,7 +58,7 @@ describe('agent fixtures through the embedded topology', () => {
     expect(repeat!.idempotencyKey).toBe(first!.idempotencyKey);
   });
 
-  it('a script that does not match the response: the unexpected call, the missing one, an unknown counter', async () => {
+  it('a script that does not match the response: the unexpected call, the missing one, an unknown counter, an unknown fact', async () => {
     const clean = offline.fixtures().get('clean-refund')!;
     const [first] = clean.rounds;
     const altered: AgentFixture = {
@@ -72,16 +73,17 @@ describe('agent fixtures through the embedded topology', () => {
           },
         },
       ],
-      after: { ledgerRows: { 'O-5512': 1 } },
+      after: { ledgerRows: { 'O-5512': 1 }, ledgerRow: { 'O-5512': 1 } },
     };
-    const harness = await createAgentHarness();
+    const harness = await createAgentHarness(storeHarnessOptions());
     try {
       const run = await runFixture(altered, harness);
       expect(run.failures).toEqual([
         'round 1, call call_lookup_5512 (lookup_order): the script has no expectation for this call (got SUCCESS)',
         'round 1: expected a call call_lookup_9999, but the response made no such call',
         'round 1: the script counts requests to payments.refnd, which is no known downstream operation',
-        'after the last round: expected 1 payment ledger row(s) for O-5512, found 0',
+        'after the last round: expected ledgerRows of O-5512 to be 1, found 0',
+        "after the last round: the script checks ledgerRow, which the harness's world does not know (its facts: ledgerRows)",
       ]);
     } finally {
       await harness.stop();

@@ -6,6 +6,7 @@ import type { AgentFixture } from '../../../libs/testing/fixture-schema.js';
 import { loadFixture } from '../../../libs/testing/load-fixture.js';
 import { forbidOutboundNetwork, type NetworkGuard } from '../../../libs/testing/no-network.js';
 import { runFixture, type FixtureRun } from '../../../libs/testing/run-fixture.js';
+import { storeHarnessOptions } from '../../../services/demo/store-harness.js';
 
 /** The agent fixture directory. */
 export const AGENT_FIXTURES_DIR = join(import.meta.dirname, '../../fixtures/agent');
@@ -49,10 +50,13 @@ export function offlineAgentFixtures(): OfflineAgentFixtures {
   return { fixtures: () => loaded(fixtures), guard: () => loaded(guard) };
 }
 
-/** Replays `fixture` on a toolgate of its own (fixtures refund the same orders), stopped afterwards. */
+/**
+ * Replays `fixture` on a toolgate of its own (fixtures refund the same orders), stopped afterwards.
+ * Default: the store demo's catalog, principals and world, fresh for this run.
+ */
 export async function replayOnOwnHarness(
   fixture: AgentFixture,
-  options?: AgentHarnessOptions,
+  options: AgentHarnessOptions = storeHarnessOptions(),
 ): Promise<FixtureRun> {
   const harness = await createAgentHarness(options);
   try {

@@ -30,7 +30,7 @@ describe('parseFixture', () => {
       name: 'Bad Name',
       description: 'x',
       source: 'hand-written',
-      principal: 'mallory',
+      principal: { id: 'mallory', tenant: 't1' },
       rounds: [
         { step: 1, provider: 'openai', response: {}, expect: { calls: { call_1: { outcome: 'OK' } } } },
       ],
