@@ -7,7 +7,6 @@ import type { EventPublisher } from '../../libs/ports/event-bus.js';
 import type { EventCodec } from '../../libs/ports/event-codec.js';
 import type { IdempotencyStore } from '../../libs/ports/idempotency-store.js';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
-import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { PostgresAuditStore } from '../../libs/adapters/postgres/audit-store.js';
 import { PostgresCaseStore } from '../../libs/adapters/postgres/case-store.js';

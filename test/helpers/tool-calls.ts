@@ -24,3 +24,32 @@ export function toolCall(name: string, args: Record<string, unknown>): Normalize
   seq += 1;
   return { id: `call_${seq}`, name, arguments: args };
 }
+
+/** A chat completion as OpenAI's API returns it, asking for `calls` (arguments as JSON text). */
+export function openAICompletion(
+  calls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly arguments: string }>,
+): Record<string, unknown> {
+  return {
+    id: `chatcmpl-${calls[0]?.id ?? 'none'}`,
+    object: 'chat.completion',
+    created: 1_767_225_600,
+    model: 'gpt-4.1',
+    choices: [
+      {
+        index: 0,
+        finish_reason: 'tool_calls',
+        logprobs: null,
+        message: {
+          role: 'assistant',
+          content: null,
+          refusal: null,
+          tool_calls: calls.map((c) => ({
+            id: c.id,
+            type: 'function',
+            function: { name: c.name, arguments: c.arguments },
+          })),
+        },
+      },
+    ],
+  };
+}

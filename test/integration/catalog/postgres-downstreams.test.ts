@@ -175,7 +175,10 @@ describe('store catalog on Postgres behind the guard pipeline', () => {
 
   it('a lost answer is retried with the same key and the ledger (written by payments) has one row', async () => {
     const schema = await createTestSchema('catalog_pipe');
-    const catalog = await createStoreCatalog({ postgres: () => Promise.resolve(schema.pool), clock: systemClock });
+    const catalog = await createStoreCatalog({
+      postgres: () => Promise.resolve(schema.pool),
+      clock: systemClock,
+    });
     const { pipeline, breakers } = memoryPipeline({
       clock: systemClock,
       tools: catalog.registry,

@@ -58,7 +58,10 @@ const idempotency: IdempotencyStore = new MemoryIdempotencyStore(systemClock);
 const executors: Executor[] = [];
 
 async function executor(cfg: StoreCatalogConfig): Promise<Executor> {
-  const catalog = await createPostgresStoreCatalog({ postgres: () => Promise.resolve(db.pool), clock: systemClock }, cfg);
+  const catalog = await createPostgresStoreCatalog(
+    { postgres: () => Promise.resolve(db.pool), clock: systemClock },
+    cfg,
+  );
   const { pipeline, breakers } = memoryPipeline({
     clock: systemClock,
     tools: catalog.registry,
@@ -222,7 +225,10 @@ describe('store catalog in server mode (Postgres backends)', () => {
   });
 
   it('close ends the reports pool the catalog opened, and leaves the shared pool to its owner', async () => {
-    const catalog = await createPostgresStoreCatalog({ postgres: () => Promise.resolve(db.pool), clock: systemClock }, config);
+    const catalog = await createPostgresStoreCatalog(
+      { postgres: () => Promise.resolve(db.pool), clock: systemClock },
+      config,
+    );
     const reportsPool = catalog.patterns.reportsPool!;
     await catalog.close();
     expect(reportsPool.ended).toBe(true);

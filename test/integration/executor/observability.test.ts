@@ -58,7 +58,7 @@ describe('executor service observability', () => {
   it('serves low-cardinality metrics, health and readiness, JSON logs with call context, and one trace per call', async () => {
     const held = heldTool();
     const catalog: CatalogFactory = async (env) => {
-    const pool = await env.postgres();
+      const pool = await env.postgres();
       await pool.query(LEDGER_DDL);
       const registry = new ToolRegistry();
       for (const tool of [...ledgerTools(pool), held.tool]) registry.register(tool);

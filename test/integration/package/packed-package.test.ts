@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kafkaBrokers, REDIS_URL, schemaRegistryUrl } from '../../helpers/env.js';
-import { createTestKafka } from '../../helpers/kafka.js';
+import { createTestKafka, type TestKafka } from '../../helpers/kafka.js';
 import { uniqueName } from '../../helpers/names.js';
 import {
   installConsumer,
@@ -15,7 +15,8 @@ import {
   runProgram,
   type PackedPackage,
 } from '../../helpers/packed-package.js';
-import { createTestRedis } from '../../helpers/redis.js';
+import { createTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { openAICompletion } from '../../helpers/tool-calls.js';
 import { startExecutorProcess, type ExecutorProcess } from '../executor/executor-process.js';
 
 /**
@@ -158,16 +159,7 @@ describe('the packed package', () => {
       await executor.ready;
     }, 120_000);
 
-    afterAll(async () => {
-      if (executor && executor.child.exitCode === null) executor.child.kill('SIGTERM');
-      const exited = await executor?.exited;
-      expect(exited?.code).toBe(0);
-      const admin = await kafka.admin();
-      const topics = (await admin.listTopics()).filter((t) => t.startsWith(prefix));
-      if (topics.length > 0) await admin.deleteTopics({ topics });
-      await kafka.close();
-      await redis.close();
-    }, 60_000);
+    afterAll(() => stopAndClean(executor, prefix, kafka, redis), 60_000);
 
     it('answers both turns of an agent backend built with the installed SDK', async () => {
       const out = await runProgram([process.execPath, 'build/kafka.js'], {
@@ -261,7 +253,13 @@ describe('the packed package', () => {
         req.on('end', () => {
           modelRequests.push(JSON.parse(body) as (typeof modelRequests)[number]);
           res.setHeader('content-type', 'application/json');
-          res.end(JSON.stringify(lookupCompletion()));
+          res.end(
+            JSON.stringify(
+              openAICompletion([
+                { id: 'call_readme', name: 'lookup_ticket', arguments: '{"ticket_id":"T-1"}' },
+              ]),
+            ),
+          );
         });
       });
       await new Promise<void>((resolve) => model.listen(0, '127.0.0.1', resolve));
@@ -269,14 +267,8 @@ describe('the packed package', () => {
     }, 120_000);
 
     afterAll(async () => {
-      if (executor && executor.child.exitCode === null) executor.child.kill('SIGTERM');
-      await executor?.exited;
       await new Promise((resolve) => model?.close(resolve));
-      const admin = await kafka.admin();
-      const topics = (await admin.listTopics()).filter((t) => t.startsWith(prefix));
-      if (topics.length > 0) await admin.deleteTopics({ topics });
-      await kafka.close();
-      await redis.close();
+      await stopAndClean(executor, prefix, kafka, redis);
     }, 60_000);
 
     it('type-checks the two files with strict tsc', async () => {
@@ -337,31 +329,19 @@ function parseCommand(line: string): { env: Record<string, string>; argv: string
   return { env, argv: words };
 }
 
-/** A chat completion asking for lookup_ticket on T-1, as OpenAI's API returns it. */
-function lookupCompletion(): unknown {
-  return {
-    id: 'chatcmpl-readme',
-    object: 'chat.completion',
-    created: 1_767_225_600,
-    model: 'gpt-4.1',
-    choices: [
-      {
-        index: 0,
-        finish_reason: 'tool_calls',
-        logprobs: null,
-        message: {
-          role: 'assistant',
-          content: null,
-          refusal: null,
-          tool_calls: [
-            {
-              id: 'call_readme',
-              type: 'function',
-              function: { name: 'lookup_ticket', arguments: '{"ticket_id":"T-1"}' },
-            },
-          ],
-        },
-      },
-    ],
-  };
+/** Stops the executor (it must exit 0 on SIGTERM), deletes the run's topics, closes the clients. */
+async function stopAndClean(
+  executor: ExecutorProcess | undefined,
+  prefix: string,
+  kafka: TestKafka,
+  redis: TestRedis,
+): Promise<void> {
+  if (executor && executor.child.exitCode === null) executor.child.kill('SIGTERM');
+  const exited = await executor?.exited;
+  const admin = await kafka.admin();
+  const topics = (await admin.listTopics()).filter((t) => t.startsWith(prefix));
+  if (topics.length > 0) await admin.deleteTopics({ topics });
+  await kafka.close();
+  await redis.close();
+  expect(exited?.code).toBe(0);
 }

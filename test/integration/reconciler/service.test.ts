@@ -62,7 +62,7 @@ describe('reconciler service', () => {
         destination: { write: (line: string) => void lines.push(line) },
       }),
       catalog: async (env) => {
-    const pool = await env.postgres();
+        const pool = await env.postgres();
         await pool.query(FILINGS_DDL);
         const registry = new ToolRegistry();
         registry.register(filingTool(pool));

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openAICompletion } from '../../helpers/tool-calls.js';
 import type { Principal } from '../../../libs/core/types.js';
 import { defineTool } from '../../../libs/registry/define-tool.js';
 import { createAgentHarness, type HarnessWorld } from '../../../libs/testing/agent-harness.js';
@@ -61,25 +62,7 @@ const ann: Principal = {
 
 /** An OpenAI chat completion calling close_ticket with `args`. */
 function closing(callId: string, args: string): Record<string, unknown> {
-  return {
-    id: `chatcmpl-${callId}`,
-    object: 'chat.completion',
-    created: 1_767_225_600,
-    model: 'gpt-4.1',
-    choices: [
-      {
-        index: 0,
-        finish_reason: 'tool_calls',
-        logprobs: null,
-        message: {
-          role: 'assistant',
-          content: null,
-          refusal: null,
-          tool_calls: [{ id: callId, type: 'function', function: { name: 'close_ticket', arguments: args } }],
-        },
-      },
-    ],
-  };
+  return openAICompletion([{ id: callId, name: 'close_ticket', arguments: args }]);
 }
 
 /**
