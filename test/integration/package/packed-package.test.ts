@@ -175,6 +175,25 @@ describe('the packed package', () => {
       expectTwoTurns(JSON.parse(out.stdout) as Summary);
     }, 60_000);
 
+    it('checks its schemas against the registry the executor registered them in, with no git', async () => {
+      const out = await runProgram(
+        [
+          join(project, 'node_modules/.bin/toolgate'),
+          'schemas',
+          'check',
+          '--registry',
+          schemaRegistryUrl(),
+          '--prefix',
+          prefix,
+        ],
+        { cwd: project, env },
+      );
+      expect(out.stderr).toBe('');
+      expect(out.code).toBe(0);
+      for (const kind of ['calls', 'results', 'audit', 'dlq'])
+        expect(out.stdout).toContain(`${prefix}.${kind}-value`);
+    });
+
     it('refuses a catalog module without a default export in one line, exit 1', async () => {
       writeFileSync(join(project, 'src/not-a-catalog.ts'), 'export const tools = [];\n');
       const out = await runProgram(
