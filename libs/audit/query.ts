@@ -42,6 +42,7 @@ export function matchesQuery(stored: StoredAuditRecord, q: AuditQuery): boolean 
     (q.callId === undefined || c.callId === q.callId) &&
     (q.traceId === undefined || c.traceId === q.traceId) &&
     (q.outcome === undefined || c.outcome === q.outcome) &&
+    (q.source === undefined || stored.source === q.source) &&
     inWindow(stored.recordedAtMs, q.fromMs, q.toMs)
   );
 }

@@ -44,6 +44,8 @@ export interface AuditQuery {
   readonly callId?: string;
   readonly traceId?: string;
   readonly outcome?: Outcome;
+  /** Who produced the record: the executor, the reconciler, or a person through the ops tools. */
+  readonly source?: AuditSource;
   /** Inclusive lower bound on `recordedAtMs`. */
   readonly fromMs?: number;
   /** Exclusive upper bound on `recordedAtMs`. */

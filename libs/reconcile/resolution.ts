@@ -123,8 +123,10 @@ export interface CaseAuditInput {
  * The audit event of a reconciliation step, chained with the call's own attempts (same tenant chain,
  * same callId, resource key and trace). Arguments pass the tool's audit allow-list like the
  * executor's; the decision is recorded under stage `execute`, where the outcome was lost.
- * Undefined when the case names no call or tenant (an undecodable event): there is no chain to put
- * it in, and the case's own history keeps who did what. Pure.
+ * A person's step (source 'operator') has the operator (`meta.producerId`) as principal, and its
+ * reason names the case and the call's original principal ("on behalf of ..."); the checker's steps
+ * keep the call's principal. Undefined when the case names no call or tenant (an undecodable event):
+ * there is no chain to put it in, and the case's own history keeps who did what. Pure.
  */
 export function caseAuditEvent(input: CaseAuditInput): AuditRecordEvent | undefined {
   const { case: c, request, meta } = input;
@@ -132,6 +134,14 @@ export function caseAuditEvent(input: CaseAuditInput): AuditRecordEvent | undefi
   const tenant = c.tenant ?? request?.tenant;
   const tool = c.tool ?? request?.tool;
   if (!callId || !tenant || !tool) return undefined;
+  const caller = c.principalId ?? request?.principalId ?? null;
+  // A person's step is theirs: it is audited under the operator's principal, with the case it acted
+  // on and the original caller named in the decision's reason (the call's own records keep that
+  // caller as their principal, and the same callId links them).
+  const byPerson = meta.source === 'operator';
+  const reason = byPerson
+    ? `${input.reason} [case ${c.caseId}; on behalf of ${caller ?? 'an unknown caller'}]`
+    : input.reason;
   const resourceKey = c.resourceKey ?? request?.resourceKey;
   const idempotencyKey = c.idempotencyKey ?? request?.idempotencyKey;
   return {
@@ -139,7 +149,7 @@ export function caseAuditEvent(input: CaseAuditInput): AuditRecordEvent | undefi
     callId,
     tool,
     toolVersion: input.toolVersion ?? null,
-    principalId: c.principalId ?? request?.principalId ?? meta.producerId,
+    principalId: byPerson ? meta.producerId : (caller ?? meta.producerId),
     tenant,
     taskId: request?.taskId ?? '',
     step: request?.step ?? 0,
@@ -155,7 +165,7 @@ export function caseAuditEvent(input: CaseAuditInput): AuditRecordEvent | undefi
       {
         stage: 'execute',
         decision: input.decision,
-        reason: input.reason,
+        reason,
         code: input.errorCode ?? null,
         durationMs: 0,
       },

@@ -72,34 +72,53 @@ export function caseDetails(view: CaseView): string {
         ),
   );
   parts.push(`\nHistory (${c.history.length}):`);
-  parts.push(
-    c.history.length === 0
-      ? '  none\n'
-      : formatTable(
-          [
-            { header: 'AT' },
-            { header: 'FROM' },
-            { header: 'TO' },
-            { header: 'BY', maxWidth: 40 },
-            { header: 'NOTE', maxWidth: 80 },
-          ],
-          c.history.map((h) => [isoTime(h.atMs), h.from, h.to, h.by, h.note]),
-        ),
-  );
+  parts.push(c.history.length === 0 ? '  none\n' : historyText(c.history));
   parts.push(`\nNext: ${nextSteps(view)}`);
   return parts.map((p) => (p.endsWith('\n') ? p : `${p}\n`)).join('');
 }
 
+/**
+ * Each history entry as label/value lines, entries separated by a blank line. Notes are shown in
+ * full, wrapped to the output width (formatFields never cuts a value): a note says what to do next.
+ */
+function historyText(history: ReconciliationCase['history']): string {
+  return history
+    .map((h) =>
+      formatFields([
+        ['at', isoTime(h.atMs)],
+        ['move', `${h.from} -> ${h.to}`],
+        ['by', h.by],
+        ['note', h.note],
+      ]),
+    )
+    .join('\n');
+}
+
+/**
+ * What a person can do with the case, from the operations open to it and the redrive rule the
+ * redrive command applies (view.redrive), so a hint never names a move the command would refuse.
+ */
 function nextSteps(view: CaseView): string {
   const id = view.case.caseId;
-  if (view.actions.length === 0) return 'nothing: the case is closed.';
-  return view.actions
-    .map((a) =>
-      a === 'resolveByHand'
-        ? `toolgate dlq resolve ${id} --outcome succeeded|failed --by <you> --note "<why>"`
-        : `toolgate dlq redrive ${id} --by <you> --note "<why>"`,
-    )
-    .join('\n      ');
+  const steps: string[] = [];
+  if (view.actions.includes('resolveByHand')) {
+    steps.push(`toolgate dlq resolve ${id} --outcome succeeded|failed --by <you> --note "<why>"`);
+  }
+  const plan = view.redrive;
+  if (view.actions.includes('redrive')) {
+    steps.push(
+      plan.kind === 'resubmit'
+        ? `toolgate dlq redrive ${id} --by <you> --note "<why>" --assertion-file <principal.jwt>   (re-submits the call)`
+        : `toolgate dlq redrive ${id} --by <you> --note "<why>"   (another round of status checks)`,
+    );
+  } else if (plan.kind === 'refuse' && plan.reason === 'not-redrivable') {
+    steps.push(`no redrive: ${plan.detail}.`);
+  }
+  if (steps.length === 0) return 'nothing: the case is closed.';
+  if (view.case.reason === 'POISON' && view.request === undefined) {
+    steps.unshift('inspect the raw event in the case context (--json), then resolve it with the reason:');
+  }
+  return steps.join('\n      ');
 }
 
 /** The text for a state-changing operation that succeeded. */

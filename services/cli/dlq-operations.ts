@@ -1,5 +1,6 @@
 import { Kafka, logLevel } from 'kafkajs';
 import { topicNames } from '../../libs/events/topics.js';
+import type { ToolResolver } from '../../libs/pipeline/deps.js';
 import type { CaseStore } from '../../libs/ports/case-store.js';
 import type { Clock } from '../../libs/ports/clock.js';
 import { silentReconcilerLogger, type ReconcilerLogger } from '../reconciler/logger.js';
@@ -27,18 +28,26 @@ export interface OperationsContext {
 /**
  * The reconciliation operations (services/reconciler/operations.ts) wired for one command.
  *
- * `read` (list, show) opens the case store only. `write` (resolve, redrive) opens everything a
+ * `read` (list) opens the case store only; `show` also the tool catalog, whose retry safety decides
+ * what a redrive would do (the next-step hints apply the redrive's own rule). `write` (resolve, redrive) opens everything a
  * resolution delivers to, each proved reachable before any case is moved: Postgres (cases, the tool
  * catalog), Kafka (audit records, results and re-submissions, through an idempotent producer; the
  * original calls of re-submissions are read back from the calls topic), the
  * schema registry (the event codec) and Redis (the executors' idempotency records). Operations
  * retry an unreachable dependency for up to 30 s, logging each retry to stderr.
  */
-export async function openOperations(ctx: OperationsContext, mode: 'read' | 'write'): Promise<Operations> {
+export async function openOperations(
+  ctx: OperationsContext,
+  mode: 'read' | 'show' | 'write',
+): Promise<Operations> {
   if (ctx.given !== undefined) return ctx.given;
   const { args, config, resources } = ctx;
   const cases = await resources.caseStore();
   if (mode === 'read') return createOperations(readOnlyDeps(cases, resources.clock));
+  if (mode === 'show') {
+    const { registry } = await resources.catalog();
+    return createOperations(readOnlyDeps(cases, resources.clock, registry));
+  }
   const topics = topicNames(
     config.get('TOOLGATE_TOPIC_PREFIX', args.command, { flag: 'prefix', value: args.string('prefix') }) ??
       'toolgate',
@@ -82,10 +91,10 @@ export async function openOperations(ctx: OperationsContext, mode: 'read' | 'wri
 }
 
 /**
- * Deps for list and show, which read cases only: the other dependencies are not opened, and
- * touching one is a programming error reported as such.
+ * Deps for list and show, which read cases (and for show, the tool catalog `tools`) only: the other
+ * dependencies are not opened, and touching one is a programming error reported as such.
  */
-function readOnlyDeps(cases: CaseStore, clock: Clock): OperationsDeps {
+function readOnlyDeps(cases: CaseStore, clock: Clock, tools?: ToolResolver): OperationsDeps {
   const unopened = (what: string): never => {
     throw new Error(`${what} is not opened for a read-only dlq command`);
   };
@@ -98,7 +107,7 @@ function readOnlyDeps(cases: CaseStore, clock: Clock): OperationsDeps {
     replyTopics: {},
     resultTtlMs: DEFAULT_RESULT_TTL_MS,
     get tools() {
-      return unopened('the tool catalog');
+      return tools ?? unopened('the tool catalog');
     },
     get publisher() {
       return unopened('the event bus');

@@ -3,6 +3,7 @@ import type { ToolResolver } from '../../libs/pipeline/deps.js';
 import type { CaseRequest } from '../../libs/reconcile/case-request.js';
 import type { DeliveryDeps, DeliveryReport } from './deliver.js';
 import type { OriginalCalls } from './original-call.js';
+import type { RedrivePlan } from './redrive-rule.js';
 
 /** What the ops operations need. The ops CLI wires the production stores and bus. */
 export interface OperationsDeps extends DeliveryDeps {
@@ -33,8 +34,10 @@ export interface CaseView {
   /** The original request (arguments included), when the dead letter carried one. */
   readonly request: CaseRequest | undefined;
   readonly checksThisRound: number;
-  /** The operations that apply to the case in its state. */
+  /** The operations that apply to the case in its state (a redrive only when it would not be refused). */
   readonly actions: readonly ('resolveByHand' | 'redrive')[];
+  /** What a redrive would do, by the rule the redrive itself applies (see redrive-rule.ts). */
+  readonly redrive: RedrivePlan;
 }
 
 export interface ResolveByHandOptions {
@@ -90,14 +93,19 @@ export interface Operations {
    */
   resolveByHand(caseId: string, options: ResolveByHandOptions): Promise<OperationResult>;
   /**
-   * Another go for a needs_manual or resolved_failed case, audited. UNRESOLVED: the case reopens
-   * for a new round of status checks. POISON / EXHAUSTED with the request available: the original
-   * request is published to the calls topic again with the same callId and idempotency key (the
-   * executor's idempotency keeps it to one effect), its full arguments read back from the calls
-   * topic (`originalCalls`), and a principal assertion given by the operator (or
-   * `principalAssertion`). The case reopens BEFORE anything is published (from the version read, so
-   * of a redrive and a resolution racing on one case exactly one moves it); its checks start after
-   * `resubmitGraceMs`. A re-submission that cannot be published moves the case back to needs_manual.
+   * Another go for a needs_manual or resolved_failed case, audited, as the redrive rule decides
+   * (redrive-rule.ts; `showCase` reports the same plan): another round of status checks (UNRESOLVED,
+   * tool with a status check), a re-submission (POISON / EXHAUSTED with the request available;
+   * UNRESOLVED of a read-only or forwards-key tool, whose UNRESOLVED idempotency answer is retired
+   * after the case moves so the executor runs it), or a refusal with the reason that writes nothing
+   * (e.g. UNRESOLVED of a retry-safety `none` tool). A re-submission publishes the original request
+   * to the calls topic again with the same callId and idempotency key (the executor's idempotency
+   * keeps it to one effect), its full arguments read back from the calls topic (`originalCalls`), and
+   * a principal assertion given by the operator (or `principalAssertion`). The case reopens BEFORE
+   * anything is written to the idempotency store or published (from the version read, so of a
+   * redrive and a resolution racing on one case exactly one moves it); its checks start after
+   * `resubmitGraceMs`. A re-submission that cannot be retired or published moves the case back to
+   * needs_manual. The audit record has the operator as principal (see caseAuditEvent).
    */
   redrive(caseId: string, options: RedriveOptions): Promise<OperationResult>;
 }

@@ -16,6 +16,7 @@ import { childSpanId, traceHeaders } from '../../libs/observability/trace-contex
 import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
 import { holdCall, type CallHold } from './hold-call.js';
 import { fullArguments } from './original-call.js';
+import { redrivePlan, type RedrivePlan } from './redrive-rule.js';
 
 /** Builds the operations over the given stores and bus. Every write is audited. */
 export function createOperations(deps: OperationsDeps): Operations {
@@ -40,25 +41,52 @@ export function createOperations(deps: OperationsDeps): Operations {
   };
 
   /**
-   * Why re-submitting a call a person resolved as failed would not run it: the verdict is in the
-   * call's idempotency record, so the executor would answer the re-submission with it. Undefined
-   * when the key is free (resolved before verdicts were recorded); the probe's claim is released.
+   * Why a re-submission of the call would not run it, or undefined when it would. A call a person
+   * (or a check) resolved has its verdict in the idempotency record, so the executor would answer the
+   * re-submission with it; with `unresolvedIsFree` (an UNRESOLVED call the redrive retires the
+   * answer of, see `retireUnresolved`) an UNRESOLVED record does not count. A key the probe finds
+   * free is released again; a call without a trackable key is not in the way.
    */
-  const answeredByResolution = async (request: CaseRequest): Promise<string | undefined> => {
+  const answeredByResolution = async (
+    request: CaseRequest,
+    unresolvedIsFree: boolean,
+  ): Promise<string | undefined> => {
+    if (request.idempotencyKey === '' || request.argumentsFingerprint === undefined) return undefined;
     const probe = `reconciliation:probe:${randomUUID()}`;
-    const hold = await holdCall(deps.idempotency, request, probe, holdLeaseMs);
-    switch (hold.kind) {
-      case 'held':
+    const claim = await deps.idempotency.claim(
+      request.idempotencyKey,
+      request.argumentsFingerprint,
+      probe,
+      holdLeaseMs,
+    );
+    switch (claim.kind) {
+      case 'claimed':
+      case 'taken-over':
         await deps.idempotency.release(request.idempotencyKey, probe);
         return undefined;
-      case 'recorded':
-        return 'the call was resolved as failed and its idempotency record answers with that verdict, so a re-submission would only repeat it; run it again as a new step';
-      case 'running':
-        return `the call is running right now (${hold.owner}); look again once it has finished`;
-      case 'untracked':
+      case 'completed':
+        if (unresolvedIsFree && claim.stored.outcome === 'UNRESOLVED') return undefined;
+        return `the call's idempotency record already answers with ${claim.stored.outcome} (a verdict), so a re-submission would only repeat it; run it again as a new step`;
+      case 'in-flight':
+        return `the call is running right now (${claim.owner}); look again once it has finished`;
+      case 'conflict':
         return undefined;
     }
   };
+
+  /**
+   * Retires the UNRESOLVED answer of a call that is safe to run again (its tool forwards the
+   * idempotency key, or is read-only): the record is settled to expire at once, so the executor
+   * claims the re-submission afresh and runs it instead of answering "unknown" again. Only an
+   * UNRESOLVED record is touched (IdempotencyStore.settle); a verdict recorded meanwhile stays, and
+   * the executor answers the re-submission with it. Resolves whether the record was retired.
+   */
+  const retireUnresolved = (request: CaseRequest): Promise<boolean> =>
+    deps.idempotency.settle(
+      request.idempotencyKey,
+      { outcome: 'UNRESOLVED', result: null, completedAtMs: deps.clock.now() },
+      1,
+    );
 
   const meta = (actor: CaseActor): ResolutionMeta => ({
     source: 'operator',
@@ -66,17 +94,31 @@ export function createOperations(deps: OperationsDeps): Operations {
     nowMs: deps.clock.now(),
   });
 
+  /** The call's tool, or undefined when the catalog cannot resolve it (or is not opened: read-only use). */
+  const toolOf = (c: ReconciliationCase, request: CaseRequest): ToolDefinition | undefined => {
+    let tools: ToolResolver;
+    try {
+      tools = deps.tools;
+    } catch {
+      return undefined;
+    }
+    return resolvedOrUndefined(tools, c, request);
+  };
+
   return {
     listCases: (filter) => deps.cases.list(filter),
 
     async showCase(ref) {
       const c = await deps.cases.get(ref);
       if (c === undefined) return undefined;
+      const request = caseRequest(c);
+      const plan = redrivePlan(c, request, request === undefined ? undefined : toolOf(c, request));
       return {
         case: c,
-        request: caseRequest(c),
+        request,
         checksThisRound: checksThisRound(c),
-        actions: actionsFor(c),
+        actions: actionsFor(c, plan),
+        redrive: plan,
       };
     },
 
@@ -162,7 +204,7 @@ export function createOperations(deps: OperationsDeps): Operations {
         ...(heldBy === undefined ? {} : { heldBy }),
         tool,
         resolution,
-        reason: `resolved by hand (${options.outcome}) by ${actor}`,
+        reason: `resolved by hand (${options.outcome}) by ${actor}: ${options.note}`,
         recordId: `operator:${c.caseId}:v${moved.case.version}`,
         meta: meta(actor),
       });
@@ -173,13 +215,12 @@ export function createOperations(deps: OperationsDeps): Operations {
     async redrive(caseId, options) {
       const c = await deps.cases.get(caseId);
       if (c === undefined) return { ok: false, reason: 'not-found', detail: `no case ${caseId}` };
-      if (c.state !== 'needs_manual' && c.state !== 'resolved_failed') {
-        return refused(c, 'not-allowed', `a ${c.state} case cannot be redriven`);
-      }
       const actor = operatorActor(options.by);
       const request = caseRequest(c);
-      const tool = request === undefined ? undefined : resolvedOrUndefined(deps.tools, c, request);
-      const resubmit = c.reason !== 'UNRESOLVED';
+      const tool = request === undefined ? undefined : toolOf(c, request);
+      const plan = redrivePlan(c, request, tool);
+      if (plan.kind === 'refuse') return refused(c, plan.reason, plan.detail);
+      const resubmit = plan.kind === 'resubmit';
       const now = deps.clock.now();
       const retrying = (signal: AbortSignal) => ({
         clock: deps.clock,
@@ -221,8 +262,8 @@ export function createOperations(deps: OperationsDeps): Operations {
           );
         }
         if (!args.value.ok) return refused(c, 'not-redrivable', `cannot re-submit: ${args.value.why}`);
-        if (c.state === 'resolved_failed') {
-          const answered = await answeredByResolution(request);
+        if (c.state === 'resolved_failed' || plan.retireUnresolved) {
+          const answered = await answeredByResolution(request, plan.retireUnresolved);
           if (answered !== undefined) return refused(c, 'not-redrivable', answered);
         }
         outgoing = { request, event: resubmission(request, args.value.arguments, assertion, now) };
@@ -230,7 +271,9 @@ export function createOperations(deps: OperationsDeps): Operations {
       // The case moves first, from the version read: of a redrive and a resolution racing on one
       // case exactly one decides, and nothing is published for a redrive that lost. A resolution
       // landing after this move holds the call's key first (see resolveByHand), so the
-      // re-submission is then answered with the resolution instead of running.
+      // re-submission is then answered with the resolution instead of running. An UNRESOLVED call's
+      // answer is retired only after this move, so a redrive that lost changes nothing; a resolution
+      // that settles the record first keeps its verdict (retiring touches UNRESOLVED records only).
       const moved = await deps.cases.transition(
         c.caseId,
         {
@@ -244,21 +287,35 @@ export function createOperations(deps: OperationsDeps): Operations {
       if (!moved.ok) return notMoved(c, moved);
       if (outgoing !== undefined) {
         const { request: req, event } = outgoing;
-        const published = await bounded((signal) =>
-          retryUntil(
-            're-submitting the request',
-            async () =>
-              deps.publisher.publish(deps.topics.calls, [
-                {
-                  key: req.resourceKey || `${req.tenant}:task:${req.taskId}`,
-                  value: await deps.codec.encode('calls', event),
-                  headers: traceHeaders(req.traceId, childSpanId()),
-                },
-              ]),
-            retrying(signal),
-            { caseId: c.caseId, callId: req.callId },
-          ),
-        );
+        const retired =
+          plan.kind === 'resubmit' && plan.retireUnresolved && req.idempotencyKey !== ''
+            ? await bounded((signal) =>
+                retryUntil(
+                  "retiring the call's UNRESOLVED answer",
+                  () => retireUnresolved(req),
+                  retrying(signal),
+                  { caseId: c.caseId, callId: req.callId },
+                ),
+              )
+            : { value: false };
+        const published =
+          retired === undefined
+            ? undefined
+            : await bounded((signal) =>
+                retryUntil(
+                  're-submitting the request',
+                  async () =>
+                    deps.publisher.publish(deps.topics.calls, [
+                      {
+                        key: req.resourceKey || `${req.tenant}:task:${req.taskId}`,
+                        value: await deps.codec.encode('calls', event),
+                        headers: traceHeaders(req.traceId, childSpanId()),
+                      },
+                    ]),
+                  retrying(signal),
+                  { caseId: c.caseId, callId: req.callId },
+                ),
+              );
         if (published === undefined) {
           // Nothing went out: hand the case back to a person rather than wait for a call never sent.
           const back = await deps.cases.transition(
@@ -266,14 +323,19 @@ export function createOperations(deps: OperationsDeps): Operations {
             {
               to: 'needs_manual',
               by: actor,
-              note: 'the re-submission could not be published; nothing was re-submitted',
+              note:
+                retired === undefined
+                  ? "the call's UNRESOLVED answer could not be retired (idempotency store unreachable); nothing was re-submitted"
+                  : 'the re-submission could not be published; nothing was re-submitted',
             },
             { state: 'open', version: moved.case.version },
           );
           return refused(
             back.ok ? back.case : moved.case,
             'not-allowed',
-            'the calls topic could not be reached; nothing was re-submitted, try again',
+            retired === undefined
+              ? 'the idempotency store could not be reached; nothing was re-submitted, try again'
+              : 'the calls topic could not be reached; nothing was re-submitted, try again',
           );
         }
       }
@@ -286,8 +348,8 @@ export function createOperations(deps: OperationsDeps): Operations {
         ...(errorCode === undefined ? {} : { errorCode }),
         decision: 'short-circuit',
         reason: resubmit
-          ? `re-submitted by ${actor}; the executor answers the call`
-          : `redriven by ${actor}: another round of status checks`,
+          ? `re-submitted by ${actor}; the executor answers the call: ${options.note}`
+          : `redriven by ${actor}: another round of status checks: ${options.note}`,
         recordId: `operator:${c.caseId}:v${moved.case.version}`,
         auditFields: tool?.auditFields,
         toolVersion: tool?.version,
@@ -299,14 +361,16 @@ export function createOperations(deps: OperationsDeps): Operations {
   };
 }
 
-function actionsFor(c: ReconciliationCase): CaseView['actions'] {
+/** The operations open to the case: a redrive only when the redrive rule would not refuse it. */
+function actionsFor(c: ReconciliationCase, plan: RedrivePlan): CaseView['actions'] {
+  const redrive: CaseView['actions'] = plan.kind === 'refuse' ? [] : ['redrive'];
   switch (c.state) {
     case 'open':
       return ['resolveByHand'];
     case 'needs_manual':
-      return ['resolveByHand', 'redrive'];
+      return ['resolveByHand', ...redrive];
     case 'resolved_failed':
-      return ['redrive'];
+      return redrive;
     case 'resolved_succeeded':
       return [];
   }

@@ -182,6 +182,28 @@ describe.each(adapters)('AuditStore contract: $name', (adapter) => {
     await expect(h.store.query({ tenant: t, fromMs: NaN })).rejects.toBeInstanceOf(ToolgateError);
   });
 
+  it('filters by source: the executor, the reconciler, or a person (operator)', async () => {
+    const t = tenant();
+    const envs = [
+      envelope(auditRecord({ tenant: t }), { recordedAtMs: 100 }),
+      envelope(auditRecord({ tenant: t, principalId: 'operator:ann' }), {
+        recordedAtMs: 200,
+        source: 'operator',
+        producerId: 'operator:ann',
+      }),
+      envelope(auditRecord({ tenant: t }), { recordedAtMs: 300, source: 'reconciler' }),
+    ];
+    await h.store.append(envs);
+    const ids = (rows: StoredAuditRecord[]): string[] => rows.map((r) => r.recordId);
+    expect(ids(await h.store.query({ tenant: t, source: 'operator' }))).toEqual([envs[1]!.recordId]);
+    expect(ids(await h.store.query({ tenant: t, source: 'reconciler' }))).toEqual([envs[2]!.recordId]);
+    expect(ids(await h.store.query({ tenant: t, source: 'executor' }))).toEqual([envs[0]!.recordId]);
+    expect(ids(await h.store.query({ tenant: t, source: 'operator', principalId: 'operator:ann' }))).toEqual([
+      envs[1]!.recordId,
+    ]);
+    expect(await h.store.query({ tenant: t, source: 'executor', principalId: 'operator:ann' })).toEqual([]);
+  });
+
   it('answers "who refunded O-5512, and who tried to?" in one call', async () => {
     const t = tenant();
     const key = `${t}:order:O-5512`;

@@ -149,6 +149,7 @@ export class PostgresAuditStore implements AuditStore {
     where.eq('call_id', filter.callId);
     where.eq('trace_id', filter.traceId);
     where.eq('outcome', filter.outcome);
+    where.eq('source', filter.source);
     where.window(filter.fromMs, filter.toMs);
     const dir = filter.order === 'desc' ? 'DESC' : 'ASC';
     const { rows } = await this.pool.query<AuditRow>(

@@ -1,15 +1,31 @@
 import { MAX_QUERY_LIMIT } from '../../../libs/audit/query.js';
 import { OUTCOMES, type Outcome } from '../../../libs/core/outcome.js';
-import type { AuditQuery } from '../../../libs/ports/audit-store.js';
+import type { AuditQuery, AuditSource } from '../../../libs/ports/audit-store.js';
 import { auditRecordsTable } from '../audit-format.js';
 import { EXIT, UsageError } from '../cli-error.js';
 import type { CommandSpec } from '../command.js';
 import { optional } from '../optional.js';
 
+/**
+ * `--source` values and the stored source each selects. A person's records are stored with source
+ * `operator` (the value the audit and result events carry, and the one already in every hash-chained
+ * row); `ops` names the same producer, as the CLI calls it.
+ */
+const SOURCE_CHOICES: Readonly<Record<string, AuditSource>> = {
+  executor: 'executor',
+  reconciler: 'reconciler',
+  ops: 'operator',
+  operator: 'operator',
+};
+
+function sourceFilter(value: string | undefined): AuditSource | undefined {
+  return value === undefined ? undefined : SOURCE_CHOICES[value];
+}
+
 /** `audit query`: audit records matching every given filter, oldest first (or newest with --desc). */
 export const auditQueryCommand: CommandSpec = {
   path: ['audit', 'query'],
-  summary: 'List audit records by tool, principal, tenant, resource, time or outcome.',
+  summary: 'Audit records by tool, principal, tenant, resource, time, outcome or source.',
   details: [
     'Every attempt has one audit record, refusals included. All given filters must match. Records are ordered by the time they were recorded (oldest first unless --desc); --from is inclusive, --to exclusive.',
   ],
@@ -32,6 +48,13 @@ export const auditQueryCommand: CommandSpec = {
     },
     to: { type: 'string', valueName: 'ISO', description: 'Recorded before this time.' },
     outcome: { type: 'string', valueName: 'outcome', choices: OUTCOMES, description: 'Only this outcome.' },
+    source: {
+      type: 'string',
+      valueName: 'source',
+      choices: Object.keys(SOURCE_CHOICES),
+      description:
+        'Only records of this producer: executor, reconciler, or ops (a person through the ops CLI; operator is the same).',
+    },
     limit: {
       type: 'string',
       valueName: 'n',
@@ -44,6 +67,7 @@ export const auditQueryCommand: CommandSpec = {
   examples: [
     'toolgate audit query --tool issue_refund --from 2025-03-01 --to 2025-03-02',
     'toolgate audit query --principal user-7 --outcome UNAUTHORIZED --json',
+    'toolgate audit query --source ops --principal operator:ann',
   ],
   async run({ args, out, resources }) {
     const limit = args.int('limit', { min: 1, max: MAX_QUERY_LIMIT }, 100)!;
@@ -60,6 +84,7 @@ export const auditQueryCommand: CommandSpec = {
       ...optional('callId', args.string('call')),
       ...optional('traceId', args.string('trace')),
       ...optional('outcome', args.string('outcome') as Outcome | undefined),
+      ...optional('source', sourceFilter(args.string('source'))),
       ...optional('fromMs', fromMs),
       ...optional('toMs', toMs),
       limit,

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresAuditStore } from '../../../libs/adapters/postgres/audit-store.js';
 import { PostgresCaseStore } from '../../../libs/adapters/postgres/case-store.js';
 import { migrate } from '../../../libs/adapters/postgres/migrate.js';
 import { RedisIdempotencyStore } from '../../../libs/adapters/redis/redis-idempotency-store.js';
@@ -7,6 +8,7 @@ import { systemClock } from '../../../libs/core/system-clock.js';
 import { RegistryEventCodec } from '../../../libs/events/registry-codec.js';
 import { topicNames, type TopicNames } from '../../../libs/events/topics.js';
 import type { ReconciliationCase } from '../../../libs/ports/case-store.js';
+import { toAuditEnvelope } from '../../../services/audit-sink/audit-envelope.js';
 import { EXIT } from '../../../services/cli/cli-error.js';
 import { REDIS_URL, schemaRegistryUrl } from '../../helpers/env.js';
 import { consumeMessages, createTestKafka } from '../../helpers/kafka.js';
@@ -58,6 +60,16 @@ afterAll(async () => {
 });
 
 let n = 0;
+
+/** Polls `probe` every 20 ms until it gives a value (at most 10 s). */
+async function eventually<T>(probe: () => Promise<T | undefined>): Promise<T> {
+  for (let i = 0; i < 500; i++) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error('not within 10 s');
+}
 
 /** A case for a dead-lettered issue_refund whose outcome is unknown, with an UNRESOLVED record in Redis. */
 async function unresolvedRefund(): Promise<ReconciliationCase> {
@@ -158,7 +170,28 @@ describe('dlq against Postgres, Kafka, the schema registry and Redis', () => {
       callId: c.callId,
       outcome: 'SUCCESS',
       recordId: `operator:${c.caseId}:v2`,
+      principalId: 'operator:ann',
+      source: 'operator',
     });
+    // The original caller and the case stay findable in the record.
+    expect(c.principalId).toBeTruthy();
+    expect(audit.decisions[0]!.reason).toContain(`case ${c.caseId}; on behalf of ${c.principalId}`);
+    expect(audit.decisions[0]!.reason).toContain('payments ledger shows refund R-88');
+    // Stored as the audit sink stores it, the operator's row is found by their principal and by source.
+    await new PostgresAuditStore(db.pool).append([toAuditEnvelope(audit)]);
+    const byPrincipal = await cli(['audit', 'query', '--principal', 'operator:ann', '--json'], { env });
+    expect(byPrincipal.json<{ records: { recordId: string }[] }>().records.map((x) => x.recordId)).toEqual([
+      `operator:${c.caseId}:v2`,
+    ]);
+    const bySource = await cli(['audit', 'query', '--source', 'ops', '--json'], { env });
+    expect(bySource.json<{ records: { recordId: string }[] }>().records.map((x) => x.recordId)).toEqual([
+      `operator:${c.caseId}:v2`,
+    ]);
+    const byExecutor = await cli(['audit', 'query', '--source', 'executor', '--json'], { env });
+    expect(byExecutor.json<{ count: number }>().count).toBe(0);
+    const human = await cli(['audit', 'query', '--source', 'ops', '--principal', 'operator:ann'], { env });
+    expect(human.code).toBe(EXIT.ok);
+    expect(human.stdout).toContain('1 record.');
     const [resultMessage] = await consumeMessages(
       kafka.consumer({ groupId: kafka.uniqueGroupId('results') }),
       topics.results,
@@ -170,7 +203,7 @@ describe('dlq against Postgres, Kafka, the schema registry and Redis', () => {
     expect(JSON.parse(event.payloadJson!)).toMatchObject({ refund_id: 'R-88' });
   });
 
-  it('redrives a needs_manual case back to open, and refuses to resolve it twice', async () => {
+  it('redrives an UNRESOLVED refund (forwards-key): re-submitted, its UNRESOLVED answer retired; refuses to resolve it twice', async () => {
     const c = await unresolvedRefund();
     const escalated = await cases.transition(
       c.caseId,
@@ -179,16 +212,60 @@ describe('dlq against Postgres, Kafka, the schema registry and Redis', () => {
     );
     expect(escalated.ok).toBe(true);
 
-    const r = await cli(
-      ['dlq', 'redrive', c.caseId, '--by', 'ann', '--note', 'payments API is back; check again'],
+    const shown = await cli(['dlq', 'show', c.caseId], { env });
+    expect(shown.stdout).toContain(
+      `toolgate dlq redrive ${c.caseId} --by <you> --note "<why>" --assertion-file`,
+    );
+
+    // A re-submission is signed: without an assertion nothing moves.
+    const unsigned = await cli(
+      ['dlq', 'redrive', c.caseId, '--by', 'ann', '--note', 'payments API is back; run it again'],
       { env },
     );
+    expect(unsigned.code).toBe(EXIT.usage);
+    expect(unsigned.stderr).toContain('(needs-assertion)');
+    expect((await cases.get(c.caseId))?.version).toBe(2);
+
+    const r = await cli(
+      [
+        'dlq',
+        'redrive',
+        c.caseId,
+        '--by',
+        'ann',
+        '--note',
+        'payments API is back; run it again',
+        '--assertion',
+        'signed.principal.assertion',
+      ],
+      { env },
+    );
+    expect(r.stderr).toBe('');
     expect(r.code).toBe(EXIT.ok);
     expect(r.stdout).toContain(`Redriven: case ${c.caseId} is now open (version 3).`);
+    expect(r.stdout).toContain('re-submitted to the calls topic: yes');
     expect(r.stdout).toContain('audit record published:     yes');
     const reopened = await cases.get(c.caseId);
     expect(reopened?.state).toBe('open');
     expect(reopened?.history.at(-1)).toMatchObject({ from: 'needs_manual', to: 'open', by: 'operator:ann' });
+    // The UNRESOLVED answer is gone, so the executor claims the re-submission afresh and runs it.
+    const probe = await eventually(async () => {
+      const claim = await idempotency.claim(c.idempotencyKey!, argumentsFingerprint(ARGS), 'probe', 60_000);
+      return claim.kind === 'claimed' ? claim : undefined;
+    });
+    expect(probe.kind).toBe('claimed');
+    expect(await idempotency.release(c.idempotencyKey!, 'probe')).toBe(true);
+    const resubmitted = await consumeMessages(
+      kafka.consumer({ groupId: kafka.uniqueGroupId('calls') }),
+      topics.calls,
+      1,
+    );
+    const codec = await RegistryEventCodec.create({ url: schemaRegistryUrl(), topics });
+    expect(await codec.decode('calls', resubmitted[0]!.value!)).toMatchObject({
+      callId: c.callId,
+      idempotencyKey: c.idempotencyKey,
+      principalAssertion: 'signed.principal.assertion',
+    });
 
     const failed = await cli(
       ['dlq', 'resolve', c.caseId, '--outcome', 'failed', '--by', 'bob', '--note', 'no refund in the ledger'],

@@ -63,15 +63,21 @@ export function freshSecrets(): Pick<TransferArgs, 'api_key' | 'password'> {
 /** Every run of the tool, by idempotency key: the arguments it received. */
 export type Ledger = Map<string, TransferArgs[]>;
 
+/** The tools of the stack: the same transfer, without and with a forwarded idempotency key. */
+export type VaultToolName = 'vault_transfer' | 'vault_transfer_keyed';
+
 /**
  * `vault_transfer`: state-changing, retry safety none (an unknown outcome is UNRESOLVED), audit
  * allow-list `account` and `amount` only. The first run of a key fails with a 503 (EXHAUSTED: the
  * action was not done) or hangs into its 300 ms timeout (UNRESOLVED); every later run succeeds.
  * Each run is recorded in `ledger` with the arguments it got, so tests count invocations.
+ * `vault_transfer_keyed` is the same with retry safety `forwards-key` (the vault deduplicates on
+ * the key it is given): an UNRESOLVED call of it is safe to run again.
  */
-function vaultTool(ledger: Ledger): ToolDefinition {
+function vaultTool(ledger: Ledger, name: VaultToolName = 'vault_transfer'): ToolDefinition {
   return defineTool({
-    name: 'vault_transfer',
+    name,
+    ...(name === 'vault_transfer_keyed' ? { retrySafety: { kind: 'forwards-key' as const } } : {}),
     version: '1.0.0',
     description: 'Move money between vault accounts with the caller-supplied vault credentials.',
     input: z.object({
@@ -118,7 +124,7 @@ function delayedCalls(inner: EventPublisher, callsTopic: string, delayMs: () => 
 
 /**
  * The executor, the reconciler and the ops operations on real Kafka, the schema registry, Postgres
- * (cases) and Redis (idempotency), with `vault_transfer` as the only tool. Operations are the ones
+ * (cases) and Redis (idempotency), with `vault_transfer` and `vault_transfer_keyed` as the only tools. Operations are the ones
  * the ops CLI wires (createOperations, with the calls topic reader); `env` points the real CLI at
  * the same servers.
  */
@@ -134,11 +140,12 @@ export interface OperatorStack {
   readonly env: Record<string, string>;
   /** A fresh principal assertion for a re-submission. */
   assertion(): Promise<string>;
-  /** A signed `vault_transfer` request, its arguments with fresh secrets. */
+  /** A signed `vault_transfer` (or `tool`) request, its arguments with fresh secrets. */
   request(
     account: string,
     firstRun: FirstRun,
     secrets?: Pick<TransferArgs, 'api_key' | 'password'>,
+    tool?: VaultToolName,
   ): Promise<{
     request: ToolCallRequestedEvent;
     args: TransferArgs;
@@ -167,6 +174,7 @@ export async function startOperatorStack(name: string): Promise<OperatorStack> {
   const ledger: Ledger = new Map();
   const registry = new ToolRegistry();
   registry.register(vaultTool(ledger));
+  registry.register(vaultTool(ledger, 'vault_transfer_keyed'));
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   const jwks = { keys: [{ ...(publicKey.export({ format: 'jwk' }) as JWK), kid: 'k1', use: 'sig' }] };
   const signing = { key: privateKey, issuer: ISSUER, audience: AUDIENCE, kid: 'k1', ttlSeconds: 600 };
@@ -249,14 +257,14 @@ export async function startOperatorStack(name: string): Promise<OperatorStack> {
         ttlSeconds: 600,
         kid: 'k1',
       }),
-    async request(account, firstRun, secrets = freshSecrets()) {
+    async request(account, firstRun, secrets = freshSecrets(), tool = 'vault_transfer') {
       n += 1;
       const args: TransferArgs = { account, amount: 25, ...secrets, first_run: firstRun };
       const request = await signedRequest(
         {
           callId: `${stack.prefix}-call-${n}`,
           providerCallId: `toolu_${n}`,
-          tool: 'vault_transfer',
+          tool,
           toolVersion: null,
           argumentsJson: JSON.stringify(args),
           tenant: TENANT,

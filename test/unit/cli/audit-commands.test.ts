@@ -126,6 +126,8 @@ describe('audit query', () => {
     expect(await q('--resource', 't1:order:O-5512', '--tenant', 't1')).toEqual(['c-1', 'c-2', 'c-3']);
     expect(await q('--from', '2025-03-01T00:00:02Z', '--to', '2025-03-01T00:00:04Z')).toEqual(['c-2', 'c-3']);
     expect(await q('--desc', '--limit', '2')).toEqual(['c-5', 'c-4']);
+    expect(await q('--source', 'executor')).toEqual(['c-1', 'c-2', 'c-3', 'c-4', 'c-5']);
+    expect(await q('--source', 'ops')).toEqual([]);
   });
 
   it('prints a table with one line per record', async () => {

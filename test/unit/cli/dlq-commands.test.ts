@@ -210,29 +210,88 @@ describe('dlq resolve', () => {
 });
 
 describe('dlq redrive', () => {
-  it('reopens a needs_manual UNRESOLVED case for another round of checks', async () => {
+  it('refuses to redrive an UNRESOLVED call of a retry-safety none tool, says why, and changes nothing', async () => {
     const c = await f.open();
     await f.cases.transition(
       c.caseId,
       { to: 'needs_manual', by: 'status-check', note: 'checks exhausted' },
       'open',
     );
-    const r = await run([
-      'redrive',
+    const before = await f.cases.get(c.caseId);
+    const shown = await run(['show', c.caseId]);
+    expect(shown.stdout).not.toContain(`toolgate dlq redrive ${c.caseId}`);
+    expect(shown.stdout).toContain('no redrive: issue_refund@1.0.0 has retry safety "none"');
+    const r = await run(['redrive', c.caseId, '--by', 'operator:ann', '--note', 'payments is back']);
+    expect(r.code).toBe(EXIT.failure);
+    expect(r.stderr).toContain('has retry safety "none"');
+    expect(r.stderr).toContain('(not-redrivable)');
+    expect(await f.cases.get(c.caseId)).toEqual(before);
+  });
+
+  it('POISON without its request: the hints offer what a person can do, never a redrive that would fail', async () => {
+    const c = await f.open({ reason: 'POISON', callId: null, requestJson: null, rawPayloadBase64: 'AAEC' });
+    await f.cases.transition(
       c.caseId,
+      { to: 'needs_manual', by: 'status-check', note: 'POISON: the event could not be handled' },
+      'open',
+    );
+    const shown = await run(['show', c.caseId]);
+    const next = shown.stdout.slice(shown.stdout.indexOf('Next:'));
+    expect(next).not.toContain('toolgate dlq redrive');
+    expect(next).toContain('inspect the raw event');
+    expect(next).toContain(`toolgate dlq resolve ${c.caseId}`);
+    expect(next).toContain('no redrive: the original request (with its arguments) is not available');
+    const redrive = await run(['redrive', c.caseId, '--by', 'ann', '--note', 'again']);
+    expect(redrive.code).toBe(EXIT.failure);
+    expect(redrive.stderr).toContain('(not-redrivable)');
+    const resolved = await run([
+      'resolve',
+      c.caseId,
+      '--outcome',
+      'failed',
       '--by',
-      'operator:ann',
+      'ann',
       '--note',
-      'payments is back',
-      '--json',
+      'garbage event',
     ]);
-    expect(r.code).toBe(EXIT.ok);
-    expect(r.json()).toMatchObject({ ok: true, resubmitted: false, case: { state: 'open', version: 3 } });
-    expect((await f.cases.get(c.caseId))?.history.at(-1)).toMatchObject({
-      from: 'needs_manual',
-      to: 'open',
-      by: 'operator:ann',
+    expect(resolved.code).toBe(EXIT.ok);
+  });
+
+  it('POISON with its request: the redrive hint asks for the assertion a re-submission needs', async () => {
+    const c = await f.open({ reason: 'POISON' });
+    await f.cases.transition(
+      c.caseId,
+      { to: 'needs_manual', by: 'status-check', note: 'POISON: schema mismatch' },
+      'open',
+    );
+    const shown = await run(['show', c.caseId]);
+    expect(shown.stdout).toContain(
+      `toolgate dlq redrive ${c.caseId} --by <you> --note "<why>" --assertion-file`,
+    );
+    const r = await run(['redrive', c.caseId, '--by', 'ann', '--note', 'fixed the schema']);
+    expect(r.code).toBe(EXIT.usage);
+    expect(r.stderr).toContain('(needs-assertion)');
+  });
+
+  it('shows every history note in full, however long, wrapped to the width', async () => {
+    const c = await f.open();
+    const note = `checks exhausted, so only a person can tell; ${'look at the payments ledger '.repeat(8)}END-OF-NOTE`;
+    await f.cases.transition(c.caseId, { to: 'needs_manual', by: 'status-check', note }, 'open');
+    const r = await cli(['dlq', 'show', c.caseId], {
+      operations: f.ops,
+      clock: f.clock,
+      env: { COLUMNS: '80' },
     });
+    expect(r.code).toBe(EXIT.ok);
+    const history = r.stdout.slice(r.stdout.indexOf('History'), r.stdout.indexOf('Next:'));
+    expect(history.split('\n').every((line) => line.length <= 80)).toBe(true);
+    // Every word of the note is there, in order, across the wrapped lines.
+    const words = history
+      .slice(history.indexOf('note:') + 'note:'.length)
+      .split(/\s+/)
+      .filter(Boolean);
+    expect(words.join(' ')).toBe(note.trim());
+    expect(history).not.toContain('…');
   });
 
   it('refuses an open case (exit 1) and a re-submission without an assertion (exit 2)', async () => {

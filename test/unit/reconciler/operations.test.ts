@@ -91,8 +91,17 @@ describe('operations: resolve by hand', () => {
     });
     expect(JSON.parse(h.results[0]!.event.payloadJson!)).toEqual(redacted);
     await eventually(() => h.audits[0]);
-    expect(h.audits[0]).toMatchObject({ source: 'operator', producerId: 'operator:ann', outcome: 'SUCCESS' });
-    expect(h.audits[0]!.decisions[0]!.reason).toContain('operator:ann');
+    expect(h.audits[0]).toMatchObject({
+      source: 'operator',
+      producerId: 'operator:ann',
+      principalId: 'operator:ann',
+      outcome: 'SUCCESS',
+    });
+    const reason = h.audits[0]!.decisions[0]!.reason;
+    expect(reason).toContain('operator:ann');
+    expect(reason).toContain('The filing portal shows CNF-3 accepted.');
+    expect(reason).toContain(`case ${c.caseId}; on behalf of ${c.principalId}`);
+    expect(c.principalId).not.toBe('operator:ann');
   });
 
   it('refuses a result that breaks the output schema, and writes nothing', async () => {

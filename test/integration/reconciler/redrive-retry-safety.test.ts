@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../audit-sink/event-stack.js';
+import { startOperatorStack, type OperatorStack } from './operator-stack.js';
+
+/**
+ * Redriving a call whose outcome is unknown (UNRESOLVED), on real Kafka, Postgres and Redis with the
+ * executor running: a tool that forwards its idempotency key is re-submitted and runs once more; a
+ * tool with retry safety `none` is refused with the reason and nothing changes or runs.
+ */
+let s: OperatorStack;
+
+beforeAll(async () => {
+  s = await startOperatorStack('ops_redrive_safety');
+}, 120_000);
+
+afterAll(async () => {
+  await s?.close();
+}, 60_000);
+
+describe('redrive of an UNRESOLVED call', () => {
+  it('forwards-key: re-submitted, run exactly once more, answered SUCCESS by the executor', async () => {
+    const { request } = await s.request('acct-keyed', 'hangs', undefined, 'vault_transfer_keyed');
+    await s.publish([request]);
+    const manual = await s.caseIn(request.callId, 'needs_manual');
+    expect(manual.reason).toBe('UNRESOLVED');
+    expect(s.runs(request.idempotencyKey)).toBe(1);
+
+    const shown = await s.ops.showCase(manual.caseId);
+    expect(shown).toMatchObject({ actions: ['resolveByHand', 'redrive'], redrive: { kind: 'resubmit' } });
+
+    const redriven = await s.ops.redrive(manual.caseId, {
+      by: 'ann',
+      note: 'the vault dedupes on the key; run it again',
+      principalAssertion: await s.assertion(),
+    });
+    expect(redriven).toMatchObject({ ok: true, resubmitted: true, case: { state: 'open' } });
+
+    const answered = await eventually('the re-submission answered', async () => {
+      const mine = (await s.results()).filter((e) => e.callId === request.callId && e.source === 'executor');
+      return mine.find((e) => e.outcome === 'SUCCESS');
+    });
+    expect(answered).toMatchObject({ outcome: 'SUCCESS', toolInvocations: 1 });
+    await s.drained();
+    // The first (hung) run and the re-submission's: exactly one more.
+    expect(s.runs(request.idempotencyKey)).toBe(2);
+  }, 120_000);
+
+  it('retry safety none: refused with the reason; the case, the record and the runs stay as they were', async () => {
+    const { request } = await s.request('acct-plain', 'hangs');
+    await s.publish([request]);
+    const manual = await s.caseIn(request.callId, 'needs_manual');
+    expect(s.runs(request.idempotencyKey)).toBe(1);
+
+    const shown = await s.ops.showCase(manual.caseId);
+    expect(shown).toMatchObject({ actions: ['resolveByHand'], redrive: { kind: 'refuse' } });
+
+    const redriven = await s.ops.redrive(manual.caseId, {
+      by: 'ann',
+      note: 'try again',
+      principalAssertion: await s.assertion(),
+    });
+    expect(redriven).toMatchObject({ ok: false, reason: 'not-redrivable' });
+    expect(!redriven.ok && redriven.detail).toContain('retry safety "none"');
+    expect(await s.cases.get(manual.caseId)).toEqual(manual);
+    await s.drained();
+    expect(s.runs(request.idempotencyKey)).toBe(1);
+    const executorAnswers = (await s.results()).filter(
+      (e) => e.callId === request.callId && e.source === 'executor',
+    );
+    expect(executorAnswers.map((e) => e.outcome)).toEqual(['UNRESOLVED']);
+  }, 120_000);
+});
