@@ -50,6 +50,8 @@ const SETTINGS = {
   RESULTS_PARTITIONS: positiveInt,
   AUDIT_PARTITIONS: positiveInt,
   DLQ_PARTITIONS: positiveInt,
+  /** The terminal's width, as shells set it; the CLI's tables fit it (io.ts outputWidth). */
+  COLUMNS: positiveInt,
 } as const;
 
 /** A variable the CLI may read. */

@@ -19,7 +19,9 @@ Usage: toolgate <group> <command> [arguments] [options]
 
 Commands:
 ${twoColumns(rows)}
-Every command takes --json (one JSON document on stdout, for scripts) and -h/--help.
+Every command takes --json (one JSON document on stdout) and -h/--help. Tables fit the width of
+the terminal (COLUMNS, else the terminal's, else 100), cutting long text with '…' and keeping ids
+whole; their layout may change, so scripts should read --json, not the tables.
 
 Environment (a flag overrides each):
   DATABASE_URL           PostgreSQL (audit, dlq, registry export)          --database-url

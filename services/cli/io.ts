@@ -3,10 +3,15 @@ import type { CaseStore } from '../../libs/ports/case-store.js';
 import type { Clock } from '../../libs/ports/clock.js';
 import type { Catalog } from '../executor/catalog.js';
 import type { Operations } from '../reconciler/operations.js';
+import type { CliConfig } from './config.js';
 
 /** Where the CLI writes; each call gets whole lines. */
 export interface TextSink {
   write(text: string): void;
+  /** True when the sink is a terminal (as on process.stdout); then {@link columns} is its width. */
+  readonly isTTY?: boolean;
+  /** The terminal's width in characters, when {@link isTTY}. */
+  readonly columns?: number;
 }
 
 /**
@@ -39,4 +44,28 @@ export interface CliIo {
    * Kafka, the schema registry and Redis (tests pass operations built over in-memory adapters).
    */
   readonly operations?: Operations;
+}
+
+/** The line width when neither COLUMNS nor a terminal says otherwise. */
+export const DEFAULT_OUTPUT_WIDTH = 100;
+
+/**
+ * The width the CLI's tables fit: COLUMNS from the configuration (a positive integer; any other
+ * value is ignored, as a terminal setting is no reason to refuse a command), else the width of
+ * `stdout` when it is a terminal, else {@link DEFAULT_OUTPUT_WIDTH} (a pipe or a file).
+ */
+export function outputWidth(stdout: TextSink, config: CliConfig): number {
+  const fromEnv = columnsSetting(config);
+  if (fromEnv !== undefined) return fromEnv;
+  const { isTTY, columns } = stdout;
+  if (isTTY === true && columns !== undefined && Number.isInteger(columns) && columns > 0) return columns;
+  return DEFAULT_OUTPUT_WIDTH;
+}
+
+function columnsSetting(config: CliConfig): number | undefined {
+  try {
+    return config.get('COLUMNS', '');
+  } catch {
+    return undefined;
+  }
 }

@@ -6,9 +6,10 @@ import { commandName, type CommandGroup, type CommandSpec } from './command.js';
 import { COMMAND_GROUPS } from './commands/index.js';
 import { loadCliConfig } from './config.js';
 import { commandHelp, groupHelp, topHelp } from './help.js';
-import type { CliIo } from './io.js';
+import { outputWidth, type CliIo } from './io.js';
 import { Output } from './output.js';
 import { Resources } from './resources.js';
+import { withOutputWidth } from './table.js';
 
 /**
  * Runs one `toolgate` command line (`argv` without the node and script paths) and resolves with its
@@ -36,7 +37,10 @@ export async function runCli(argv: readonly string[], io: CliIo, groups = COMMAN
     const config = loadCliConfig(io.env);
     const resources = new Resources(config, args, io);
     try {
-      return await spec.run({ args, out, config, resources, io });
+      // Tables a command formats fit the terminal (table.ts); --json output is not affected.
+      return await withOutputWidth(outputWidth(io.stdout, config), () =>
+        spec.run({ args, out, config, resources, io }),
+      );
     } finally {
       await resources.close();
     }

@@ -1,7 +1,17 @@
 import { z } from 'zod';
 
+/**
+ * What `npm run demo` was asked to do: run the story (the default), print the help, or remove
+ * what one earlier kafka-mode run created on the servers.
+ */
+export type DemoAction =
+  | { readonly kind: 'run' }
+  | { readonly kind: 'help' }
+  | { readonly kind: 'clean-up'; readonly runId: string };
+
 /** How the demo runs, parsed once from the command line and the environment. */
 export interface DemoConfig {
+  readonly action: DemoAction;
   readonly mode: 'embedded' | 'kafka';
   /** Only used in kafka mode. */
   readonly servers: {
@@ -35,23 +45,41 @@ export class DemoConfigError extends Error {
 }
 
 /**
- * Reads `--kafka` / `--embedded` / `--verbose` from `argv` and the variables above from `env`
- * (TOOLGATE_DEMO_MODE=kafka equals `--kafka`; a flag wins over the variable). Throws
- * {@link DemoConfigError} on an unknown flag or a malformed variable.
+ * Reads the command line (see help.ts: `--kafka`, `--embedded`, `--verbose`, `--help`/`-h`,
+ * `--clean-up <run-id>`) and the variables above from `env` (TOOLGATE_DEMO_MODE=kafka equals
+ * `--kafka`; a flag wins over the variable). `--help` wins over everything else, so it works
+ * next to any other flag. Throws {@link DemoConfigError} on an unknown flag, a missing or malformed
+ * run id, or a malformed variable.
  */
 export function loadDemoConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): DemoConfig {
-  const parsed = EnvSchema.safeParse(env);
+  const help = argv.includes('--help') || argv.includes('-h');
+  // The help needs no settings: a malformed variable must not hide it.
+  const parsed = EnvSchema.safeParse(help ? {} : env);
   if (!parsed.success) throw new DemoConfigError(`Invalid demo settings:\n${z.prettifyError(parsed.error)}`);
   let mode = parsed.data.TOOLGATE_DEMO_MODE ?? 'embedded';
   let verbose = false;
-  for (const arg of argv) {
+  let cleanUp: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
     if (arg === '--kafka') mode = 'kafka';
     else if (arg === '--embedded') mode = 'embedded';
     else if (arg === '--verbose') verbose = true;
-    else throw new DemoConfigError(`Unknown option ${arg}. Use --kafka, --embedded or --verbose.`);
+    else if (arg === '--help' || arg === '-h') continue;
+    else if (arg === '--clean-up' || arg.startsWith('--clean-up=')) {
+      cleanUp = arg === '--clean-up' ? argv[++i] : arg.slice('--clean-up='.length);
+      cleanUp = checkedRunId(cleanUp);
+    } else if (!help) {
+      throw new DemoConfigError(`Unknown option ${arg}. Run 'npm run demo -- --help' for the options.`);
+    }
   }
+  const action: DemoAction = help
+    ? { kind: 'help' }
+    : cleanUp === undefined
+      ? { kind: 'run' }
+      : { kind: 'clean-up', runId: cleanUp };
   return {
-    mode,
+    action,
+    mode: action.kind === 'clean-up' ? 'kafka' : mode,
     verbose,
     servers: {
       kafkaBrokers: parsed.data.KAFKA_BROKERS.split(',').map((b) => b.trim()),
@@ -60,4 +88,26 @@ export function loadDemoConfig(argv: readonly string[], env: NodeJS.ProcessEnv =
       databaseUrl: parsed.data.DATABASE_URL,
     },
   };
+}
+
+/**
+ * The name of a kafka-mode run: `demo_` then lowercase letters, digits and `_`. It is the run's
+ * topic prefix (`<id>.`), Redis key prefix (`<id>:`), consumer group prefix (`<id>-`) and Postgres
+ * schema, so it must be valid in all of them; the `demo_` start keeps a clean-up from ever
+ * naming a schema such as `public`.
+ */
+export const DEMO_RUN_ID = /^demo_[a-z0-9_]{1,50}$/;
+
+function checkedRunId(value: string | undefined): string {
+  if (value === undefined || value.startsWith('-')) {
+    throw new DemoConfigError(
+      "--clean-up needs the run's id, e.g. --clean-up demo_1a2b3c4d (a --kafka run prints it).",
+    );
+  }
+  if (!DEMO_RUN_ID.test(value)) {
+    throw new DemoConfigError(
+      `--clean-up ${value}: not a demo run id; expected demo_ followed by lowercase letters, digits or _ (a --kafka run prints its id).`,
+    );
+  }
+  return value;
 }

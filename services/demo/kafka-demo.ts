@@ -22,7 +22,9 @@ import { checkServers } from './server-checks.js';
  * idempotency claims and rate budgets, Postgres for the audit log, reconciliation cases and the fake
  * store's services (the payment ledger among them). Each run is isolated: its own topic prefix, Redis key prefix and
  * Postgres schema, all named `demo_<hex>`, so runs never see each other's calls or payments. The
- * schema and topics are left behind for inspection (the run prints their names).
+ * schema, topics, keys, registry subjects and consumer groups are left behind for inspection with
+ * the toolgate CLI (the run prints how, see follow-up.ts) until `npm run demo -- --clean-up <id>`
+ * (clean-up.ts) removes them.
  *
  * Rejects with ServerUnavailableError naming every missing server before anything is created.
  * `options.runId` replaces the random `demo_<hex>` name (a test passes its own unique name so it
@@ -88,6 +90,7 @@ export async function startKafkaDemo(
     await topology.start();
     return {
       mode: 'kafka',
+      kafkaRun: { runId, servers },
       client: topology.client,
       downstreams,
       auditStore,

@@ -43,6 +43,12 @@ export interface StoryReport {
   readonly whoDidO5512: WhoDidAnswer;
 }
 
+/** What each step's provider line says: whose tool-call format the scripted model speaks. */
+export const PROVIDER_FORMATS = {
+  openai: 'OpenAI: assistant tool_calls in; one "tool" message per call back',
+  anthropic: 'Anthropic: tool_use blocks in; one user message of tool_result blocks back',
+} as const;
+
 const who: Record<string, string> = {
   [DEMO_PRINCIPALS.ana.id]: 'Ana (C-1) via the storefront assistant',
   [DEMO_PRINCIPALS.ben.id]: 'Ben (C-2) via the storefront assistant',
@@ -71,6 +77,7 @@ export async function runRefundStory(tg: DemoToolgate, out: Out): Promise<StoryR
   ): Promise<CallReport[]> => {
     task += 1;
     out(`  ${who[principal.id] ?? principal.id}: "${said}"`);
+    field(out, 'provider format', PROVIDER_FORMATS[provider]);
     for (const call of calls) field(out, 'model proposes', `${call.tool} ${JSON.stringify(call.args)}`);
     const turnId = `s${step}t${task}`;
     const request =

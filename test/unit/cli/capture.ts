@@ -1,6 +1,9 @@
 import type { CliIo } from '../../../services/cli/io.js';
 import { runCli } from '../../../services/cli/run-cli.js';
 
+/** Wide enough that no test table is narrowed or turned into blocks. */
+export const UNLIMITED_COLUMNS = 10_000;
+
 /** What one in-process CLI run printed and returned. */
 export interface CliRun {
   readonly code: number;
@@ -13,14 +16,16 @@ export interface CliRun {
 
 /**
  * Runs the CLI in-process with captured output. `env` replaces the process environment entirely (an
- * empty one by default), so a developer's DATABASE_URL never leaks into a unit test.
+ * empty one by default), so a developer's DATABASE_URL never leaks into a unit test. COLUMNS is
+ * {@link UNLIMITED_COLUMNS} unless `env` sets it, so a table's layout in a test does not depend on
+ * the width; the width tests set it.
  */
 export async function cli(argv: readonly string[], io: Partial<CliIo> = {}): Promise<CliRun> {
   let stdout = '';
   let stderr = '';
   const code = await runCli(argv, {
-    env: {},
     ...io,
+    env: { COLUMNS: String(UNLIMITED_COLUMNS), ...io.env },
     stdout: { write: (t) => void (stdout += t) },
     stderr: { write: (t) => void (stderr += t) },
   });

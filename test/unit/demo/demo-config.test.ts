@@ -18,8 +18,35 @@ describe('demo configuration', () => {
 
   it('refuses unknown flags and malformed settings with a message that says which', () => {
     expect(() => loadDemoConfig(['--kafak'], {})).toThrow(DemoConfigError);
+    expect(() => loadDemoConfig(['--kafak'], {})).toThrow("Run 'npm run demo -- --help'");
     expect(() => loadDemoConfig([], { TOOLGATE_DEMO_MODE: 'cloud' })).toThrow(/TOOLGATE_DEMO_MODE/);
     expect(() => loadDemoConfig([], { REDIS_URL: 'localhost:6379' })).toThrow(/REDIS_URL/);
+  });
+
+  it('reads --help and -h next to anything, even a malformed variable', () => {
+    expect(loadDemoConfig(['--help'], {}).action).toEqual({ kind: 'help' });
+    expect(loadDemoConfig(['--kafka', '-h', '--nonsense'], {}).action).toEqual({ kind: 'help' });
+    expect(loadDemoConfig(['--help'], { REDIS_URL: 'localhost:6379' }).action).toEqual({ kind: 'help' });
+    expect(loadDemoConfig([], {}).action).toEqual({ kind: 'run' });
+  });
+
+  it('reads --clean-up <run-id> (or --clean-up=<run-id>) as a kafka-mode clean-up of that run', () => {
+    expect(loadDemoConfig(['--clean-up', 'demo_1a2b3c4d'], {})).toMatchObject({
+      action: { kind: 'clean-up', runId: 'demo_1a2b3c4d' },
+      mode: 'kafka',
+    });
+    expect(loadDemoConfig(['--clean-up=demo_it_0a1b'], {}).action).toEqual({
+      kind: 'clean-up',
+      runId: 'demo_it_0a1b',
+    });
+  });
+
+  it('refuses a clean-up without a demo run id, so it can never name a schema such as public', () => {
+    expect(() => loadDemoConfig(['--clean-up'], {})).toThrow(/needs the run's id/);
+    expect(() => loadDemoConfig(['--clean-up', '--kafka'], {})).toThrow(/needs the run's id/);
+    for (const id of ['public', 'demo_', 'demo_A1', 'demo_x;drop', 'demo_x.calls', 'other_demo_1']) {
+      expect(() => loadDemoConfig(['--clean-up', id], {}), id).toThrow(/not a demo run id/);
+    }
   });
 
   it('kafka mode fails fast and clearly when servers are absent, naming each and how to start it', async () => {
