@@ -26,6 +26,29 @@ export type ClaimResult =
   | { readonly kind: 'conflict'; readonly storedFingerprint: string };
 
 /**
+ * What a key's record holds right now, read without changing it (see {@link IdempotencyStore.peek}).
+ * Every variant but `absent` carries the argument fingerprint, so a reader can tell whether the
+ * record belongs to the call it has in mind (the same test `claim` makes to answer `conflict`).
+ */
+export type PeekResult =
+  /** No live record: never claimed, released, completed past its TTL, or abandoned past retention. */
+  | { readonly kind: 'absent' }
+  /**
+   * Claimed and not finished. `leaseExpired` is judged on the store's clock (as `claim` judges it):
+   * true means the owner's lease ran out without complete or release, so the next claim would be
+   * `taken-over`; false means the call is running at `owner` right now.
+   */
+  | {
+      readonly kind: 'in-flight';
+      readonly fingerprint: string;
+      readonly owner: string;
+      readonly leaseExpiresAtMs: number;
+      readonly leaseExpired: boolean;
+    }
+  /** Finished: the stored result, exactly as a `completed` claim would return it. */
+  | { readonly kind: 'completed'; readonly fingerprint: string; readonly stored: StoredResult };
+
+/**
  * Idempotency claims: at most one owner per key at a time, atomically (no lookup-then-write race).
  * Implementations must make `claim` a single atomic step (Lua script, SQL upsert, or one
  * synchronous critical section). Throws when the backing store is unreachable; callers fail closed.
@@ -53,4 +76,13 @@ export interface IdempotencyStore {
    * Idempotent in effect: settling again finds the record no longer UNRESOLVED and returns false.
    */
   settle(key: string, stored: StoredResult, ttlMs: number): Promise<boolean>;
+  /**
+   * Reads the live record of `key` without writing anything: no lease is taken, no expiry is moved,
+   * nothing is created, so a `claim` after a peek answers exactly as it would have without it. For
+   * readers that must not stand in an owner's way (deciding whether an unverified call may have run,
+   * or whether a re-submitted call has been answered). A record past its TTL or retention is
+   * `absent`, as it is to `claim`. Throws RangeError for an empty key, and when the store is
+   * unreachable. One read: the answer may be stale by the time the caller acts on it.
+   */
+  peek(key: string): Promise<PeekResult>;
 }

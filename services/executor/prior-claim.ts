@@ -3,7 +3,7 @@ import { argumentsFingerprint, idempotencyKey } from '../../libs/core/idempotenc
 import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
 import { isReadOnlyTool } from '../../libs/guards/claim-record.js';
 import type { ToolResolver } from '../../libs/pipeline/deps.js';
-import type { IdempotencyStore } from '../../libs/ports/idempotency-store.js';
+import type { IdempotencyStore, PeekResult } from '../../libs/ports/idempotency-store.js';
 import { parseCallArguments } from './call-arguments.js';
 
 /** What the model is told when the caller cannot be verified but the call may already have run. */
@@ -11,35 +11,32 @@ export const UNVERIFIED_MAY_HAVE_RUN_MESSAGE =
   'The identity of the caller could not be verified now, and an identical call may already have ' +
   'been run: its outcome is unknown here and is being reconciled. Do not repeat it.';
 
-/** How long the probe's own claim of a fresh key lives if it could not release it (a crash). */
-const PROBE_LEASE_MS = 1_000;
-
 /**
  * Whether a call whose principal could not be verified may nevertheless have taken effect: its
- * idempotency key already has a claim, in flight or completed. `none` means "not run" is true.
- * `may-have-run` carries the UNRESOLVED error the call must be answered with (and dead-lettered),
- * because answering "not run" for an effect that exists would mislead the requester into repeating
- * it; `reason` is for the audit record.
+ * idempotency key already has a record of this call, in flight or completed. `none` means "not run"
+ * is true. `may-have-run` carries the UNRESOLVED error the call must be answered with (and
+ * dead-lettered), because answering "not run" for an effect that exists would mislead the requester
+ * into repeating it; `reason` is for the audit record.
  */
 export type PriorClaim =
   | { readonly kind: 'none' }
   | { readonly kind: 'may-have-run'; readonly error: ToolgateError; readonly reason: string };
 
 /**
- * Looks at the store for the key of an unverified call, changing nothing another call relies on:
+ * Looks at the store for the key of an unverified call with a read-only peek, so it never takes a
+ * lease, moves an expiry or leaves a trace that a legitimate owner or a later delivery could trip on:
  *
  * - a read-only or unknown tool, unparseable arguments, or a key that is not this call's (the
  *   pipeline would refuse it) → `none`: no claim of this call can exist;
- * - the probe claims the key for `owner` with a one-second lease. `claimed` (nobody had it) is
- *   released at once → `none`; `conflict` (another call's arguments) → `none`;
- * - `completed`, `in-flight` or `taken-over` (its owner died mid-call) → `may-have-run`. A taken-over
- *   key is left to expire again, so the next verified delivery takes the tool's safe path; the
- *   stored result is never returned to a caller who could not be verified.
+ * - no record, or a record of other arguments (another call's fingerprint) → `none`;
+ * - completed, or in flight — with a live lease (running elsewhere) or a lapsed one (its owner
+ *   stopped mid-call; the next verified delivery takes it over and the tool's safe path) →
+ *   `may-have-run`. The stored result is never returned to a caller who could not be verified;
  * - the store unreachable → `may-have-run` too: whether the call ran cannot be told.
  * Never rejects.
  */
 export async function priorClaim(
-  deps: { readonly idempotency: IdempotencyStore; readonly tools: ToolResolver; readonly ownerId: string },
+  deps: { readonly idempotency: IdempotencyStore; readonly tools: ToolResolver },
   request: ToolCallRequestedEvent,
 ): Promise<PriorClaim> {
   const resolved = deps.tools.resolve(request.tool, {
@@ -58,24 +55,19 @@ export async function priorClaim(
     return { kind: 'none' };
   }
   if (request.idempotencyKey !== '' && request.idempotencyKey !== key) return { kind: 'none' };
+  let record: PeekResult;
   try {
-    const answer = await deps.idempotency.claim(key, fingerprint, deps.ownerId, PROBE_LEASE_MS);
-    switch (answer.kind) {
-      case 'claimed':
-        await deps.idempotency.release(key, deps.ownerId);
-        return { kind: 'none' };
-      case 'conflict':
-        return { kind: 'none' };
-      case 'completed':
-        return mayHaveRun(`an identical call completed earlier (${answer.stored.outcome})`);
-      case 'in-flight':
-        return mayHaveRun('an identical call is in flight');
-      case 'taken-over':
-        return mayHaveRun('an identical call was started by an executor that stopped mid-call');
-    }
+    record = await deps.idempotency.peek(key);
   } catch {
     return mayHaveRun('the idempotency store could not say whether an identical call ran');
   }
+  if (record.kind === 'absent' || record.fingerprint !== fingerprint) return { kind: 'none' };
+  if (record.kind === 'completed') {
+    return mayHaveRun(`an identical call completed earlier (${record.stored.outcome})`);
+  }
+  return record.leaseExpired
+    ? mayHaveRun('an identical call was started by an executor that stopped mid-call')
+    : mayHaveRun('an identical call is in flight');
 }
 
 function mayHaveRun(why: string): PriorClaim {

@@ -100,10 +100,7 @@ export async function runCall(
     const prior =
       deps.idempotency === undefined
         ? ({ kind: 'none' } as const)
-        : await priorClaim(
-            { idempotency: deps.idempotency, tools: deps.tools, ownerId: deps.ownerId },
-            request,
-          );
+        : await priorClaim({ idempotency: deps.idempotency, tools: deps.tools }, request);
     const refused =
       prior.kind === 'may-have-run'
         ? refuse(checked.principalId, 'authorize', prior.error, `${checked.auditReason} ${prior.reason}`)

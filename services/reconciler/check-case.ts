@@ -1,6 +1,9 @@
+import { isEffectApplied, OUTCOMES, type Outcome } from '../../libs/core/outcome.js';
 import type { ExecutionContext } from '../../libs/core/types.js';
+import { isReadOnlyTool } from '../../libs/guards/claim-record.js';
 import type { ToolResolver } from '../../libs/pipeline/deps.js';
-import type { CaseStore, ReconciliationCase } from '../../libs/ports/case-store.js';
+import type { CaseStore, ReconciliationCase, StatusCheckRecord } from '../../libs/ports/case-store.js';
+import type { PeekResult } from '../../libs/ports/idempotency-store.js';
 import { caseRequest, type CaseRequest } from '../../libs/reconcile/case-request.js';
 import { checksThisRound, nextWaitMs, redrivenAtMs } from '../../libs/reconcile/check-schedule.js';
 import { redactOutput } from '../../libs/reconcile/redact-output.js';
@@ -52,10 +55,17 @@ export interface CheckerDeps extends DeliveryDeps {
  * concurrent visitors exactly one acts, so a requester never gets two different resolutions. The
  * price: a process killed between the move and the delivery leaves a resolved case whose requester
  * keeps its UNRESOLVED answer (still a terminal result: every call gets one), and later duplicates
- * are still told UNRESOLVED; a person sees the resolution on the case. A re-submitted call (a redriven POISON or EXHAUSTED case)
- * was answered by the executor itself, so its case is only closed here — on "applied" — and never
- * answered or settled; "not-applied" is not conclusive for it (the re-submission may still be
- * queued) and counts as unknown. `signal` stops the check and the delivery retries (shutdown).
+ * are still told UNRESOLVED; a person sees the resolution on the case.
+ *
+ * A re-submitted call (a redriven POISON or EXHAUSTED case, or a redriven UNRESOLVED one whose tool
+ * is read-only or forwards the key: see redrive-rule.ts) was answered by the executor itself, so its
+ * case is only closed here, never answered or settled. Each visit first reads the call's idempotency
+ * record without changing it (IdempotencyStore.peek; see {@link resubmissionVerdict}): an answer the
+ * executor recorded closes the case or hands it to a person at once; none yet (absent, in flight)
+ * falls back to the tool's status check when it has one — where "not-applied" only means "not yet"
+ * and counts as unknown — or else to waiting out the schedule, then needs_manual. A read-only tool
+ * keeps no record, so without a status check its case goes to a person at once. `signal` stops the
+ * check and the delivery retries (shutdown).
  */
 export async function checkCase(
   c: ReconciliationCase,
@@ -67,15 +77,23 @@ export async function checkCase(
   const redriven = redrivenAtMs(c) !== undefined;
   const request = caseRequest(c);
   if (c.reason !== 'UNRESOLVED' && !redriven) return escalate(c, request, deps, reasonNote(c));
-  const resubmitted = c.reason !== 'UNRESOLVED';
   if (request === undefined) {
     return escalate(c, request, deps, 'The dead letter holds no usable request, so nothing can be checked');
   }
-  const full = await fullArguments(c, request, deps.originalCalls);
-  if (!full.ok) return escalate(c, request, deps, `Nothing can be checked: ${full.why}`);
   const tool = resolveCaseTool(deps.tools, c, request);
   if (!tool.ok) return escalate(c, request, deps, `The tool cannot be resolved: ${tool.why}`);
   const def = tool.tool;
+  const resubmitted = redriven && isResubmission(c, def);
+  const number = checksThisRound(c) + 1;
+  const of = deps.schedule.length;
+  let pending: string | undefined;
+  if (resubmitted) {
+    const read = await readAnswer(c, request, deps, def, number);
+    if (read.kind === 'step') return read.step;
+    pending = read.detail;
+  }
+  const full = await fullArguments(c, request, deps.originalCalls);
+  if (!full.ok) return escalate(c, request, deps, `Nothing can be checked: ${full.why}`);
   if (def.retrySafety.kind !== 'status-check') {
     return escalate(
       c,
@@ -94,8 +112,6 @@ export async function checkCase(
     );
   }
 
-  const number = checksThisRound(c) + 1;
-  const of = deps.schedule.length;
   const checked = await runStatusCheck(
     def,
     args.data,
@@ -145,21 +161,45 @@ export async function checkCase(
   }
 
   // For a re-submitted call "not applied" only means "not yet": it is recorded as unknown.
-  const inconclusive = { state: 'unknown' } as const;
   const detail =
     answer.state === 'not-applied'
       ? 'not applied yet; the re-submitted call may still be queued'
       : (checked.detail ?? 'unknown');
+  return roundGoesOn(c, request, deps, {
+    number,
+    atMs,
+    detail: pending === undefined ? detail : `${detail}; idempotency record: ${pending}`,
+    what: 'status check',
+    why: resubmitted
+      ? `The call was re-submitted and its status checks never confirmed it`
+      : `The status checks could not tell whether ${def.name} took effect`,
+  });
+}
+
+/** One inconclusive visit of a round: the case stays open for the next wait, or, after the last, goes to a person. */
+async function roundGoesOn(
+  c: ReconciliationCase,
+  request: CaseRequest,
+  deps: CheckerDeps,
+  visit: {
+    readonly number: number;
+    readonly atMs: number;
+    readonly detail: string;
+    /** What each visit of the round is called in notes ("status check", "answer check"). */
+    readonly what: string;
+    /** Why a person is needed once the round is over. */
+    readonly why: string;
+  },
+): Promise<CheckStep> {
+  const { number, atMs, detail } = visit;
+  const statusCheck: StatusCheckRecord = { atMs, answer: { state: 'unknown' } };
   const wait = nextWaitMs(deps.schedule, number);
   if (wait === undefined) {
-    const why = resubmitted
-      ? `The call was re-submitted and its status checks never confirmed it`
-      : `The status checks could not tell whether ${def.name} took effect`;
     const moved = await moveCase(deps.cases, deps.logger, c, {
       to: 'needs_manual',
       by: 'status-check',
-      note: manualNote(c, request, why, { made: number, lastDetail: detail }),
-      statusCheck: { atMs, answer: inconclusive },
+      note: manualNote(c, request, visit.why, { made: number, lastDetail: detail }),
+      statusCheck,
     });
     return moved === undefined ? { kind: 'skipped' } : { kind: 'escalated' };
   }
@@ -167,11 +207,193 @@ export async function checkCase(
   const moved = await moveCase(deps.cases, deps.logger, c, {
     to: 'open',
     by: 'status-check',
-    note: `status check ${number} of ${of}: ${detail}; next check in ${wait} ms`,
-    statusCheck: { atMs, answer: inconclusive },
+    note: `${visit.what} ${number} of ${deps.schedule.length}: ${detail}; next check in ${wait} ms`,
+    statusCheck,
     nextCheckAtMs,
   });
   return moved === undefined ? { kind: 'skipped' } : { kind: 'rescheduled', nextCheckAtMs };
+}
+
+/**
+ * The visit of a re-submitted call, as far as its idempotency record decides it: a `step` when the
+ * record closes the case or hands it to a person, or when the tool has no status check (then the
+ * round waits for the record, see {@link roundGoesOn}); otherwise `pending` with what the record
+ * showed, and the status check decides.
+ */
+async function readAnswer(
+  c: ReconciliationCase,
+  request: CaseRequest,
+  deps: CheckerDeps,
+  def: ToolDefinition,
+  number: number,
+): Promise<
+  { readonly kind: 'step'; readonly step: CheckStep } | { readonly kind: 'pending'; readonly detail: string }
+> {
+  const hasCheck = def.retrySafety.kind === 'status-check';
+  if (isReadOnlyTool(def)) {
+    if (hasCheck) return { kind: 'pending', detail: 'none kept (the tool is read-only)' };
+    const why = `The call was re-submitted, but ${def.name}@${def.version} is read-only: it keeps no idempotency record and has no status check, so the executor's answer shows only in its result (call ${request.callId} on ${request.replyTopic})`;
+    return { kind: 'step', step: await escalate(c, request, deps, why) };
+  }
+  const verdict = resubmissionVerdict(await peekRecord(deps, request.idempotencyKey), request);
+  if (verdict.kind !== 'pending') {
+    return { kind: 'step', step: await closeResubmitted(c, request, deps, def, verdict) };
+  }
+  if (hasCheck) return { kind: 'pending', detail: verdict.detail };
+  const step = await roundGoesOn(c, request, deps, {
+    number,
+    atMs: deps.clock.now(),
+    detail: verdict.detail,
+    what: 'answer check',
+    why: "The call was re-submitted and its idempotency record never showed the executor's answer",
+  });
+  return { kind: 'step', step };
+}
+
+/**
+ * Whether the redrive that opened this round re-submitted the call (redrive-rule.ts): always for
+ * POISON and EXHAUSTED; for UNRESOLVED exactly when the tool is read-only or forwards the key (one
+ * with a status check is rechecked instead).
+ */
+function isResubmission(c: ReconciliationCase, tool: ToolDefinition): boolean {
+  return (
+    c.reason !== 'UNRESOLVED' ||
+    tool.retrySafety.kind === 'read-only' ||
+    tool.retrySafety.kind === 'forwards-key'
+  );
+}
+
+/**
+ * What a re-submitted call's idempotency record says, mapped so that nothing is reported as
+ * succeeded unless its effect is known to have happened, nor as failed unless it is known not to:
+ * - `applied`: completed SUCCESS (or DUPLICATE), or EXECUTION_ERROR BAD_OUTPUT — the tool ran and
+ *   returned, only its output was refused, so the effect exists (as a status check's "applied" with
+ *   a bad result is, and resolved_succeeded is what stops anyone running it again);
+ * - `not-applied`: completed with any other EXECUTION_ERROR (a verdict that it was not carried out)
+ *   or a refusal outcome (stopped before the tool was reached);
+ * - `needs-person`: completed UNRESOLVED (the re-submission's outcome is unknown too), an outcome
+ *   this reconciler does not know, or a record of other arguments (the re-submission is refused as a
+ *   conflict and never runs);
+ * - `pending`: no record or one in flight — the executor has not answered yet. A call that ended in
+ *   a definite failure releases its key and leaves no record, so "absent" never counts as failed.
+ * `record` an Error means the store could not be read: pending too. Pure.
+ */
+export function resubmissionVerdict(
+  record: PeekResult | Error,
+  request: Pick<CaseRequest, 'argumentsFingerprint'>,
+): ResubmissionVerdict {
+  if (record instanceof Error) {
+    return { kind: 'pending', detail: `the idempotency store could not be read (${record.message})` };
+  }
+  if (record.kind === 'absent') {
+    return {
+      kind: 'pending',
+      detail:
+        'no answer recorded yet (the re-submission may still be queued; a definite failure leaves no record either)',
+    };
+  }
+  if (request.argumentsFingerprint !== undefined && record.fingerprint !== request.argumentsFingerprint) {
+    return {
+      kind: 'needs-person',
+      why: "The call's idempotency key holds a record of other arguments, so the re-submission is refused as a conflict and never runs",
+    };
+  }
+  if (record.kind === 'in-flight') {
+    return {
+      kind: 'pending',
+      detail: record.leaseExpired
+        ? `the executor running the re-submission (${record.owner}) stopped mid-call; the next delivery takes it over`
+        : `the re-submission is running (${record.owner})`,
+    };
+  }
+  return completedVerdict(record.stored.outcome, record.stored.result);
+}
+
+/** The verdict of a completed record (see {@link resubmissionVerdict}). */
+function completedVerdict(outcome: string, result: unknown): ResubmissionVerdict {
+  const recorded = `the re-submitted call's idempotency record answers ${outcome}`;
+  if (!isOutcome(outcome)) {
+    return {
+      kind: 'needs-person',
+      why: `The re-submitted call's idempotency record answers "${outcome}", an outcome this reconciler does not know`,
+    };
+  }
+  if (isEffectApplied(outcome)) return { kind: 'applied', result, note: recorded };
+  if (outcome === 'UNRESOLVED') {
+    return {
+      kind: 'needs-person',
+      why: 'The call was re-submitted and ended UNRESOLVED again: its idempotency record says the executor could not tell whether the effect happened',
+    };
+  }
+  const code = errorCode(result);
+  if (outcome === 'EXECUTION_ERROR' && code === 'BAD_OUTPUT') {
+    return {
+      kind: 'applied',
+      result: null,
+      note: `${recorded} (BAD_OUTPUT): the tool ran and its effect happened, but its output was refused`,
+    };
+  }
+  return {
+    kind: 'not-applied',
+    note: `${recorded}${code === undefined ? '' : ` (${code})`}: it was not carried out`,
+  };
+}
+
+/** What the record of a re-submitted call says; see {@link resubmissionVerdict}. */
+export type ResubmissionVerdict =
+  | { readonly kind: 'applied'; readonly result: unknown; readonly note: string }
+  | { readonly kind: 'not-applied'; readonly note: string }
+  | { readonly kind: 'needs-person'; readonly why: string }
+  | { readonly kind: 'pending'; readonly detail: string };
+
+/** The record of `key` read without changing it, or the error that kept it from being read. */
+async function peekRecord(deps: CheckerDeps, key: string): Promise<PeekResult | Error> {
+  if (key === '') return { kind: 'absent' };
+  try {
+    return await deps.idempotency.peek(key);
+  } catch (err) {
+    return err instanceof Error ? err : new Error(String(err));
+  }
+}
+
+/**
+ * Acts on a recorded answer to a re-submitted call: resolved_succeeded / resolved_failed with the
+ * record's answer kept as the round's check, or needs_manual. Nothing is delivered: the executor
+ * answered the call (and recorded it) itself.
+ */
+async function closeResubmitted(
+  c: ReconciliationCase,
+  request: CaseRequest,
+  deps: CheckerDeps,
+  def: ToolDefinition,
+  verdict: Exclude<ResubmissionVerdict, { kind: 'pending' }>,
+): Promise<CheckStep> {
+  if (verdict.kind === 'needs-person') return escalate(c, request, deps, verdict.why);
+  const atMs = deps.clock.now();
+  const to = verdict.kind === 'applied' ? 'resolved_succeeded' : 'resolved_failed';
+  const moved = await moveCase(deps.cases, deps.logger, c, {
+    to,
+    by: 'status-check',
+    note: `${verdict.note} (${def.name}@${def.version})`,
+    statusCheck: {
+      atMs,
+      answer:
+        verdict.kind === 'applied' ? { state: 'applied', result: verdict.result } : { state: 'not-applied' },
+    },
+  });
+  if (moved === undefined) return { kind: 'skipped' };
+  return { kind: 'resolved', state: to, delivery: undefined };
+}
+
+function isOutcome(outcome: string): outcome is Outcome {
+  return (OUTCOMES as readonly string[]).includes(outcome);
+}
+
+/** The `code` of a stored error result (`{ code, message }`), if it has one. */
+function errorCode(result: unknown): string | undefined {
+  if (typeof result !== 'object' || result === null) return undefined;
+  const code = (result as { code?: unknown }).code;
+  return typeof code === 'string' ? code : undefined;
 }
 
 function deliverResolution(

@@ -20,7 +20,10 @@ export interface ReconcilerDeps {
   readonly codec: EventCodec;
   readonly topics: TopicNames;
   readonly cases: CaseStore;
-  /** The executors' idempotency store, where reconciled outcomes are settled. */
+  /**
+   * The executors' idempotency store: reconciled outcomes are settled there, and the answer the
+   * executor recorded for a re-submitted call is read there (peek, never a claim) to close its case.
+   */
   readonly idempotency: IdempotencyStore;
   /** The registry of the tools (and their status checks) the executors run. */
   readonly tools: ToolResolver;

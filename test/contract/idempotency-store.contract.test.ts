@@ -365,6 +365,121 @@ function idempotencyStoreContract(adapter: AdapterCase<IdempotencyStore, Idempot
     });
   });
 
+  describe('peek (read a record without changing it)', () => {
+    it('says absent for a key nobody claimed, and creates nothing: the next claim is claimed', async () => {
+      const k = key();
+      expect(await store.peek(k)).toEqual({ kind: 'absent' });
+      expect(await h.peer.peek(k)).toEqual({ kind: 'absent' });
+      expectKind(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
+    });
+
+    it('shows a live claim: fingerprint, owner and lease, not expired; the owner keeps the key', async () => {
+      const k = key();
+      const first = expectKind(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
+      const seen = {
+        kind: 'in-flight',
+        fingerprint: 'fp',
+        owner: 'owner-a',
+        leaseExpiresAtMs: first.leaseExpiresAtMs,
+        leaseExpired: false,
+      };
+      expect(await h.peer.peek(k)).toEqual(seen);
+      expect(await store.peek(k)).toEqual(seen);
+      // Exactly as without the peeks: in flight at owner-a with the same lease, which it completes.
+      expect(await h.peer.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual({
+        kind: 'in-flight',
+        owner: 'owner-a',
+        leaseExpiresAtMs: first.leaseExpiresAtMs,
+      });
+      expect(await store.complete(k, 'owner-a', result('done'), DAY_MS)).toBe(true);
+    });
+
+    it('shows a completed record with its stored result and fingerprint', async () => {
+      const k = key();
+      const stored = result({ refundId: 'R-2', nested: { text: 'héllo ✓' }, items: [1, null] });
+      expectKind(await store.claim(k, 'fp-1', 'owner-a', LONG_LEASE_MS), 'claimed');
+      expect(await store.complete(k, 'owner-a', stored, DAY_MS)).toBe(true);
+      expect(await h.peer.peek(k)).toEqual({ kind: 'completed', fingerprint: 'fp-1', stored });
+      expect(await h.peer.claim(k, 'fp-2', 'owner-b', LONG_LEASE_MS)).toEqual({
+        kind: 'conflict',
+        storedFingerprint: 'fp-1',
+      });
+      expect(await store.claim(k, 'fp-1', 'owner-b', LONG_LEASE_MS)).toEqual({ kind: 'completed', stored });
+    });
+
+    it('says a lapsed lease has expired, and takes nothing over: the next claim is the take-over', async () => {
+      const k = key();
+      const first = expectKind(await store.claim(k, 'fp', 'owner-a', SHORT_MS), 'claimed');
+      await h.pass(PAST_SHORT_MS);
+      const seen = {
+        kind: 'in-flight',
+        fingerprint: 'fp',
+        owner: 'owner-a',
+        leaseExpiresAtMs: first.leaseExpiresAtMs,
+        leaseExpired: true,
+      };
+      expect(await h.peer.peek(k)).toEqual(seen);
+      expect(await store.peek(k)).toEqual(seen);
+      const takeover = expectKind(await h.peer.claim(k, 'fp', 'owner-b', LONG_LEASE_MS), 'taken-over');
+      expect(takeover.previousOwner).toBe('owner-a');
+      expect(await store.peek(k)).toEqual({
+        kind: 'in-flight',
+        fingerprint: 'fp',
+        owner: 'owner-b',
+        leaseExpiresAtMs: takeover.leaseExpiresAtMs,
+        leaseExpired: false,
+      });
+    });
+
+    it('leaves a lapsed owner its key: it may still complete after a peek, as without one', async () => {
+      const k = key();
+      expectKind(await store.claim(k, 'fp', 'owner-a', SHORT_MS), 'claimed');
+      await h.pass(PAST_SHORT_MS);
+      expect(await h.peer.peek(k)).toMatchObject({ kind: 'in-flight', leaseExpired: true });
+      expect(await store.complete(k, 'owner-a', result('slow but done'), DAY_MS)).toBe(true);
+      expect(await h.peer.peek(k)).toEqual({
+        kind: 'completed',
+        fingerprint: 'fp',
+        stored: result('slow but done'),
+      });
+    });
+
+    it('says absent after a release and after the TTL, and never extends a TTL', async () => {
+      const released = key();
+      expectKind(await store.claim(released, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
+      expect(await store.release(released, 'owner-a')).toBe(true);
+      expect(await store.peek(released)).toEqual({ kind: 'absent' });
+
+      const k = key();
+      expectKind(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
+      expect(await store.complete(k, 'owner-a', result(1), SHORT_MS)).toBe(true);
+      expect((await store.peek(k)).kind).toBe('completed');
+      await h.pass(SHORT_MS / 2);
+      expect((await h.peer.peek(k)).kind).toBe('completed');
+      await h.pass(PAST_SHORT_MS - SHORT_MS / 2);
+      expect(await store.peek(k)).toEqual({ kind: 'absent' });
+      expectKind(await store.claim(k, 'fp-new', 'owner-b', LONG_LEASE_MS), 'claimed');
+    });
+
+    it('shows a settled record as settle left it', async () => {
+      const k = key();
+      const unresolved: StoredResult = { outcome: 'UNRESOLVED', result: null, completedAtMs: 1 };
+      expectKind(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
+      expect(await store.complete(k, 'owner-a', unresolved, DAY_MS)).toBe(true);
+      expect(await store.peek(k)).toEqual({ kind: 'completed', fingerprint: 'fp', stored: unresolved });
+      expect(await store.settle(k, result('settled'), DAY_MS)).toBe(true);
+      expect(await h.peer.peek(k)).toEqual({
+        kind: 'completed',
+        fingerprint: 'fp',
+        stored: result('settled'),
+      });
+    });
+
+    it('refuses an empty key with a RangeError', async () => {
+      await expect(store.peek('')).rejects.toThrow(RangeError);
+    });
+  });
+
   describe('with a short abandoned-marker retention', () => {
     let short: Harness<IdempotencyStore>;
     beforeAll(async () => {
@@ -380,6 +495,14 @@ function idempotencyStoreContract(adapter: AdapterCase<IdempotencyStore, Idempot
       await short.pass(SHORT_MS + PAST_SHORT_MS);
       expectKind(await short.subject.claim(k, 'fp-new', 'owner-b', LONG_LEASE_MS), 'claimed');
       expect(await short.subject.complete(k, 'crashed', result(1), DAY_MS)).toBe(false);
+    });
+
+    it('peeks an abandoned marker past lease + retention as absent', async () => {
+      const k = key();
+      expectKind(await short.subject.claim(k, 'fp', 'crashed', SHORT_MS), 'claimed');
+      await short.pass(SHORT_MS + PAST_SHORT_MS);
+      expect(await short.peer.peek(k)).toEqual({ kind: 'absent' });
+      expectKind(await short.subject.claim(k, 'fp', 'owner-b', LONG_LEASE_MS), 'claimed');
     });
   });
 }

@@ -1,5 +1,10 @@
 import type { Clock } from '../../ports/clock.js';
-import type { ClaimResult, IdempotencyStore, StoredResult } from '../../ports/idempotency-store.js';
+import type {
+  ClaimResult,
+  IdempotencyStore,
+  PeekResult,
+  StoredResult,
+} from '../../ports/idempotency-store.js';
 import { checkDurationMs, checkKey } from './argument-checks.js';
 import {
   abandonedRetentionMs,
@@ -115,6 +120,33 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
         ttl,
         (record) => record.state === 'completed' && outcomeOf(record.stored) === 'UNRESOLVED',
       );
+    });
+  }
+
+  /**
+   * The live record of `key`, read without touching the map: an expired record is reported absent but
+   * left for `claim` or {@link purgeExpired} to drop, so a peek never changes what is stored.
+   */
+  peek(key: string): Promise<PeekResult> {
+    return settle(() => {
+      checkKey('key', key);
+      const now = this.clock.now();
+      const record = this.records.get(key);
+      if (record === undefined || record.expiresAtMs <= now) return { kind: 'absent' };
+      if (record.state === 'completed') {
+        return {
+          kind: 'completed',
+          fingerprint: record.fingerprint,
+          stored: JSON.parse(record.stored) as StoredResult,
+        };
+      }
+      return {
+        kind: 'in-flight',
+        fingerprint: record.fingerprint,
+        owner: record.owner,
+        leaseExpiresAtMs: record.leaseExpiresAtMs,
+        leaseExpired: record.leaseExpiresAtMs <= now,
+      };
     });
   }
 

@@ -1,5 +1,10 @@
 import type pg from 'pg';
-import type { ClaimResult, IdempotencyStore, StoredResult } from '../../ports/idempotency-store.js';
+import type {
+  ClaimResult,
+  IdempotencyStore,
+  PeekResult,
+  StoredResult,
+} from '../../ports/idempotency-store.js';
 import { checkDurationMs, checkKey } from '../memory/argument-checks.js';
 import {
   abandonedRetentionMs,
@@ -79,6 +84,26 @@ UPDATE idempotency_keys
  WHERE key = $1::text AND state = 'completed' AND expires_at > now()
    AND stored->>'outcome' = 'UNRESOLVED'`;
 
+/**
+ * Reads one live row, writing nothing (a plain SELECT takes no row lock), the lease judged on the
+ * database's now() like CLAIM_SQL. $1 key.
+ */
+const PEEK_SQL = `
+SELECT state, fingerprint, owner, stored,
+       floor(extract(epoch FROM lease_expires_at) * 1000)::bigint AS lease_ms,
+       lease_expires_at <= now() AS lease_expired
+  FROM idempotency_keys
+ WHERE key = $1::text AND expires_at > now()`;
+
+interface PeekRow {
+  state: 'in-flight' | 'completed';
+  fingerprint: string;
+  owner: string;
+  stored: StoredResult | null;
+  lease_ms: string | null;
+  lease_expired: boolean | null;
+}
+
 /** A claim that keeps losing the snapshot race this many times in a row is reported as an error. */
 const MAX_CLAIM_ATTEMPTS = 20;
 
@@ -94,7 +119,7 @@ interface ClaimRow {
  * {@link migrate} first). Shared by every executor using the database.
  *
  * claim is one atomic statement (INSERT ... ON CONFLICT DO UPDATE ... WHERE, see CLAIM_SQL); complete,
- * release and settle are single conditional UPDATE/DELETE statements. Time is the database's now(), so
+ * release and settle are single conditional UPDATE/DELETE statements; peek is one SELECT. Time is the database's now(), so
  * leases taken by different executors are compared on one clock and `leaseExpiresAtMs` is database
  * time. A completed row is dead once its TTL passes and is treated as absent on every read;
  * {@link purgeExpired} deletes dead rows. Ownership rules are those of MemoryIdempotencyStore. Needs
@@ -148,6 +173,13 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     return result.rowCount === 1;
   }
 
+  async peek(key: string): Promise<PeekResult> {
+    checkKey('key', key);
+    const { rows } = await this.pool.query<PeekRow>(PEEK_SQL, [key]);
+    const row = rows[0];
+    return row === undefined ? { kind: 'absent' } : toPeekResult(row);
+  }
+
   /**
    * Deletes dead rows (completed past their TTL, abandoned in-flight past retention); returns how
    * many. Dead rows already behave as absent, so this only reclaims space: run it periodically.
@@ -156,6 +188,21 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     const result = await this.pool.query('DELETE FROM idempotency_keys WHERE expires_at <= now()');
     return result.rowCount ?? 0;
   }
+}
+
+function toPeekResult(row: PeekRow): PeekResult {
+  const { state, fingerprint, owner, stored } = row;
+  if (state === 'completed' && stored !== null) return { kind: 'completed', fingerprint, stored };
+  if (state === 'in-flight' && row.lease_ms !== null && row.lease_expired !== null) {
+    return {
+      kind: 'in-flight',
+      fingerprint,
+      owner,
+      leaseExpiresAtMs: Number(row.lease_ms),
+      leaseExpired: row.lease_expired,
+    };
+  }
+  throw new Error(`unexpected idempotency row: ${JSON.stringify(row)}`);
 }
 
 function toClaimResult(row: ClaimRow): ClaimResult {

@@ -1,5 +1,10 @@
 import type { Cluster, Redis } from 'ioredis';
-import type { ClaimResult, IdempotencyStore, StoredResult } from '../../ports/idempotency-store.js';
+import type {
+  ClaimResult,
+  IdempotencyStore,
+  PeekResult,
+  StoredResult,
+} from '../../ports/idempotency-store.js';
 import { checkDurationMs, checkKey } from '../memory/argument-checks.js';
 import {
   abandonedRetentionMs,
@@ -18,7 +23,8 @@ export interface RedisIdempotencyStoreOptions extends IdempotencyStoreOptions {
 /**
  * Idempotency records in Redis, one hash per key, shared by every executor using this Redis.
  *
- * claim, complete, release and settle are each one Lua script (lua/idempotency-*.lua), so each is atomic.
+ * claim, complete, release and settle are each one Lua script (lua/idempotency-*.lua), so each is atomic;
+ * peek is one read-only script (HMGET and TIME: it writes nothing and moves no expiry).
  * Time is the Redis server's TIME, read inside the claim script, not an executor's clock: leases
  * written by different executors are compared on one clock, and `leaseExpiresAtMs` values are Redis
  * server time. Completed records expire through the key's TTL (`ttlMs`); an abandoned in-flight
@@ -33,6 +39,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   private readonly completeScript = luaScript('idempotency-complete.lua');
   private readonly releaseScript = luaScript('idempotency-release.lua');
   private readonly settleScript = luaScript('idempotency-settle.lua');
+  private readonly peekScript = luaScript('idempotency-peek.lua');
   private readonly keyPrefix: string;
   private readonly abandonedRetentionMs: number;
 
@@ -82,10 +89,35 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     return reply === 1;
   }
 
+  async peek(key: string): Promise<PeekResult> {
+    checkKey('key', key);
+    return parsePeekReply(await this.peekScript.run(this.redis, [this.recordKey(key)], []));
+  }
+
   /** The Redis key of one record; exposed for operational tooling and tests that inspect TTLs. */
   recordKey(key: string): string {
     return `${this.keyPrefix}idem:${key}`;
   }
+}
+
+function parsePeekReply(reply: unknown): PeekResult {
+  if (Array.isArray(reply)) {
+    const [kind, fingerprint, a, b, c] = reply as unknown[];
+    if (kind === 'absent') return { kind };
+    if (kind === 'completed' && typeof fingerprint === 'string' && typeof a === 'string') {
+      return { kind, fingerprint, stored: JSON.parse(a) as StoredResult };
+    }
+    if (
+      kind === 'in-flight' &&
+      typeof fingerprint === 'string' &&
+      typeof a === 'string' &&
+      typeof b === 'number' &&
+      (c === 0 || c === 1)
+    ) {
+      return { kind, fingerprint, owner: a, leaseExpiresAtMs: b, leaseExpired: c === 1 };
+    }
+  }
+  throw new Error(`unexpected reply from idempotency-peek.lua: ${JSON.stringify(reply)}`);
 }
 
 function parseClaimReply(reply: unknown): ClaimResult {

@@ -5,7 +5,12 @@ import { z } from 'zod';
 import { argumentsFingerprint, idempotencyKey } from '../../../libs/core/idempotency-key.js';
 import { systemClock } from '../../../libs/core/system-clock.js';
 import type { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
-import type { ClaimResult, IdempotencyStore, StoredResult } from '../../../libs/ports/idempotency-store.js';
+import type {
+  ClaimResult,
+  IdempotencyStore,
+  PeekResult,
+  StoredResult,
+} from '../../../libs/ports/idempotency-store.js';
 import { MemoryRateLimiter } from '../../../libs/adapters/memory/index.js';
 import { defineTool } from '../../../libs/registry/define-tool.js';
 import type { ToolDefinition } from '../../../libs/registry/tool-definition.js';
@@ -212,6 +217,22 @@ class NaiveStore {
   async release(key: string): Promise<boolean> {
     await this.table.del(key);
     return true;
+  }
+
+  async peek(key: string): Promise<PeekResult> {
+    const record = await this.table.get(key);
+    if (record === undefined) return { kind: 'absent' };
+    if (record.state === 'completed') {
+      return { kind: 'completed', fingerprint: record.fingerprint, stored: record.stored };
+    }
+    const { fingerprint, owner, leaseExpiresAtMs } = record;
+    return {
+      kind: 'in-flight',
+      fingerprint,
+      owner,
+      leaseExpiresAtMs,
+      leaseExpired: leaseExpiresAtMs <= Date.now(),
+    };
   }
 }
 

@@ -4,8 +4,9 @@ import { startOperatorStack, type OperatorStack } from './operator-stack.js';
 
 /**
  * Redriving a call whose outcome is unknown (UNRESOLVED), on real Kafka, Postgres and Redis with the
- * executor running: a tool that forwards its idempotency key is re-submitted and runs once more; a
- * tool with retry safety `none` is refused with the reason and nothing changes or runs.
+ * executor running: a tool that forwards its idempotency key is re-submitted and runs once more, and
+ * its case is closed from the answer the executor recorded; a tool with retry safety `none` is
+ * refused with the reason and nothing changes or runs.
  */
 let s: OperatorStack;
 
@@ -43,7 +44,26 @@ describe('redrive of an UNRESOLVED call', () => {
     await s.drained();
     // The first (hung) run and the re-submission's: exactly one more.
     expect(s.runs(request.idempotencyKey)).toBe(2);
-  }, 120_000);
+
+    // The reconciler reads the executor's recorded answer (the tool has no status check) and closes
+    // the case as succeeded, after the re-submission's grace, without answering the call again.
+    const closed = await s.caseIn(request.callId, 'resolved_succeeded', 90_000);
+    expect(closed.resolution).toMatchObject({
+      by: 'status-check',
+      note: expect.stringMatching(/idempotency record answers SUCCESS/),
+    });
+    expect(closed.statusChecks.at(-1)!.answer).toEqual({
+      state: 'applied',
+      result: { transfer_id: expect.stringMatching(/^TR-/), status: 'done' },
+    });
+    // Triaged, handed to a person (no status check), redriven, then closed at its first visit.
+    expect(closed.history.map((e) => e.to)).toEqual(['open', 'needs_manual', 'open', 'resolved_succeeded']);
+    const reconcilerAnswers = (await s.results()).filter(
+      (e) => e.callId === request.callId && e.source === 'reconciler',
+    );
+    expect(reconcilerAnswers).toEqual([]);
+    expect(s.runs(request.idempotencyKey)).toBe(2);
+  }, 180_000);
 
   it('retry safety none: refused with the reason; the case, the record and the runs stay as they were', async () => {
     const { request } = await s.request('acct-plain', 'hangs');
