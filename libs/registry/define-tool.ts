@@ -16,7 +16,7 @@ import { inputObjectOf } from './zod-introspect.js';
 /** Per-call timeout when a tool does not set one (a per-call timeout, not a per-task one). */
 export const DEFAULT_TIMEOUT_MS = 10_000;
 
-/** No retry unless the tool opts in; the delays only matter once it does (seed: 0.5 s doubling). */
+/** No retry unless the tool opts in; the delays only matter once it does (0.5 s, doubling, at most 8 s). */
 export const DEFAULT_RETRY: RetryPolicy = Object.freeze({
   maxAttempts: 1,
   baseDelayMs: 500,
