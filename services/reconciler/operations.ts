@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { outcomeForCode } from '../../libs/core/errors.js';
 import type { ToolResolver } from '../../libs/pipeline/deps.js';
 import type { CaseActor, CaseStore, ReconciliationCase } from '../../libs/ports/case-store.js';
@@ -44,34 +43,24 @@ export function createOperations(deps: OperationsDeps): Operations {
    * Why a re-submission of the call would not run it, or undefined when it would. A call a person
    * (or a check) resolved has its verdict in the idempotency record, so the executor would answer the
    * re-submission with it; with `unresolvedIsFree` (an UNRESOLVED call the redrive retires the
-   * answer of, see `retireUnresolved`) an UNRESOLVED record does not count. A key the probe finds
-   * free is released again; a call without a trackable key is not in the way.
+   * answer of, see `retireUnresolved`) an UNRESOLVED record does not count. Read with a peek, so
+   * looking changes nothing; a record of other arguments, a lapsed lease (the next claim takes it
+   * over) or a call without a trackable key is not in the way.
    */
   const answeredByResolution = async (
     request: CaseRequest,
     unresolvedIsFree: boolean,
   ): Promise<string | undefined> => {
     if (request.idempotencyKey === '' || request.argumentsFingerprint === undefined) return undefined;
-    const probe = `reconciliation:probe:${randomUUID()}`;
-    const claim = await deps.idempotency.claim(
-      request.idempotencyKey,
-      request.argumentsFingerprint,
-      probe,
-      holdLeaseMs,
-    );
-    switch (claim.kind) {
-      case 'claimed':
-      case 'taken-over':
-        await deps.idempotency.release(request.idempotencyKey, probe);
-        return undefined;
-      case 'completed':
-        if (unresolvedIsFree && claim.stored.outcome === 'UNRESOLVED') return undefined;
-        return `the call's idempotency record already answers with ${claim.stored.outcome} (a verdict), so a re-submission would only repeat it; run it again as a new step`;
-      case 'in-flight':
-        return `the call is running right now (${claim.owner}); look again once it has finished`;
-      case 'conflict':
-        return undefined;
+    const record = await deps.idempotency.peek(request.idempotencyKey);
+    if (record.kind === 'absent' || record.fingerprint !== request.argumentsFingerprint) return undefined;
+    if (record.kind === 'in-flight') {
+      return record.leaseExpired
+        ? undefined
+        : `the call is running right now (${record.owner}); look again once it has finished`;
     }
+    if (unresolvedIsFree && record.stored.outcome === 'UNRESOLVED') return undefined;
+    return `the call's idempotency record already answers with ${record.stored.outcome} (a verdict), so a re-submission would only repeat it; run it again as a new step`;
   };
 
   /**
