@@ -1,6 +1,7 @@
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { topicNames, valueSubject } from '../../libs/events/topics.js';
 import { replyGroupId } from '../sdk/client-options.js';
 import { DEMO_RUN_ID, type DemoConfig } from './config.js';
 
@@ -54,7 +55,7 @@ export async function cleanUpDemoRun(servers: DemoConfig['servers'], runId: stri
   } finally {
     await admin.disconnect().catch(() => undefined);
   }
-  const subjects = await attempt(() => deleteSubjects(servers.schemaRegistryUrl, `${runId}.`), []);
+  const subjects = await attempt(() => deleteRunSubjects(servers.schemaRegistryUrl, runId), []);
   const redisKeys = await attempt(() => deleteRedisKeys(servers.redisUrl, `${runId}:`), 0);
   const schemaDropped = await attempt(() => dropSchema(servers.databaseUrl, runId), false);
   if (failures.length > 0) throw failures[0];
@@ -97,21 +98,27 @@ async function deleteGroups(admin: Admin, runId: string): Promise<string[]> {
   return mine;
 }
 
-/** Soft-deletes, then permanently deletes, every subject whose name starts with `prefix`. */
-async function deleteSubjects(registryUrl: string, prefix: string): Promise<string[]> {
+/**
+ * Soft-deletes, then permanently deletes, the value subjects of a run's four topics, and resolves
+ * with those that existed. Named, not listed: a registry's subject listing may be cut short
+ * (Apicurio returns at most 1,000 names), so a run's subjects can be missing from it.
+ */
+export async function deleteRunSubjects(registryUrl: string, runId: string): Promise<string[]> {
   const base = registryUrl.replace(/\/+$/, '');
-  const listed = await fetch(`${base}/subjects`);
-  if (!listed.ok) throw new Error(`schema registry GET /subjects: HTTP ${listed.status}`);
-  const subjects = ((await listed.json()) as string[]).filter((s) => s.startsWith(prefix)).sort();
-  for (const subject of subjects) {
+  const topics = topicNames(runId);
+  const deleted: string[] = [];
+  for (const subject of [topics.calls, topics.results, topics.audit, topics.dlq].map(valueSubject)) {
     const url = `${base}/subjects/${encodeURIComponent(subject)}`;
+    let existed = false;
     for (const suffix of ['', '?permanent=true']) {
       const res = await fetch(`${url}${suffix}`, { method: 'DELETE' });
       if (!res.ok && res.status !== 404)
         throw new Error(`schema registry DELETE ${subject}${suffix}: HTTP ${res.status}`);
+      if (res.ok) existed = true;
     }
+    if (existed) deleted.push(subject);
   }
-  return subjects;
+  return deleted.sort();
 }
 
 async function deleteRedisKeys(redisUrl: string, prefix: string): Promise<number> {

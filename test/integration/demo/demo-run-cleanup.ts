@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import pg from 'pg';
 import type { TopicNames } from '../../../libs/events/topics.js';
+import { deleteRunSubjects } from '../../../services/demo/clean-up.js';
 import type { TestKafka } from '../../helpers/kafka.js';
 
 /** Every key under `prefix`, by SCAN (never KEYS, which blocks a shared server). */
@@ -44,7 +45,7 @@ export async function removeDemoRun(r: DemoRunResources): Promise<void> {
     const mine = Object.values(r.topics).filter((t) => existing.has(t));
     if (mine.length > 0) await admin.deleteTopics({ topics: mine, timeout: 10_000 });
   });
-  await attempt(() => deleteSubjects(r.registryUrl, `${r.runId}.`));
+  await attempt(() => deleteRunSubjects(r.registryUrl, r.runId));
   await attempt(async () => {
     const keys = await scanKeys(r.redis, `${r.runId}:`);
     for (let i = 0; i < keys.length; i += 500) await r.redis.del(...keys.slice(i, i + 500));
@@ -60,19 +61,4 @@ export async function removeDemoRun(r: DemoRunResources): Promise<void> {
     }
   });
   if (failures.length > 0) throw failures[0];
-}
-
-/** Soft-deletes, then permanently deletes, every subject whose name starts with `prefix`. */
-async function deleteSubjects(registryUrl: string, prefix: string): Promise<void> {
-  const base = registryUrl.replace(/\/$/, '');
-  const listed = await fetch(`${base}/subjects`);
-  if (!listed.ok) throw new Error(`GET /subjects: HTTP ${listed.status}`);
-  const subjects = ((await listed.json()) as string[]).filter((s) => s.startsWith(prefix));
-  for (const subject of subjects) {
-    const url = `${base}/subjects/${encodeURIComponent(subject)}`;
-    for (const suffix of ['', '?permanent=true']) {
-      const res = await fetch(`${url}${suffix}`, { method: 'DELETE' });
-      if (!res.ok && res.status !== 404) throw new Error(`DELETE ${subject}${suffix}: HTTP ${res.status}`);
-    }
-  }
 }
