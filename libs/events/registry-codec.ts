@@ -1,5 +1,6 @@
 import avro from 'avsc';
 import { SchemaRegistry, SchemaType, COMPATIBILITY } from '@kafkajs/confluent-schema-registry';
+import { createRequire } from 'node:module';
 import { ToolgateError } from '../core/errors.js';
 import type { EventCodec } from '../ports/event-codec.js';
 import { EVENT_KINDS, type EventKind, type EventKinds } from './contracts.js';
@@ -14,7 +15,28 @@ export interface RegistryCodecOptions {
   readonly topics: TopicNames;
   readonly maxBytes?: number;
   readonly schemas?: Readonly<Record<EventKind, AvroSchemaJson>>;
+  /**
+   * How long one registry request may take before it is abandoned and retried (three retries,
+   * with backoff). Default 5,000 ms. Without it, a registry that accepts a connection and never
+   * answers holds start-up, and every decode of a not-yet-cached schema id, forever.
+   */
+  readonly requestTimeoutMs?: number;
 }
+
+type RegistryMiddleware = NonNullable<ConstructorParameters<typeof SchemaRegistry>[0]['middlewares']>[number];
+
+// The registry client is CommonJS and runs mappersmith's CommonJS build; its timeout middleware
+// is taken from that same build (mappersmith's ESM types do not fit the client's CJS ones).
+const requireCjs = createRequire(import.meta.url);
+const { TimeoutMiddleware } = requireCjs('mappersmith/middleware/timeout') as {
+  TimeoutMiddleware: (timeoutMs: number) => RegistryMiddleware;
+};
+const { isTimeoutError } = requireCjs('mappersmith/gateway/timeout-error') as {
+  isTimeoutError: (error: unknown) => boolean;
+};
+
+/** Default for `RegistryCodecOptions.requestTimeoutMs`. */
+export const DEFAULT_REGISTRY_REQUEST_TIMEOUT_MS = 5_000;
 
 /**
  * The production codec: schemas registered in a Confluent-compatible registry (subject
@@ -31,7 +53,14 @@ export class RegistryEventCodec implements EventCodec {
   private readonly maxBytes: number;
 
   private constructor(private readonly options: RegistryCodecOptions) {
-    this.registry = new SchemaRegistry({ host: options.url, clientId: 'toolgate' });
+    this.registry = new SchemaRegistry({
+      host: options.url,
+      clientId: 'toolgate',
+      middlewares: [TimeoutMiddleware(options.requestTimeoutMs ?? DEFAULT_REGISTRY_REQUEST_TIMEOUT_MS)],
+      // The client's own rule retries 5xx answers only; a request that timed out is retried too
+      // (registration is idempotent, reads are reads).
+      retry: { validateRetry: (response) => response.status() >= 500 || isTimeoutError(response.error()) },
+    });
     const schemas = options.schemas ?? loadSchemas();
     this.readers = Object.fromEntries(
       EVENT_KINDS.map((k) => [k, avro.Type.forSchema(schemas[k] as avro.Schema)]),
