@@ -20,6 +20,9 @@ import { retryStartupStep } from './startup-retry.js';
  * `ready: true` adds the client to /readyz: list only what the service cannot work without.
  */
 
+/** How long a service waits for a Postgres connection (a new one, or a free one of its pool). */
+const POSTGRES_CONNECT_TIMEOUT_MS = 10_000;
+
 /**
  * A Postgres pool on a schema at the latest version. The version is read first, without DDL, so a
  * role with no right to change the schema starts when it is current. Pending migrations are applied
@@ -36,7 +39,13 @@ export async function openPostgres(
     readonly migrationUrl?: string | undefined;
   },
 ): Promise<pg.Pool> {
-  const pool = new pg.Pool({ connectionString: options.url, max: options.max });
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.max,
+    // A server that accepts and never answers, or a pool whose clients are all taken, fails the
+    // query after this long instead of queueing it for good.
+    connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS,
+  });
   context.onClose('postgres', () => pool.end());
   if (options.ready) context.readyWhen('postgres', async () => (await pool.query('SELECT 1')).rowCount === 1);
   const pending = await pendingMigrations(pool).catch((err: unknown) => {
@@ -46,7 +55,11 @@ export async function openPostgres(
   const owner =
     options.migrationUrl === undefined
       ? pool
-      : new pg.Pool({ connectionString: options.migrationUrl, max: 1 });
+      : new pg.Pool({
+          connectionString: options.migrationUrl,
+          max: 1,
+          connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS,
+        });
   try {
     const migrated = await migrate(owner);
     if (migrated.applied.length > 0) context.logger.info({ applied: migrated.applied }, 'migrations applied');
