@@ -13,4 +13,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends chromium >/dev/null
-/usr/bin/chromium --version
+/usr/bin/chromium --version 2>/dev/null
