@@ -7,6 +7,7 @@ import { loadLocalConfig } from '../deploy/local/config.js';
 import { acquireKafka, releaseKafka } from '../deploy/local/kafka-server.js';
 import { kafkaAnswers } from '../deploy/local/kafka-probe.js';
 import { stderrLog } from '../deploy/local/log.js';
+import { acquireRedisCluster, releaseRedisCluster } from '../deploy/local/redis-cluster-server.js';
 import { acquireRegistry, releaseRegistry } from '../deploy/local/registry-server.js';
 import { registryAnswers } from '../deploy/local/registry-probe.js';
 import { waitFor } from '../deploy/local/wait-for.js';
@@ -34,6 +35,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   try {
     project.provide('kafkaBrokers', await kafka(cfg, keep, stops));
     project.provide('schemaRegistryUrl', await schemaRegistry(cfg, keep, stops));
+    project.provide('redisClusterNodes', await redisCluster(cfg, keep, stops));
   } catch (err) {
     await teardown();
     throw err;
@@ -89,6 +91,25 @@ async function schemaRegistry(cfg: LocalServersConfig, keep: boolean, stops: Sto
     throw new Error(
       `Could not start the local schema registry: ${message(err)}\n` +
         `Start it by hand with 'npm run registry:up' (needs Maven and Java 21+), or set SCHEMA_REGISTRY_URL.`,
+    );
+  }
+}
+
+/**
+ * The Redis Cluster the cluster contract suites run on: REDIS_CLUSTER_NODES (comma-separated
+ * host:port seeds) when given, else the local launcher's three masters with a replica each.
+ */
+async function redisCluster(cfg: LocalServersConfig, keep: boolean, stops: Stop[]): Promise<string[]> {
+  const given = (process.env.REDIS_CLUSTER_NODES ?? '').split(',').filter(Boolean);
+  if (given.length > 0) return given;
+  try {
+    const up = await acquireRedisCluster(cfg, stderrLog);
+    stops.push(() => releaseRedisCluster(cfg, keep, stderrLog));
+    return up.nodes;
+  } catch (err) {
+    throw new Error(
+      `Could not start the local Redis Cluster: ${message(err)}\n` +
+        `Start it by hand with 'npm run redis-cluster:up' (needs redis-server and redis-cli), or set REDIS_CLUSTER_NODES.`,
     );
   }
 }

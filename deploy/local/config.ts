@@ -11,6 +11,8 @@ export const DEFAULT_SCHEMA_REGISTRY_PORT = 18081;
 /** Ports of the servers this machine already runs; docker-compose.yml publishes the same ones. */
 export const DEFAULT_POSTGRES_PORT = 5432;
 export const DEFAULT_REDIS_PORT = 6379;
+/** First node port of the local Redis Cluster (env TOOLGATE_REDIS_CLUSTER_PORT); the nodes take the next ones. */
+export const DEFAULT_REDIS_CLUSTER_PORT = 17001;
 
 /** Apache Kafka release the launcher resolves from Maven Central (Scala 2.13 build). */
 export const KAFKA_VERSION = '4.1.1';
@@ -27,6 +29,8 @@ const EnvSchema = z.object({
   KAFKA_PORT: port.default(DEFAULT_KAFKA_PORT),
   KAFKA_CONTROLLER_PORT: port.default(DEFAULT_KAFKA_CONTROLLER_PORT),
   SCHEMA_REGISTRY_PORT: port.default(DEFAULT_SCHEMA_REGISTRY_PORT),
+  /** The cluster's six nodes listen on this port and the five after it (bus ports 10,000 higher). */
+  TOOLGATE_REDIS_CLUSTER_PORT: z.coerce.number().int().min(1).max(55_529).default(DEFAULT_REDIS_CLUSTER_PORT),
   /** Where fetched distributions and run directories live; outside the repo so clones share them. */
   TOOLGATE_CACHE_DIR: z.string().min(1).optional(),
   /** A JDK to try first; the launchers still check its version and fall back to /usr/lib/jvm. */
@@ -67,6 +71,17 @@ export interface RegistrySettings {
   readonly minJava: number;
 }
 
+/** Settings of the local Redis Cluster (redis-server in cluster mode on loopback ports). */
+export interface RedisClusterSettings {
+  readonly host: string;
+  readonly firstPort: number;
+  readonly masters: number;
+  /** Replicas per master: one, so a master can fail over. */
+  readonly replicasPerMaster: number;
+  /** cluster-node-timeout: how long a master may be unreachable before its replica takes over. */
+  readonly nodeTimeoutMs: number;
+}
+
 /** Everything the local launchers need, parsed once from the environment. */
 export interface LocalServersConfig {
   readonly cacheDir: string;
@@ -75,6 +90,7 @@ export interface LocalServersConfig {
   readonly startTimeoutMs: number;
   readonly kafka: KafkaSettings;
   readonly registry: RegistrySettings;
+  readonly redisCluster: RedisClusterSettings;
 }
 
 /**
@@ -103,6 +119,13 @@ export function loadLocalConfig(env: NodeJS.ProcessEnv = process.env): LocalServ
       port: e.SCHEMA_REGISTRY_PORT,
       heap: e.TOOLGATE_REGISTRY_HEAP,
       minJava: 21,
+    },
+    redisCluster: {
+      host: '127.0.0.1',
+      firstPort: e.TOOLGATE_REDIS_CLUSTER_PORT,
+      masters: 3,
+      replicasPerMaster: 1,
+      nodeTimeoutMs: 2_000,
     },
   };
 }

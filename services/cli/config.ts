@@ -39,7 +39,7 @@ const SETTINGS = {
   REDIS_URL: z
     .string()
     .trim()
-    .regex(/^rediss?:\/\//, 'expected redis://… or rediss://…'),
+    .regex(/^(rediss?|redis-cluster):\/\//, 'expected redis://…, rediss://… or redis-cluster://host:port,…'),
   TOOLGATE_TOPIC_PREFIX: z.string().regex(/^[a-zA-Z0-9._-]{1,200}$/, 'use 1-200 of [a-zA-Z0-9._-]'),
   TOOLGATE_CATALOG_MODULE: z.string().trim().min(1),
   /** The executors' Redis key prefix, where `dlq resolve` settles idempotency records. */

@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
+import { connectRedis } from '../../libs/adapters/redis/connect.js';
 import { RedisIdempotencyStore } from '../../libs/adapters/redis/redis-idempotency-store.js';
 import { KafkaEventBus } from '../../libs/bus/kafka/kafka-event-bus.js';
 import { RegistryEventCodec } from '../../libs/events/registry-codec.js';
@@ -32,7 +33,7 @@ export const CONNECT_TIMEOUT_MS = 10_000;
 export class Resources {
   private pgPool: Promise<pg.Pool> | undefined;
   private admin: Promise<Admin> | undefined;
-  private redisClient: Promise<Redis> | undefined;
+  private redisClient: Promise<Redis | Cluster> | undefined;
   private readonly closers: (() => Promise<unknown>)[] = [];
 
   constructor(
@@ -143,10 +144,10 @@ export class Resources {
   }
 
   /** A connected Redis client (no reconnect loop: an absent server fails the command at once). */
-  redis(): Promise<Redis> {
+  redis(): Promise<Redis | Cluster> {
     this.redisClient ??= (async () => {
       const url = this.config.require('REDIS_URL', this.args.command, this.flag('redis-url'));
-      const redis = new Redis(url, {
+      const redis = connectRedis(url, {
         lazyConnect: true,
         connectTimeout: CONNECT_TIMEOUT_MS,
         maxRetriesPerRequest: 1,

@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
+import { connectRedis } from '../../libs/adapters/redis/connect.js';
 import pg from 'pg';
 import { migrate, pendingMigrations } from '../../libs/adapters/postgres/migrate.js';
 import { KafkaEventBus } from '../../libs/bus/kafka/kafka-event-bus.js';
@@ -86,12 +87,15 @@ function withMigrationHint(err: unknown, what: string): unknown {
   );
 }
 
-/** A Redis client; commands fail after two reconnection attempts instead of queueing forever. */
+/**
+ * A Redis client (a Redis Cluster client for a `redis-cluster://` URL, see `connectRedis`); commands
+ * fail after two reconnection attempts instead of queueing forever.
+ */
 export function openRedis(
   context: ServiceContext,
   options: { readonly url: string; readonly ready: boolean },
-): Redis {
-  const redis = new Redis(options.url, { maxRetriesPerRequest: 2 });
+): Redis | Cluster {
+  const redis = connectRedis(options.url, { maxRetriesPerRequest: 2 });
   context.onClose('redis', () => redis.quit());
   if (options.ready) context.readyWhen('redis', async () => (await redis.ping()) === 'PONG');
   return redis;

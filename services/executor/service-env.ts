@@ -42,7 +42,12 @@ export const SERVICE_ENV = {
 };
 
 /** Connection strings, for the services that use the store. */
-export const REDIS_URL = z.string().regex(/^rediss?:\/\//, 'expected redis://… or rediss://…');
+export const REDIS_URL = z
+  .string()
+  .regex(
+    /^(rediss?|redis-cluster):\/\//,
+    'expected redis://…, rediss://… or redis-cluster://host:port,host:port,… (a Redis Cluster)',
+  );
 export const DATABASE_URL = z.string().regex(/^postgres(ql)?:\/\//, 'expected postgres://…');
 /** Connections a service's Postgres pool may hold. */
 export const DATABASE_POOL_MAX = positiveInt.max(100).default(8);

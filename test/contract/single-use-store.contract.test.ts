@@ -4,7 +4,13 @@ import { MemorySingleUseStore } from '../../libs/adapters/memory/single-use-stor
 import { PostgresSingleUseStore } from '../../libs/adapters/postgres/single-use-store.js';
 import { RedisSingleUseStore } from '../../libs/adapters/redis/single-use-store.js';
 import type { SingleUseStore } from '../../libs/ports/single-use-store.js';
-import { memoryHarness, postgresHarness, redisHarness, type Harness } from './store-harnesses.js';
+import {
+  memoryHarness,
+  postgresHarness,
+  redisClusterHarness,
+  redisHarness,
+  type Harness,
+} from './store-harnesses.js';
 
 /** The store's harness, and how far apart the store's clock and `now()` may be (0 for the manual clock). */
 type SingleUseHarness = Harness<SingleUseStore> & { readonly skewMs: number };
@@ -19,6 +25,16 @@ const adapters: { name: string; create(): Promise<SingleUseHarness> }[] = [
     name: 'redis',
     create: async () => ({
       ...(await redisHarness(
+        (redis, keyPrefix) => new RedisSingleUseStore(redis, { keyPrefix }),
+        'single_use',
+      )),
+      skewMs: 1_000,
+    }),
+  },
+  {
+    name: 'redis-cluster',
+    create: async () => ({
+      ...(await redisClusterHarness(
         (redis, keyPrefix) => new RedisSingleUseStore(redis, { keyPrefix }),
         'single_use',
       )),

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { Redis } from 'ioredis';
+import { Redis, type Cluster } from 'ioredis';
 import { ManualClock } from '../../libs/core/manual-clock.js';
 import type { IdempotencyStore } from '../../libs/ports/idempotency-store.js';
 import type { RateLimiter } from '../../libs/ports/rate-limiter.js';
@@ -15,7 +15,7 @@ import {
   migrate,
 } from '../../libs/adapters/postgres/index.js';
 import { DATABASE_URL, REDIS_URL } from '../helpers/env.js';
-import { createTestRedis } from '../helpers/redis.js';
+import { createTestRedis, createTestRedisCluster } from '../helpers/redis.js';
 import { createTestSchema } from '../helpers/postgres.js';
 
 /**
@@ -82,6 +82,29 @@ export async function redisHarness<T>(
 }
 
 /**
+ * `make` on a test namespace of the Redis Cluster (`name` prefixes it; its keys spread over every
+ * master), the peer on a second cluster client; `close` deletes the namespace's keys on every master.
+ */
+export async function redisClusterHarness<T>(
+  make: (redis: Cluster, prefix: string) => T,
+  name = 'contract',
+): Promise<Harness<T>> {
+  const test = createTestRedisCluster(name);
+  const second = createTestRedisCluster(name);
+  return Promise.resolve({
+    subject: make(test.redis, test.prefix),
+    peer: make(second.redis, test.prefix),
+    now: () => Date.now(),
+    pass: sleep,
+    async close() {
+      await test.clear();
+      await second.close();
+      await test.close();
+    },
+  });
+}
+
+/**
  * `make` on a fresh migrated schema (`name` prefixes it), the peer on a second pool of `max`
  * connections to the same schema; `close` ends that pool and drops the schema.
  */
@@ -133,6 +156,18 @@ export const idempotencyStoreAdapters: readonly AdapterCase<IdempotencyStore, Id
       ),
   },
   {
+    name: 'redis-cluster',
+    create: (options) =>
+      redisClusterHarness(
+        (redis, keyPrefix) =>
+          new RedisIdempotencyStore(redis, {
+            keyPrefix,
+            abandonedRetentionMs: TEST_RETENTION_MS,
+            ...options,
+          }),
+      ),
+  },
+  {
     name: 'postgres',
     create: (options) =>
       postgresHarness(
@@ -146,6 +181,10 @@ export const rateLimiterAdapters: readonly AdapterCase<RateLimiter>[] = [
   {
     name: 'redis',
     create: () => redisHarness((redis, keyPrefix) => new RedisRateLimiter(redis, { keyPrefix })),
+  },
+  {
+    name: 'redis-cluster',
+    create: () => redisClusterHarness((redis, keyPrefix) => new RedisRateLimiter(redis, { keyPrefix })),
   },
   { name: 'postgres', create: () => postgresHarness((pool) => new PostgresRateLimiter(pool)) },
 ];

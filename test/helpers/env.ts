@@ -11,6 +11,7 @@ declare module 'vitest' {
   export interface ProvidedContext {
     kafkaBrokers: string[];
     schemaRegistryUrl: string;
+    redisClusterNodes: string[];
   }
 }
 
@@ -22,4 +23,9 @@ export function kafkaBrokers(): string[] {
 /** Confluent-compatible schema registry base URL, as provided by test/global-setup.ts. */
 export function schemaRegistryUrl(): string {
   return inject('schemaRegistryUrl');
+}
+
+/** Seed nodes (`host:port`) of the test Redis Cluster, as provided by test/global-setup.ts. */
+export function redisClusterNodes(): string[] {
+  return inject('redisClusterNodes');
 }

@@ -1,5 +1,5 @@
-import { Redis } from 'ioredis';
-import { REDIS_URL } from './env.js';
+import { Cluster, Redis } from 'ioredis';
+import { REDIS_URL, redisClusterNodes } from './env.js';
 import { uniqueName } from './names.js';
 
 export interface TestRedis {
@@ -15,6 +15,52 @@ export function createTestRedis(prefix = 'tg'): TestRedis {
   return {
     redis,
     prefix: `${uniqueName(prefix)}:`,
+    async close() {
+      await redis.quit();
+    },
+  };
+}
+
+/** A Redis Cluster client plus a key prefix of the test's own, and a view of every master. */
+export interface TestRedisCluster {
+  readonly redis: Cluster;
+  readonly prefix: string;
+  /** Every key under the prefix on each master, by master address (`host:port`). */
+  keysByMaster(): Promise<Map<string, string[]>>;
+  /** Deletes every key under the prefix (one DEL per key: keys live in different slots). */
+  clear(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * A client of the test Redis Cluster (seed nodes from the global setup). Keys under one prefix hash
+ * to slots all over the cluster: the prefix carries no hash tag.
+ */
+export function createTestRedisCluster(prefix = 'tg'): TestRedisCluster {
+  const redis = new Cluster(
+    redisClusterNodes().map((node) => {
+      const [host, port] = node.split(':');
+      return { host: host!, port: Number(port) };
+    }),
+    { redisOptions: { maxRetriesPerRequest: 2 } },
+  );
+  const keyPrefix = `${uniqueName(prefix)}:`;
+  const keysByMaster = async (): Promise<Map<string, string[]>> => {
+    const byMaster = new Map<string, string[]>();
+    for (const node of redis.nodes('master')) {
+      byMaster.set(`${node.options.host}:${node.options.port}`, await node.keys(`${keyPrefix}*`));
+    }
+    return byMaster;
+  };
+  return {
+    redis,
+    prefix: keyPrefix,
+    keysByMaster,
+    async clear() {
+      for (const keys of (await keysByMaster()).values()) {
+        for (const key of keys) await redis.del(key);
+      }
+    },
     async close() {
       await redis.quit();
     },

@@ -7,3 +7,9 @@ export {
   RedisIdempotencyTombstones,
   type RedisIdempotencyTombstonesOptions,
 } from './redis-idempotency-tombstones.js';
+export {
+  connectRedis,
+  parseRedisClusterUrl,
+  REDIS_CLUSTER_SCHEME,
+  type RedisClusterTarget,
+} from './connect.js';
