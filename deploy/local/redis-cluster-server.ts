@@ -5,8 +5,8 @@ import { promisify } from 'node:util';
 import type { LocalServersConfig, RedisClusterSettings } from './config.js';
 import { withFileLock } from './file-lock.js';
 import type { LauncherLog } from './log.js';
-import type { ManagedServer } from './managed-server.js';
-import { acquireServer, downByHand, releaseServer, upByHand } from './shared-server.js';
+import { bringDown, type ManagedServer } from './managed-server.js';
+import { acquireServer, downByHand, releaseServer, tidyServer, upByHand } from './shared-server.js';
 import { waitFor } from './wait-for.js';
 
 const run = promisify(execFile);
@@ -125,6 +125,9 @@ async function nodeView(host: string, port: number): Promise<NodeView> {
 
 const ALL_SLOTS = 16_384;
 
+/** The nodes run but are neither one formed cluster nor all fresh. */
+class HalfFormedClusterError extends Error {}
+
 /**
  * Makes the running nodes one cluster: nothing to do when every node already sees all of them with
  * every slot assigned; from fresh nodes (each alone, no slots) `redis-cli --cluster create` assigns
@@ -142,7 +145,7 @@ async function formCluster(cfg: LocalServersConfig, timeoutMs: number, log: Laun
   if (formed) return;
   const fresh = views.every((v) => v.knownNodes === 1 && v.slotsAssigned === 0);
   if (!fresh) {
-    throw new Error(
+    throw new HalfFormedClusterError(
       `redis cluster on ${redisClusterAddresses(c).join(',')} is neither formed nor fresh ` +
         `(${views.map((v, i) => `${ports[i]}: ${v.state}, ${v.knownNodes} nodes`).join('; ')}); ` +
         `run 'npm run redis-cluster:down' and start it again`,
@@ -196,10 +199,20 @@ export function acquireRedisCluster(
 ): Promise<RedisClusterUp> {
   mkdirSync(clusterDir(cfg), { recursive: true });
   return withFileLock(join(clusterDir(cfg), 'cluster.lock'), LOCK_WAIT_MS, async () => {
-    const ups = await Promise.all(
-      redisClusterNodes(cfg).map((node) => acquireServer(node, cfg.startTimeoutMs, log, holder)),
-    );
-    await formCluster(cfg, cfg.startTimeoutMs, log);
+    const acquire = () =>
+      Promise.all(redisClusterNodes(cfg).map((node) => acquireServer(node, cfg.startTimeoutMs, log, holder)));
+    let ups = await acquire();
+    try {
+      await formCluster(cfg, cfg.startTimeoutMs, log);
+    } catch (err) {
+      if (!(err instanceof HalfFormedClusterError)) throw err;
+      // An interrupted start or a node restarted alone: such a cluster serves nobody, so it is
+      // started again from fresh nodes.
+      log(`${err.message}; starting every node again`);
+      for (const node of redisClusterNodes(cfg)) await bringDown(node, log);
+      ups = await acquire();
+      await formCluster(cfg, cfg.startTimeoutMs, log);
+    }
     return {
       nodes: redisClusterAddresses(cfg.redisCluster),
       url: redisClusterUrl(cfg.redisCluster),
@@ -244,5 +257,18 @@ export function redisClusterDownByHand(cfg: LocalServersConfig, log: LauncherLog
   mkdirSync(clusterDir(cfg), { recursive: true });
   return withFileLock(join(clusterDir(cfg), 'cluster.lock'), LOCK_WAIT_MS, async () => {
     for (const node of redisClusterNodes(cfg)) await downByHand(node, log);
+  });
+}
+
+/**
+ * For CI's clean-up and aborted runs: stops the nodes a test run started that no live run holds.
+ * Resolves with how many it stopped.
+ */
+export function tidyRedisCluster(cfg: LocalServersConfig, log: LauncherLog): Promise<number> {
+  mkdirSync(clusterDir(cfg), { recursive: true });
+  return withFileLock(join(clusterDir(cfg), 'cluster.lock'), LOCK_WAIT_MS, async () => {
+    let stopped = 0;
+    for (const node of redisClusterNodes(cfg)) if (await tidyServer(node, log)) stopped += 1;
+    return stopped;
   });
 }

@@ -1,11 +1,16 @@
 /**
  * `npm run redis-cluster:up` / `redis-cluster:down` (also `status`): a local Redis Cluster of three
- * masters with one replica each, on 127.0.0.1:$TOOLGATE_REDIS_CLUSTER_PORT (17001) and the five
+ * masters with one replica each (`tidy` stops nodes a test run started and no live run holds), on 127.0.0.1:$TOOLGATE_REDIS_CLUSTER_PORT (17001) and the five
  * ports after it. Services reach it with REDIS_URL=redis-cluster://127.0.0.1:17001,127.0.0.1:17002,…
  */
 import { loadLocalConfig } from './config.js';
 import { stderrLog } from './log.js';
-import { redisClusterDownByHand, redisClusterNodes, redisClusterUpByHand } from './redis-cluster-server.js';
+import {
+  redisClusterDownByHand,
+  redisClusterNodes,
+  redisClusterUpByHand,
+  tidyRedisCluster,
+} from './redis-cluster-server.js';
 
 const cfg = loadLocalConfig();
 const command = process.argv[2];
@@ -23,6 +28,9 @@ try {
     case 'down':
       await redisClusterDownByHand(cfg, stderrLog);
       break;
+    case 'tidy':
+      if ((await tidyRedisCluster(cfg, stderrLog)) === 0) stderrLog('redis cluster: nothing to tidy');
+      break;
     case 'status': {
       const answering = await Promise.all(
         redisClusterNodes(cfg).map((node) => node.answers().catch(() => false)),
@@ -34,7 +42,7 @@ try {
       break;
     }
     default:
-      stderrLog('usage: redis-cluster <up|down|status>');
+      stderrLog('usage: redis-cluster <up|down|status|tidy>');
       process.exitCode = 2;
   }
 } catch (err) {
