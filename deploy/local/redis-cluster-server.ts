@@ -80,6 +80,10 @@ export function redisClusterNode(cfg: LocalServersConfig, port: number): Managed
           '',
           '--appendonly',
           'no',
+          // A replica syncs the moment it attaches (the default waits 5 s for more replicas): a
+          // replica that has never synced cannot take over from its master.
+          '--repl-diskless-sync-delay',
+          '0',
           '--daemonize',
           'no',
           '--proc-title-template',
@@ -125,6 +129,33 @@ async function nodeView(host: string, port: number): Promise<NodeView> {
 
 const ALL_SLOTS = 16_384;
 
+/**
+ * True when every master has its replicas attached and each replica's link to its master is up:
+ * only a replica that has synced can take over when its master fails.
+ */
+async function replicasInSync(c: RedisClusterSettings): Promise<boolean> {
+  const roles = await Promise.all(
+    redisClusterPorts(c).map(async (port) => {
+      const info = await redisCli(c.host, port, 'info', 'replication');
+      const field = (name: string): string | undefined =>
+        new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim();
+      return {
+        role: field('role'),
+        linkUp: field('master_link_status') === 'up',
+        replicas: Number(field('connected_slaves') ?? 0),
+      };
+    }),
+  );
+  const masters = roles.filter((r) => r.role === 'master');
+  const replicas = roles.filter((r) => r.role === 'slave');
+  return (
+    masters.length === c.masters &&
+    masters.every((m) => m.replicas >= c.replicasPerMaster) &&
+    replicas.length === c.masters * c.replicasPerMaster &&
+    replicas.every((r) => r.linkUp)
+  );
+}
+
 /** The nodes run but are neither one formed cluster nor all fresh. */
 class HalfFormedClusterError extends Error {}
 
@@ -168,7 +199,7 @@ async function formCluster(cfg: LocalServersConfig, timeoutMs: number, log: Laun
     async () =>
       (await Promise.all(ports.map((port) => nodeView(c.host, port)))).every(
         (v) => v.state === 'ok' && v.knownNodes === ports.length,
-      ),
+      ) && (await replicasInSync(c)),
     { what: `redis cluster on ${redisClusterAddresses(c).join(',')}`, timeoutMs },
   );
   log(

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { RedisIdempotencyStore, RedisRateLimiter } from '../../libs/adapters/redis/index.js';
 import { systemClock } from '../../libs/core/system-clock.js';
 import { createCircuitBreakers, type ManagedCircuitBreakers } from '../../libs/execution/breakers.js';
@@ -18,7 +18,7 @@ export interface ChaosPipeline {
 }
 
 export interface ChaosPipelineOptions {
-  readonly redis: Redis;
+  readonly redis: Redis | Cluster;
   readonly keyPrefix: string;
   readonly owner: string;
   readonly tools: readonly ToolDefinition[];

@@ -1,0 +1,231 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPrincipalVerifier } from '../../libs/auth/principal-verifier.js';
+import { systemClock } from '../../libs/core/system-clock.js';
+import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
+import { createCallConsumer } from '../../services/executor/executor.js';
+import { connectRedis } from '../../libs/adapters/redis/connect.js';
+import { loadLocalConfig, type LocalServersConfig } from '../../deploy/local/config.js';
+import { silentLog } from '../../deploy/local/log.js';
+import { readPidFile } from '../../deploy/local/process-control.js';
+import {
+  acquireRedisCluster,
+  redisClusterDownByHand,
+  redisClusterNodes,
+  type RedisClusterUp,
+} from '../../deploy/local/redis-cluster-server.js';
+import {
+  AUDIENCE,
+  createExecutorStack,
+  ISSUER,
+  PARTITIONS,
+  type ExecutorStack,
+} from '../integration/executor/executor-stack.js';
+import { LEDGER_DDL, ledgerRows } from '../integration/executor/ledger-tools.js';
+import { chaosPipeline, type ChaosPipeline } from './chaos-pipeline.js';
+import { chaosScale, scaledTimeout } from './chaos-scale.js';
+import { logTail } from './log-tail.js';
+import { lossyLedgerTool } from './lossy-ledger.js';
+import { collectTopic, type CollectorSource } from './topic-collector.js';
+import type { Cluster } from 'ioredis';
+
+/**
+ * A Redis master fails over under a stream of calls through two executors: a private Redis Cluster
+ * of the scenario's own (three masters, a replica each, on ports no other test uses) holds the
+ * idempotency records and rate-limit buckets; mid-stream the master holding most of the run's keys
+ * is killed (SIGKILL) and its replica takes over after the cluster's node timeout. Then every call
+ * is published a second time, as a redelivery wave would bring it. Checks: every call answered,
+ * each call's effect at most once — also after the re-publication, which the idempotency records
+ * must answer, including those written just before the kill — and the time until calls flow again.
+ */
+const SCALE = chaosScale();
+const CALLS = SCALE.outageCalls;
+const KEYS = 30;
+
+let stack: ExecutorStack;
+let cfg: LocalServersConfig;
+let cluster: RedisClusterUp;
+let redis: Cluster;
+let built: ChaosPipeline;
+const executorLog = logTail('executors');
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+beforeAll(async () => {
+  stack = await createExecutorStack('chaos_redis_failover');
+  await stack.db.pool.query(LEDGER_DDL);
+  const base = loadLocalConfig();
+  // Six node ports and their bus ports (10,000 higher) that no shared server uses.
+  const firstPort = 21_000 + 10 * Math.floor(Math.random() * 90);
+  cfg = { ...base, redisCluster: { ...base.redisCluster, firstPort } };
+  cluster = await acquireRedisCluster(cfg, silentLog);
+  redis = connectRedis(cluster.url, { maxRetriesPerRequest: 2 }) as Cluster;
+  built = chaosPipeline({
+    redis,
+    keyPrefix: `${stack.prefix}:`,
+    owner: `${stack.prefix}-failover`,
+    tools: [lossyLedgerTool(stack.db.pool, { workMs: 2, losePerMille: 0 })],
+  });
+}, 180_000);
+
+afterAll(async () => {
+  built?.breakers.shutdown();
+  await redis?.quit().catch(() => undefined);
+  if (cfg !== undefined) await redisClusterDownByHand(cfg, silentLog);
+  await stack?.close();
+});
+
+/** The master that holds the most keys under `prefix`, by port. */
+async function busiestMaster(prefix: string): Promise<{ port: number; keys: number }> {
+  let best = { port: 0, keys: -1 };
+  for (const node of redis.nodes('master')) {
+    const keys = (await node.keys(`${prefix}*`)).length;
+    if (keys > best.keys) best = { port: Number(node.options.port), keys };
+  }
+  return best;
+}
+
+describe('Redis master failover', () => {
+  it(
+    'two executors ride out a master failover: every call answered, no effect twice, re-publication answered from the records',
+    async () => {
+      const source: CollectorSource = { kafka: stack.kafka, topics: stack.topics, codec: stack.codec };
+      const results = await collectTopic(source, 'results');
+      const dlq = await collectTopic(source, 'dlq');
+      const executors = ['a', 'b'].map((name) =>
+        createCallConsumer({
+          publisher: stack.bus,
+          subscriber: stack.bus,
+          codec: stack.codec,
+          topics: stack.topics,
+          replyTopics: { [stack.topics.results]: PARTITIONS.results },
+          pipeline: built.pipeline,
+          tools: built.registry,
+          verifier: createPrincipalVerifier({ keys: stack.jwks, issuer: ISSUER, audience: AUDIENCE }),
+          clock: systemClock,
+          logger: executorLog,
+          ownerId: `${stack.prefix}-failover-${name}`,
+          groupId: `${stack.prefix}-executors`,
+          maxConcurrency: 24,
+          backoff: { firstDelayMs: 50, maxDelayMs: 1_000 },
+        }),
+      );
+      for (const executor of executors) await executor.start();
+
+      const template = await stack.request({ key: 'k0', seq: 0, ref: 'template' });
+      const calls: ToolCallRequestedEvent[] = [];
+      for (let i = 0; i < CALLS; i++) {
+        const callId = `${stack.prefix}-c${i}`;
+        calls.push(
+          await stack.request(
+            { key: `k${i % KEYS}`, seq: i, ref: callId },
+            { callId, index: i, principalAssertion: template.principalAssertion, traceId: template.traceId },
+          ),
+        );
+      }
+      const perTick = Math.max(1, Math.ceil(CALLS / 80));
+      const publishing = (async () => {
+        for (let i = 0; i < calls.length; i += perTick) {
+          await stack.publishCalls(calls.slice(i, i + perTick));
+          await sleep(100);
+        }
+      })();
+
+      const answered = (): number => new Set(results.events.map((e) => e.callId)).size;
+      // When each answer arrived (sampled every 25 ms), to time the window of failed answers.
+      const arrivedAt: number[] = [];
+      const sampler = setInterval(() => {
+        while (arrivedAt.length < results.events.length) arrivedAt.push(Date.now());
+      }, 25);
+      await results.until(
+        () => answered() >= CALLS / 3,
+        60_000,
+        () => `a third answered: ${answered()}`,
+      );
+      const victim = await busiestMaster(`${stack.prefix}:`);
+      const node = redisClusterNodes(cfg).find((n) => n.address.endsWith(`:${victim.port}`))!;
+      const pid = readPidFile(node.pidFile)!;
+      const answeredAtKill = answered();
+      const killedAt = Date.now();
+      process.kill(pid, 'SIGKILL');
+      await publishing;
+      await results.until(
+        () => answered() >= CALLS,
+        scaledTimeout(120_000),
+        () => [`every call answered: ${answered()}/${CALLS}`, executorLog.summary()].join('\n'),
+      );
+
+      // The redelivery wave: every call again. Answers must come from the idempotency records.
+      const firstWave = results.events.length;
+      await stack.publishCalls(calls);
+      await results.until(
+        () => results.events.length >= firstWave + CALLS,
+        scaledTimeout(120_000),
+        () => `second wave answered: ${results.events.length - firstWave}/${CALLS}`,
+      );
+      clearInterval(sampler);
+      for (const executor of executors) await executor.stop();
+      await results.stop();
+      await dlq.stop();
+
+      const rows = await ledgerRows(stack.db.pool);
+      const rowsByCall = new Map<string, number>();
+      for (const r of rows) rowsByCall.set(r.callRef, (rowsByCall.get(r.callRef) ?? 0) + 1);
+      const first = new Map<string, string>();
+      const second = new Map<string, string>();
+      results.events.forEach((e, i) => (i < firstWave ? first : second).set(e.callId, e.outcome));
+      const tally = (m: Map<string, string>): Record<string, number> => {
+        const t: Record<string, number> = {};
+        for (const o of m.values()) t[o] = (t[o] ?? 0) + 1;
+        return t;
+      };
+      // The failover as callers saw it: from the kill to the last first-wave answer that was not a
+      // success (a call refused while its keys' master was away).
+      const failed = results.events
+        .map((e, i) => ({ e, i }))
+        .filter(({ e, i }) => i < firstWave && e.outcome !== 'SUCCESS');
+      const lastFailureMs = Math.max(0, ...failed.map(({ i }) => (arrivedAt[i] ?? killedAt) - killedAt));
+      const failureCodes: Record<string, number> = {};
+      for (const { e } of results.events
+        .filter((e) => e.outcome !== 'SUCCESS' && e.outcome !== 'DUPLICATE')
+        .map((e) => ({ e }))) {
+        const code = `${e.outcome}:${e.error?.code ?? ''}`;
+        failureCodes[code] = (failureCodes[code] ?? 0) + 1;
+      }
+      const openCases = new Set(dlq.events.filter((d) => d.reason === 'UNRESOLVED').map((d) => d.callId));
+      const figures = {
+        scale: SCALE.name,
+        calls: CALLS,
+        killedMaster: victim,
+        answeredAtKill,
+        failuresUntilMsAfterKill: lastFailureMs,
+        failureCodes,
+        ledgerRows: rows.length,
+        duplicates: [...rowsByCall.values()].filter((n) => n > 1).length,
+        answered: calls.filter((c) => first.has(c.callId)).length,
+        firstWave: tally(first),
+        secondWave: tally(second),
+        openCases: openCases.size,
+      };
+      console.log(`[chaos redis-failover] ${JSON.stringify(figures)}`);
+
+      expect(figures.duplicates).toBe(0);
+      expect(figures.answered).toBe(CALLS);
+      for (const c of calls) {
+        const ran = rowsByCall.get(c.callId) ?? 0;
+        const outcome = first.get(c.callId)!;
+        if (outcome === 'SUCCESS') {
+          expect(ran, c.callId).toBe(1);
+          // Its record survived the failover: the second delivery is answered from it.
+          expect(second.get(c.callId), c.callId).toBe('DUPLICATE');
+        } else if (outcome === 'EXECUTION_ERROR') {
+          // Refused while its master was away (fail closed, not run): the second delivery runs it.
+          expect(second.get(c.callId), c.callId).toBe('SUCCESS');
+          expect(ran, c.callId).toBe(1);
+        } else if (outcome === 'UNRESOLVED') {
+          expect(openCases.has(c.callId), c.callId).toBe(true);
+        }
+      }
+    },
+    scaledTimeout(300_000),
+  );
+});
