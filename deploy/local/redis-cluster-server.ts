@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import type { LocalServersConfig, RedisClusterSettings } from './config.js';
 import { withFileLock } from './file-lock.js';
 import type { LauncherLog } from './log.js';
-import { bringDown, type ManagedServer } from './managed-server.js';
+import { bringDown, bringUp, type ManagedServer } from './managed-server.js';
 import { acquireServer, downByHand, releaseServer, tidyServer, upByHand } from './shared-server.js';
 import { waitFor } from './wait-for.js';
 
@@ -37,9 +37,14 @@ const clusterDir = (cfg: LocalServersConfig): string =>
  * One node of the local Redis Cluster as a {@link ManagedServer}: `redis-server` in cluster mode
  * on 127.0.0.1, nothing persisted, its process title set to the marker (Redis rewrites its command
  * line, so the marker is the whole title). Each fresh start wipes the node's cluster state, so a
- * new start always forms a new cluster.
+ * new start always forms a new cluster; with `keepState` the node starts on its own state again
+ * (its nodes.conf: same node id), as a failed node that comes back rejoins its cluster.
  */
-export function redisClusterNode(cfg: LocalServersConfig, port: number): ManagedServer {
+export function redisClusterNode(
+  cfg: LocalServersConfig,
+  port: number,
+  options: { readonly keepState?: boolean } = {},
+): ManagedServer {
   const c = cfg.redisCluster;
   const runDir = join(clusterDir(cfg), `node-${port}`);
   const marker = `toolgate-redis-cluster-${port}`;
@@ -56,9 +61,11 @@ export function redisClusterNode(cfg: LocalServersConfig, port: number): Managed
     answers: async () => (await redisCli(c.host, port, 'ping')).trim() === 'PONG',
     async prepare() {
       const dataDir = join(runDir, 'data');
-      rmSync(dataDir, { recursive: true, force: true });
+      if (options.keepState !== true) {
+        rmSync(dataDir, { recursive: true, force: true });
+        rmSync(join(runDir, 'stdout.log'), { force: true });
+      }
       mkdirSync(dataDir, { recursive: true });
-      rmSync(join(runDir, 'stdout.log'), { force: true });
       return {
         command: 'redis-server',
         args: [
@@ -302,4 +309,16 @@ export function tidyRedisCluster(cfg: LocalServersConfig, log: LauncherLog): Pro
     for (const node of redisClusterNodes(cfg)) if (await tidyServer(node, log)) stopped += 1;
     return stopped;
   });
+}
+
+/**
+ * Starts a node of a running cluster again on its own cluster state, e.g. after it was killed: it
+ * rejoins its cluster, as a replica when its replica was promoted meanwhile. Resolves once it answers.
+ */
+export async function restartRedisClusterNode(
+  cfg: LocalServersConfig,
+  port: number,
+  log: LauncherLog,
+): Promise<void> {
+  await bringUp(redisClusterNode(cfg, port, { keepState: true }), cfg.startTimeoutMs, log);
 }

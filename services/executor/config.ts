@@ -7,6 +7,7 @@ import { EXECUTOR_DEFAULTS } from './create-executor.js';
 import {
   DATABASE_URL,
   IDEMPOTENCY_ENV,
+  replicaAcksOf,
   nonEmpty,
   parseEnv,
   PARTITION_ENV,
@@ -82,6 +83,8 @@ export interface ExecutorConfig extends ServiceSettings {
     readonly maxTokenAgeSec?: number;
   };
   readonly redisKeyPrefix: string;
+  /** Replicas each idempotency write must reach (REDIS_REPLICA_ACKS); undefined: no waiting. */
+  readonly redisReplicaAcks: { readonly replicas: number; readonly timeoutMs: number } | undefined;
   /** Undefined: the store catalog. */
   readonly catalogModule: string | undefined;
   /** Life of a completed key's tombstone; 0 keeps none (no retention signal). */
@@ -127,6 +130,7 @@ export function loadExecutorConfig(
       ...(e.PRINCIPAL_MAX_AGE_SEC === undefined ? {} : { maxTokenAgeSec: e.PRINCIPAL_MAX_AGE_SEC }),
     },
     redisKeyPrefix: e.REDIS_KEY_PREFIX,
+    redisReplicaAcks: replicaAcksOf(e),
     catalogModule: e.TOOLGATE_CATALOG_MODULE,
     resultTtlMs: e.RESULT_TTL_MS,
     leaseMarginMs: e.LEASE_MARGIN_MS,

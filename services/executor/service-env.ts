@@ -82,7 +82,20 @@ export function partitionCounts(e: z.infer<z.ZodObject<typeof PARTITION_ENV>>): 
 export const IDEMPOTENCY_ENV = {
   REDIS_KEY_PREFIX: z.string().default('toolgate:'),
   RESULT_TTL_MS: positiveInt.default(7 * 24 * 3600 * 1000),
+  /** Replicas that must have each idempotency write before it counts (Redis WAIT); 0: none. */
+  REDIS_REPLICA_ACKS: z.coerce.number().int().min(0).max(5).default(0),
+  REDIS_REPLICA_ACK_TIMEOUT_MS: positiveInt.default(500),
 };
+
+/** The idempotency store's `replicaAcks` setting from {@link IDEMPOTENCY_ENV}; undefined when 0. */
+export function replicaAcksOf(e: {
+  readonly REDIS_REPLICA_ACKS: number;
+  readonly REDIS_REPLICA_ACK_TIMEOUT_MS: number;
+}): { readonly replicas: number; readonly timeoutMs: number } | undefined {
+  return e.REDIS_REPLICA_ACKS === 0
+    ? undefined
+    : { replicas: e.REDIS_REPLICA_ACKS, timeoutMs: e.REDIS_REPLICA_ACK_TIMEOUT_MS };
+}
 
 /** The part of every service's configuration that {@link SERVICE_ENV} holds. */
 export interface ServiceSettings {

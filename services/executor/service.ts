@@ -62,7 +62,10 @@ export function createExecutorService(config: ExecutorConfig, options: ExecutorS
         codec,
         topics,
         replyTopics: { [topics.results]: config.partitions.results },
-        idempotency: new RedisIdempotencyStore(redis, { keyPrefix: config.redisKeyPrefix }),
+        idempotency: new RedisIdempotencyStore(redis, {
+          keyPrefix: config.redisKeyPrefix,
+          ...(config.redisReplicaAcks === undefined ? {} : { replicaAcks: config.redisReplicaAcks }),
+        }),
         tombstones: new RedisIdempotencyTombstones(redis, { keyPrefix: config.redisKeyPrefix }),
         rateLimiter: new RedisRateLimiter(redis, { keyPrefix: config.redisKeyPrefix }),
         verifier: createPrincipalVerifier({

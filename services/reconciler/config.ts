@@ -5,6 +5,7 @@ import {
   DATABASE_POOL_MAX,
   DATABASE_URL,
   IDEMPOTENCY_ENV,
+  replicaAcksOf,
   nonEmpty,
   parseEnv,
   PARTITION_ENV,
@@ -65,6 +66,8 @@ export interface ReconcilerConfig extends ServiceSettings {
   readonly reconcilerId: string;
   readonly partitions: PartitionCounts;
   readonly redisKeyPrefix: string;
+  /** Replicas each idempotency write must reach (REDIS_REPLICA_ACKS); undefined: no waiting. */
+  readonly redisReplicaAcks: { readonly replicas: number; readonly timeoutMs: number } | undefined;
   /** Undefined: the store catalog. */
   readonly catalogModule: string | undefined;
   readonly resultTtlMs: number;
@@ -101,6 +104,7 @@ export function loadReconcilerConfig(
     reconcilerId: e.RECONCILER_ID ?? `reconciler-${hostname()}-${process.pid}`,
     partitions: partitionCounts(e),
     redisKeyPrefix: e.REDIS_KEY_PREFIX,
+    redisReplicaAcks: replicaAcksOf(e),
     catalogModule: e.TOOLGATE_CATALOG_MODULE,
     resultTtlMs: e.RESULT_TTL_MS,
     checkScheduleMs: e.CHECK_SCHEDULE_MS,

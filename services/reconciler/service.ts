@@ -80,7 +80,10 @@ export function createReconcilerService(
         codec,
         topics,
         cases: new PostgresCaseStore(pool, clock),
-        idempotency: new RedisIdempotencyStore(redis, { keyPrefix: config.redisKeyPrefix }),
+        idempotency: new RedisIdempotencyStore(redis, {
+          keyPrefix: config.redisKeyPrefix,
+          ...(config.redisReplicaAcks === undefined ? {} : { replicaAcks: config.redisReplicaAcks }),
+        }),
         tools: catalog.registry,
         clock,
         logger: context.logger.child({ component: 'reconciler' }),

@@ -12,12 +12,23 @@ import {
   checkComplete,
   type IdempotencyStoreOptions,
 } from '../memory/idempotency-options.js';
+import { ToolgateError } from '../../core/errors.js';
 import { luaScript } from './lua-script.js';
 
 /** How a {@link RedisIdempotencyStore} names its keys and how long it keeps abandoned markers. */
 export interface RedisIdempotencyStoreOptions extends IdempotencyStoreOptions {
   /** Prepended to every key this store writes (e.g. `toolgate:`); records live at `<prefix>idem:<key>`. */
   readonly keyPrefix: string;
+  /**
+   * Wait after each write until this many replicas of the key's master have it (Redis WAIT), at
+   * most `timeoutMs`. Redis replicates asynchronously: without it, a claim acknowledged by a master
+   * that dies before its replica received it is lost with it, and a redelivery of that call after
+   * the failover claims afresh and runs the tool again. A claim the replicas do not acknowledge in
+   * time is given back and throws DEPENDENCY_UNAVAILABLE (the call is refused, not run);
+   * a completion, settle or release that is not acknowledged returns false (its caller's rule for a
+   * write that may not have happened). Default: no waiting.
+   */
+  readonly replicaAcks?: { readonly replicas: number; readonly timeoutMs: number };
 }
 
 /**
@@ -42,6 +53,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   private readonly peekScript = luaScript('idempotency-peek.lua');
   private readonly keyPrefix: string;
   private readonly abandonedRetentionMs: number;
+  private readonly replicaAcks: RedisIdempotencyStoreOptions['replicaAcks'];
 
   constructor(
     private readonly redis: Redis | Cluster,
@@ -49,6 +61,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   ) {
     this.keyPrefix = options.keyPrefix;
     this.abandonedRetentionMs = abandonedRetentionMs(options);
+    this.replicaAcks = options.replicaAcks;
   }
 
   async claim(key: string, fingerprint: string, owner: string, leaseMs: number): Promise<ClaimResult> {
@@ -58,7 +71,17 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       [this.recordKey(key)],
       [fingerprint, owner, lease, this.abandonedRetentionMs],
     );
-    return parseClaimReply(reply);
+    const claim = parseClaimReply(reply);
+    if ((claim.kind === 'claimed' || claim.kind === 'taken-over') && !(await this.replicated(key))) {
+      // The call will not run: the key is given back so its redelivery is a first run, not a
+      // take-over of a call that might have run.
+      await this.releaseScript.run(this.redis, [this.recordKey(key)], [owner]).catch(() => undefined);
+      throw new ToolgateError(
+        'DEPENDENCY_UNAVAILABLE',
+        `the idempotency claim was not acknowledged by ${this.replicaAcks!.replicas} Redis replica(s) within ${this.replicaAcks!.timeoutMs} ms`,
+      );
+    }
+    return claim;
   }
 
   async complete(key: string, owner: string, stored: StoredResult, ttlMs: number): Promise<boolean> {
@@ -68,14 +91,14 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       [this.recordKey(key)],
       [owner, JSON.stringify(stored), ttl],
     );
-    return reply === 1;
+    return reply === 1 && (await this.replicated(key));
   }
 
   async release(key: string, owner: string): Promise<boolean> {
     checkKey('key', key);
     checkKey('owner', owner);
     const reply = await this.releaseScript.run(this.redis, [this.recordKey(key)], [owner]);
-    return reply === 1;
+    return reply === 1 && (await this.replicated(key));
   }
 
   async settle(key: string, stored: StoredResult, ttlMs: number): Promise<boolean> {
@@ -86,12 +109,34 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       [this.recordKey(key)],
       [JSON.stringify(stored), ttl],
     );
-    return reply === 1;
+    return reply === 1 && (await this.replicated(key));
   }
 
   async peek(key: string): Promise<PeekResult> {
     checkKey('key', key);
     return parsePeekReply(await this.peekScript.run(this.redis, [this.recordKey(key)], []));
+  }
+
+  /**
+   * True when no replica acknowledgement is asked for, or when `replicaAcks.replicas` replicas of the
+   * record's master acknowledged every earlier write of this connection within the timeout. On a
+   * Cluster, WAIT goes in one pipeline with a read of the record's key, so it runs on that key's
+   * master.
+   */
+  private async replicated(key: string): Promise<boolean> {
+    if (this.replicaAcks === undefined) return true;
+    const { replicas, timeoutMs } = this.replicaAcks;
+    const redis = this.redis;
+    let acknowledged: unknown;
+    if ('isCluster' in redis && redis.isCluster) {
+      const replies = await redis.pipeline().exists(this.recordKey(key)).wait(replicas, timeoutMs).exec();
+      const [error, value] = replies?.[1] ?? [new Error('no reply to WAIT'), undefined];
+      if (error !== null) throw error;
+      acknowledged = value;
+    } else {
+      acknowledged = await redis.wait(replicas, timeoutMs);
+    }
+    return typeof acknowledged === 'number' && acknowledged >= replicas;
   }
 
   /** The Redis key of one record; exposed for operational tooling and tests that inspect TTLs. */

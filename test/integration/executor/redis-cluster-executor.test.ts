@@ -34,6 +34,8 @@ describe('an executor process on a Redis Cluster', () => {
       ...stack.serviceEnv('executor-cluster'),
       REDIS_URL: `redis-cluster://${redisClusterNodes().join(',')}`,
       REDIS_KEY_PREFIX: cluster.prefix,
+      // Every idempotency write waits for the key's replica, as a production cluster would run.
+      REDIS_REPLICA_ACKS: '1',
       TOOLGATE_CATALOG_MODULE: fileURLToPath(new URL('./ledger-catalog.ts', import.meta.url)),
       LEDGER_WORK_MS: '1',
     });

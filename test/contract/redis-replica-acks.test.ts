@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RedisIdempotencyStore } from '../../libs/adapters/redis/index.js';
+import { ToolgateError } from '../../libs/core/errors.js';
+import type { StoredResult } from '../../libs/ports/idempotency-store.js';
+import {
+  createTestRedis,
+  createTestRedisCluster,
+  type TestRedis,
+  type TestRedisCluster,
+} from '../helpers/redis.js';
+import { uniqueName } from '../helpers/names.js';
+
+const stored: StoredResult = { outcome: 'SUCCESS', result: { ok: true }, completedAtMs: 1_700_000_000_000 };
+const unavailable = (error: unknown): boolean =>
+  error instanceof ToolgateError && error.code === 'DEPENDENCY_UNAVAILABLE';
+
+/**
+ * `replicaAcks`: the idempotency store waits for replicas (Redis WAIT) so a record survives its
+ * master's failover. The test cluster gives every master one replica; the single test Redis has none.
+ */
+describe('RedisIdempotencyStore with replica acknowledgements', () => {
+  let cluster: TestRedisCluster;
+  let single: TestRedis;
+  beforeAll(() => {
+    cluster = createTestRedisCluster('replica_acks');
+    single = createTestRedis('replica_acks');
+  });
+  afterAll(async () => {
+    await cluster.clear();
+    await cluster.close();
+    await single.close();
+  });
+
+  it('claims, completes and answers on a cluster whose masters each have a replica, for keys on every master', async () => {
+    const store = new RedisIdempotencyStore(cluster.redis, {
+      keyPrefix: cluster.prefix,
+      replicaAcks: { replicas: 1, timeoutMs: 2_000 },
+    });
+    for (let i = 0; i < 20; i += 1) {
+      const key = uniqueName('call');
+      expect((await store.claim(key, 'fp', 'owner', 30_000)).kind).toBe('claimed');
+      expect(await store.complete(key, 'owner', stored, 60_000)).toBe(true);
+      expect(await store.claim(key, 'fp', 'other', 30_000)).toEqual({ kind: 'completed', stored });
+    }
+    const perMaster = [...(await cluster.keysByMaster()).values()].map((keys) => keys.length);
+    expect(perMaster.every((count) => count > 0)).toBe(true);
+  });
+
+  it('refuses a claim that fewer replicas acknowledge than asked: DEPENDENCY_UNAVAILABLE, never a silent claim', async () => {
+    const onCluster = new RedisIdempotencyStore(cluster.redis, {
+      keyPrefix: cluster.prefix,
+      replicaAcks: { replicas: 2, timeoutMs: 100 },
+    });
+    await expect(onCluster.claim(uniqueName('call'), 'fp', 'owner', 30_000)).rejects.toSatisfy(unavailable);
+
+    const onSingle = new RedisIdempotencyStore(single.redis, {
+      keyPrefix: single.prefix,
+      replicaAcks: { replicas: 1, timeoutMs: 50 },
+    });
+    const key = uniqueName('call');
+    await expect(onSingle.claim(key, 'fp', 'owner', 30_000)).rejects.toSatisfy(unavailable);
+    // The refused claim is given back: the call did not run, so its redelivery is a first run.
+    expect((await onSingle.peek(key)).kind).toBe('absent');
+  });
+
+  it('reports a completion the replicas did not acknowledge as not written', async () => {
+    const plain = new RedisIdempotencyStore(single.redis, { keyPrefix: single.prefix });
+    const waiting = new RedisIdempotencyStore(single.redis, {
+      keyPrefix: single.prefix,
+      replicaAcks: { replicas: 1, timeoutMs: 50 },
+    });
+    const key = uniqueName('call');
+    expect((await plain.claim(key, 'fp', 'owner', 30_000)).kind).toBe('claimed');
+    expect(await waiting.complete(key, 'owner', stored, 60_000)).toBe(false);
+    await single.redis.del(plain.recordKey(key));
+  });
+});
