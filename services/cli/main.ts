@@ -14,7 +14,7 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
 });
 
 /** The service commands; their modules (Kafka, Redis, Postgres clients) load only when named. */
-const SERVICES = new Set(['executor', 'audit-sink', 'reconciler']);
+const SERVICES = new Set(['executor', 'audit-sink', 'reconciler', 'ops-console']);
 
 const argv = process.argv.slice(2);
 const io = { stdout: process.stdout, stderr: process.stderr };

@@ -121,7 +121,8 @@ const deployments = readdirSync(k8sDir)
   .flatMap((f) =>
     parseAllDocuments(readFileSync(new URL(f, k8sDir), 'utf8')).map((d) => d.toJS() as Deployment),
   )
-  .filter((r) => r.kind === 'Deployment');
+  // The workloads: Deployments, and a StatefulSet where a service needs stable pod names.
+  .filter((r) => r.kind === 'Deployment' || r.kind === 'StatefulSet');
 
 describe('deploy/docker/Dockerfile', () => {
   const user = main.body.filter((i) => i.keyword === 'USER').at(-1)?.args;
@@ -170,7 +171,11 @@ describe('deploy/docker/Dockerfile', () => {
     );
     expect(built.length).toBeGreaterThan(0);
     for (const s of built) expect(s.image).toBe(mainTag);
-    expect(deployments.length).toBe(3);
+    // One workload per service manifest, named after it (config.yaml holds only settings).
+    const serviceManifests = readdirSync(k8sDir).filter((f) => f.endsWith('.yaml') && f !== 'config.yaml');
+    expect(deployments.map((d) => d.metadata.name).sort()).toEqual(
+      serviceManifests.map((f) => `toolgate-${f.replace(/\.yaml$/, '')}`).sort(),
+    );
     for (const d of deployments) {
       for (const c of d.spec.template.spec.containers) expect(c.image, d.metadata.name).toBe(mainTag);
     }

@@ -1,0 +1,201 @@
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import type { JSONWebKeySet } from 'jose';
+import { z } from 'zod';
+import {
+  DATABASE_POOL_MAX,
+  DATABASE_URL,
+  IDEMPOTENCY_ENV,
+  nonEmpty,
+  parseEnv,
+  PARTITION_ENV,
+  partitionCounts,
+  positiveInt,
+  REDIS_URL,
+  SERVICE_ENV,
+  serviceSettings,
+  ServiceConfigError,
+  type PartitionCounts,
+  type ServiceSettings,
+} from '../executor/service-env.js';
+
+/** Issuer the console expects on operators' sign-in tokens unless OPS_CONSOLE_ISSUER says otherwise. */
+export const DEFAULT_OPERATOR_ISSUER = 'toolgate-identity';
+/** Audience the console expects on operators' sign-in tokens unless OPS_CONSOLE_AUDIENCE says otherwise. */
+export const DEFAULT_OPERATOR_AUDIENCE = 'toolgate-ops-console';
+
+/** The shortest session secret accepted: 32 bytes, as for the preview key. */
+const MIN_SESSION_SECRET_BYTES = 32;
+
+/**
+ * The environment the console reads. The bus, topic prefix, partition counts, Redis key prefix,
+ * result TTL and catalog module use the executor's names and defaults (executor/service-env.ts):
+ * the console's actions settle the executors' idempotency records and publish on their topics
+ * through the reconciler's operations, so all must agree.
+ */
+const EnvSchema = z.object({
+  ...SERVICE_ENV,
+  ...PARTITION_ENV,
+  ...IDEMPOTENCY_ENV,
+  REDIS_URL,
+  DATABASE_URL,
+  DATABASE_POOL_MAX,
+  TOOLGATE_CATALOG_MODULE: nonEmpty.optional(),
+  /** `producerId` of this instance's log lines; unique per instance. */
+  OPS_CONSOLE_ID: nonEmpty.max(200).optional(),
+  /** Port of the console's pages (the health endpoint keeps HTTP_PORT). */
+  OPS_CONSOLE_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  OPS_CONSOLE_HOST: nonEmpty.default('0.0.0.0'),
+  /** The origin browsers reach the console at (scheme://host[:port]); state-changing requests must come from it. */
+  OPS_CONSOLE_ORIGIN: z.url().transform((v, ctx) => {
+    const url = new URL(v);
+    if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.origin !== v.replace(/\/$/, '')) {
+      ctx.addIssue({ code: 'custom', message: 'expected an origin: http(s)://host[:port], no path' });
+      return z.NEVER;
+    }
+    return url.origin;
+  }),
+  /** The identity provider's public keys (a JWKS), inline or as a file. Exactly one of the two. */
+  OPS_CONSOLE_JWKS: z.string().optional(),
+  OPS_CONSOLE_JWKS_FILE: z.string().optional(),
+  OPS_CONSOLE_ISSUER: nonEmpty.default(DEFAULT_OPERATOR_ISSUER),
+  OPS_CONSOLE_AUDIENCE: nonEmpty.default(DEFAULT_OPERATOR_AUDIENCE),
+  /** base64 of at least 32 random bytes; signs sessions and CSRF tokens (the same on every replica). */
+  OPS_CONSOLE_SESSION_SECRET: nonEmpty,
+  OPS_CONSOLE_SESSION_TTL_SEC: positiveInt.max(7 * 24 * 3600).default(8 * 3600),
+  /** "true": a sign-in form that takes a name and a role without any token. Development only. */
+  OPS_CONSOLE_DEV_LOGIN: z.enum(['true', 'false']).default('false'),
+});
+
+type Env = z.infer<typeof EnvSchema>;
+
+/** How operators sign in. */
+export interface OperatorAuthConfig {
+  /** The identity provider's public keys; undefined only with the development login. */
+  readonly jwks: JSONWebKeySet | undefined;
+  readonly issuer: string;
+  readonly audience: string;
+  /** Signs session cookies and CSRF tokens. A secret: never logged or shown. */
+  readonly sessionSecret: Buffer;
+  readonly sessionTtlSec: number;
+  /** The static development login (any name, any role, no token): only when explicitly enabled. */
+  readonly devLogin: boolean;
+}
+
+/** The console's configuration, parsed once from the environment by {@link loadOpsConsoleConfig}. */
+export interface OpsConsoleConfig extends ServiceSettings {
+  readonly redisUrl: string;
+  readonly databaseUrl: string;
+  readonly databasePoolMax: number;
+  readonly consoleId: string;
+  readonly partitions: PartitionCounts;
+  readonly redisKeyPrefix: string;
+  readonly resultTtlMs: number;
+  /** Undefined: the store catalog. */
+  readonly catalogModule: string | undefined;
+  readonly port: number;
+  readonly host: string;
+  /** The public origin, e.g. `https://ops.example.com`; also decides whether cookies are `Secure`. */
+  readonly origin: string;
+  readonly auth: OperatorAuthConfig;
+}
+
+/** Thrown with every problem of the environment listed, one per line, by variable name. */
+export class OpsConsoleConfigError extends ServiceConfigError {
+  override readonly name = 'OpsConsoleConfigError';
+  constructor(problems: readonly string[]) {
+    super('ops-console', problems);
+  }
+}
+
+/**
+ * Parses the console's environment once. `readFile` reads OPS_CONSOLE_JWKS_FILE (injected for
+ * tests). Throws {@link OpsConsoleConfigError} naming every bad or missing variable; never echoes a
+ * value (URLs may carry passwords, and the session secret is one).
+ */
+export function loadOpsConsoleConfig(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  readFile: (path: string) => string = (path) => readFileSync(path, 'utf8'),
+): OpsConsoleConfig {
+  const e = parseEnv(EnvSchema, env, (problems) => new OpsConsoleConfigError(problems));
+  const devLogin = e.OPS_CONSOLE_DEV_LOGIN === 'true';
+  return {
+    ...serviceSettings(e),
+    redisUrl: e.REDIS_URL,
+    databaseUrl: e.DATABASE_URL,
+    databasePoolMax: e.DATABASE_POOL_MAX,
+    consoleId: e.OPS_CONSOLE_ID ?? `ops-console-${hostname()}-${process.pid}`,
+    partitions: partitionCounts(e),
+    redisKeyPrefix: e.REDIS_KEY_PREFIX,
+    resultTtlMs: e.RESULT_TTL_MS,
+    catalogModule: e.TOOLGATE_CATALOG_MODULE,
+    port: e.OPS_CONSOLE_PORT,
+    host: e.OPS_CONSOLE_HOST,
+    origin: e.OPS_CONSOLE_ORIGIN,
+    auth: {
+      jwks: operatorKeys(e, readFile, devLogin),
+      issuer: e.OPS_CONSOLE_ISSUER,
+      audience: e.OPS_CONSOLE_AUDIENCE,
+      sessionSecret: sessionSecret(e.OPS_CONSOLE_SESSION_SECRET),
+      sessionTtlSec: e.OPS_CONSOLE_SESSION_TTL_SEC,
+      devLogin,
+    },
+  };
+}
+
+function sessionSecret(text: string): Buffer {
+  const bytes = Buffer.from(text, 'base64');
+  if (bytes.length < MIN_SESSION_SECRET_BYTES) {
+    throw new OpsConsoleConfigError([
+      `OPS_CONSOLE_SESSION_SECRET: expected base64 of at least ${MIN_SESSION_SECRET_BYTES} random bytes (openssl rand -base64 32)`,
+    ]);
+  }
+  return bytes;
+}
+
+const JwksSchema = z.object({
+  keys: z
+    .array(z.looseObject({ kty: z.string(), kid: z.string().optional() }))
+    .min(1, 'needs at least one key'),
+});
+
+/** The identity provider's JWKS; neither variable set is allowed only with the development login. */
+function operatorKeys(
+  e: Env,
+  readFile: (path: string) => string,
+  devLogin: boolean,
+): JSONWebKeySet | undefined {
+  const inline = e.OPS_CONSOLE_JWKS?.trim() || undefined;
+  const file = e.OPS_CONSOLE_JWKS_FILE?.trim() || undefined;
+  if (inline !== undefined && file !== undefined) {
+    throw new OpsConsoleConfigError(['OPS_CONSOLE_JWKS / OPS_CONSOLE_JWKS_FILE: set at most one of the two']);
+  }
+  if (inline === undefined && file === undefined) {
+    if (devLogin) return undefined;
+    throw new OpsConsoleConfigError([
+      'OPS_CONSOLE_JWKS / OPS_CONSOLE_JWKS_FILE: required (the identity provider keys operators sign in with), unless OPS_CONSOLE_DEV_LOGIN=true',
+    ]);
+  }
+  const name = inline !== undefined ? 'OPS_CONSOLE_JWKS' : 'OPS_CONSOLE_JWKS_FILE';
+  let text: string;
+  try {
+    text = inline ?? readFile(file!);
+  } catch (err) {
+    throw new OpsConsoleConfigError([
+      `${name}: cannot read the file (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+    ]);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new OpsConsoleConfigError([`${name}: not valid JSON`]);
+  }
+  const jwks = JwksSchema.safeParse(json);
+  if (!jwks.success) {
+    throw new OpsConsoleConfigError(
+      jwks.error.issues.map((issue) => `${name}: ${issue.path.join('.')} ${issue.message}`),
+    );
+  }
+  return jwks.data;
+}

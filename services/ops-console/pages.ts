@@ -1,0 +1,692 @@
+import type { ReconciliationCase } from '../../libs/ports/case-store.js';
+import type {
+  StoredAuditRecord,
+  VerifyReport,
+  WhoDidAnswer,
+  WhoDidEntry,
+} from '../../libs/ports/audit-store.js';
+import type { CaseView } from '../reconciler/operation-types.js';
+import type { PendingApproval } from './approvals.js';
+import { html, jsonBlock, raw, when, type Html } from './html.js';
+import { mayDo, type ConsoleRole } from './roles.js';
+
+/** The most cases one list page reads from the store (the case store's query limit). */
+export const LIST_LIMIT = 500;
+
+/** Who is looking, for the header and the forms. */
+export interface Viewer {
+  readonly operator: string;
+  readonly roles: readonly ConsoleRole[];
+  readonly via: 'token' | 'dev';
+  /** The session's CSRF token, put in every form's hidden field. */
+  readonly csrf: string;
+}
+
+/** A flash line above the page body: what the last action did, or why it was refused. */
+export interface Notice {
+  readonly kind: 'ok' | 'error';
+  readonly text: string;
+}
+
+const CSS = `
+*{box-sizing:border-box}body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1d2330;background:#f5f6f8}
+header{display:flex;gap:1.5rem;align-items:center;padding:.6rem 1.2rem;background:#1d2330;color:#fff}
+header a{color:#cfd6e4;text-decoration:none}header a:hover{color:#fff}header .who{margin-left:auto;color:#cfd6e4}
+header form{display:inline}header button{background:none;border:1px solid #56607a;color:#cfd6e4;padding:.15rem .5rem;border-radius:3px;cursor:pointer}
+main{padding:1rem 1.4rem;max-width:1300px}h1{font-size:1.3rem;margin:.2rem 0 1rem}h2{font-size:1.05rem;margin:1.4rem 0 .5rem}
+table{border-collapse:collapse;width:100%;background:#fff;border:1px solid #dde1e8}th,td{text-align:left;padding:.35rem .55rem;border-bottom:1px solid #eceef2;vertical-align:top}
+th{background:#eef0f4;font-weight:600;font-size:.85rem}td.note{white-space:pre-wrap;max-width:40rem}
+.muted{color:#6b7385}.state{display:inline-block;padding:0 .4rem;border-radius:3px;font-size:.8rem;background:#e3e7ee}
+.state.needs_manual{background:#ffe1b3}.state.open{background:#d6e8ff}.state.resolved_succeeded{background:#d4f2dc}.state.resolved_failed{background:#f7d4d4}
+form.filters{display:flex;gap:.6rem;flex-wrap:wrap;align-items:end;margin-bottom:.8rem}label{display:flex;flex-direction:column;font-size:.8rem;color:#4a5264;gap:.15rem}
+input,select,textarea{font:inherit;padding:.25rem .4rem;border:1px solid #c5cbd6;border-radius:3px;background:#fff}textarea{width:100%;min-height:3.2rem}
+button.primary{background:#2f5fd0;color:#fff;border:0;padding:.35rem .8rem;border-radius:3px;cursor:pointer}button.danger{background:#b3261e;color:#fff;border:0;padding:.35rem .8rem;border-radius:3px;cursor:pointer}
+.panel{background:#fff;border:1px solid #dde1e8;padding:.8rem 1rem;margin:.6rem 0}.actions{display:grid;grid-template-columns:repeat(auto-fit,minmax(320px,1fr));gap:.8rem}
+.notice{padding:.5rem .8rem;margin-bottom:.8rem;border-radius:3px}.notice.ok{background:#d4f2dc}.notice.error{background:#f7d4d4}
+.why{background:#fff6e0;border-left:3px solid #e0a800;padding:.4rem .7rem}dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin:0}dt{color:#6b7385}dd{margin:0}
+pre.json{margin:0;font-size:.8rem;white-space:pre-wrap;word-break:break-all}code{font-size:.85rem}.ok{color:#17733a}.bad{color:#b3261e}
+`;
+
+/** A whole page: header with navigation and the operator, the notice, the body. */
+export function layout(title: string, viewer: Viewer | undefined, body: Html, notice?: Notice): Html {
+  return html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width,initial-scale=1" />
+        <title>${title} · toolgate ops</title>
+        <style>
+          ${raw(CSS)}
+        </style>
+      </head>
+      <body>
+        <header>
+          <strong>toolgate ops</strong>
+          ${
+            viewer === undefined
+              ? ''
+              : html`<a href="/cases">Cases</a><a href="/dead-letters">Dead letters</a
+                  ><a href="/approvals">Approvals</a><a href="/audit">Audit</a><a href="/chains">Chains</a>
+                  <span class="who">${signedInAs(viewer)}</span>
+                  <form method="post" action="/logout">
+                    ${csrfField(viewer)}<button type="submit">Sign out</button>
+                  </form>`
+          }
+        </header>
+        <main>
+          ${notice === undefined ? '' : html`<div class="notice ${notice.kind}" role="status">${notice.text}</div>`}
+          <h1>${title}</h1>
+          ${body}
+        </main>
+      </body>
+    </html>`;
+}
+
+/** `operator:ann · operator, approver`, and whether the development login was used. */
+function signedInAs(viewer: Viewer): string {
+  return `operator:${viewer.operator} · ${viewer.roles.join(', ')}${viewer.via === 'dev' ? ' · development login' : ''}`;
+}
+
+function csrfField(viewer: Viewer): Html {
+  return html`<input type="hidden" name="_csrf" value="${viewer.csrf}" />`;
+}
+
+/** The sign-in page: paste a token (posted in the body, never in a URL); the development form only when enabled. */
+export function loginPage(devLogin: boolean, error?: string): Html {
+  return layout(
+    'Sign in',
+    undefined,
+    html`<div class="panel">
+        <form method="post" action="/login">
+          <label
+            >Sign-in token from your identity provider<textarea
+              name="token"
+              autocomplete="off"
+              required
+            ></textarea>
+          </label>
+          <p><button class="primary" type="submit">Sign in</button></p>
+        </form>
+      </div>
+      ${
+        devLogin
+          ? html`<div class="panel">
+              <h2>Development login</h2>
+              <p class="muted">
+                Enabled by OPS_CONSOLE_DEV_LOGIN=true: no token is checked. Never enable it outside
+                development.
+              </p>
+              <form method="post" action="/login/dev">
+                <label>Name<input name="operator" required pattern="[A-Za-z0-9._@-]{1,64}" /></label>
+                <label
+                  >Role<select name="role">
+                    <option>viewer</option>
+                    <option>operator</option>
+                    <option>approver</option>
+                  </select></label
+                >
+                <p><button class="primary" type="submit">Sign in (development)</button></p>
+              </form>
+            </div>`
+          : ''
+      }`,
+    error === undefined ? undefined : { kind: 'error', text: error },
+  );
+}
+
+/** The filters of the case and dead-letter lists, as read from the query string. */
+export interface ListFilters {
+  readonly state?: string;
+  readonly tool?: string;
+  readonly tenant?: string;
+  readonly reason?: string;
+  /** `lt1h`, `lt24h`, `gt1h`, `gt24h`, `gt7d`. */
+  readonly age?: string;
+}
+
+export const AGE_FILTERS: Readonly<Record<string, string>> = {
+  lt1h: 'newer than 1 hour',
+  lt24h: 'newer than 24 hours',
+  gt1h: 'older than 1 hour',
+  gt24h: 'older than 24 hours',
+  gt7d: 'older than 7 days',
+};
+
+function filterForm(action: string, f: ListFilters, withReason: boolean): Html {
+  const option = (value: string, label: string, current: string | undefined) =>
+    html`<option value="${value}" ${raw(current === value ? ' selected' : '')}>${label}</option>`;
+  return html`<form class="filters" method="get" action="${action}">
+    <label
+      >State<select name="state">
+        ${option('', 'any', f.state)}${['open', 'needs_manual', 'resolved_succeeded', 'resolved_failed'].map((s) => option(s, s, f.state))}
+      </select></label
+    >
+    ${
+      withReason
+        ? html`<label
+            >Reason<select name="reason">
+              ${option('', 'any', f.reason)}${['UNRESOLVED', 'EXHAUSTED', 'POISON'].map((s) => option(s, s, f.reason))}
+            </select></label
+          >`
+        : ''
+    }
+    <label>Tool<input name="tool" value="${f.tool ?? ''}" placeholder="issue_refund" /></label>
+    <label>Tenant<input name="tenant" value="${f.tenant ?? ''}" placeholder="t1" /></label>
+    <label
+      >Age<select name="age">
+        ${option('', 'any', f.age)}${Object.entries(AGE_FILTERS).map(([k, v]) => option(k, v, f.age))}
+      </select></label
+    >
+    <button class="primary" type="submit">Filter</button>
+  </form>`;
+}
+
+function stateBadge(state: string): Html {
+  return html`<span class="state ${state}">${state}</span>`;
+}
+
+/** How many rows a list shows, oldest first, and whether the store had more than one page reads. */
+function listFooter(count: number, truncated: boolean): Html {
+  return html`<p class="muted">
+    ${count} row${count === 1 ? '' : 's'}, oldest
+    first.${
+      truncated
+        ? ` Only the oldest ${LIST_LIMIT} matching the state, tool and tenant were read: narrow the filters to see the rest.`
+        : ''
+    }
+  </p>`;
+}
+
+/** The reconciliation cases. */
+export function casesPage(
+  viewer: Viewer,
+  f: ListFilters,
+  cases: readonly ReconciliationCase[],
+  truncated: boolean,
+  nowMs: number,
+  notice?: Notice,
+): Html {
+  return layout(
+    'Cases',
+    viewer,
+    html`${filterForm('/cases', f, true)}
+      <table>
+        <thead>
+          <tr>
+            <th>Case</th>
+            <th>State</th>
+            <th>Reason</th>
+            <th>Tool</th>
+            <th>Tenant</th>
+            <th>Resource</th>
+            <th>Opened</th>
+            <th>Last note</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${
+            cases.length === 0
+              ? html`<tr>
+                  <td colspan="8" class="muted">No case matches.</td>
+                </tr>`
+              : ''
+          }
+          ${cases.map(
+            (c) =>
+              html`<tr>
+                <td><a href="/cases/${encodeURIComponent(c.caseId)}">${c.caseId}</a></td>
+                <td>${stateBadge(c.state)}</td>
+                <td>${c.reason}</td>
+                <td>${c.tool ?? '–'}</td>
+                <td>${c.tenant ?? '–'}</td>
+                <td><code>${c.resourceKey ?? '–'}</code></td>
+                <td>${when(c.createdAtMs, nowMs)}</td>
+                <td class="note">${c.history.at(-1)?.note ?? ''}</td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>
+      ${listFooter(cases.length, truncated)}`,
+    notice,
+  );
+}
+
+/** The dead letters behind the cases: what failed and how. */
+export function deadLettersPage(
+  viewer: Viewer,
+  f: ListFilters,
+  cases: readonly ReconciliationCase[],
+  truncated: boolean,
+  nowMs: number,
+): Html {
+  return layout(
+    'Dead letters',
+    viewer,
+    html`${filterForm('/dead-letters', f, true)}
+      <table>
+        <thead>
+          <tr>
+            <th>Dead letter</th>
+            <th>Reason</th>
+            <th>Error</th>
+            <th>Tool</th>
+            <th>Tenant</th>
+            <th>Received</th>
+            <th>Case</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${
+            cases.length === 0
+              ? html`<tr>
+                  <td colspan="7" class="muted">No dead letter matches.</td>
+                </tr>`
+              : ''
+          }
+          ${cases.map((c) => {
+            const error = deadLetterError(c);
+            return html`<tr>
+              <td><code>${c.deadLetterId}</code></td>
+              <td>${c.reason}</td>
+              <td><code>${error.code}</code> ${error.message}</td>
+              <td>${c.tool ?? '–'}</td>
+              <td>${c.tenant ?? '–'}</td>
+              <td>${when(c.createdAtMs, nowMs)}</td>
+              <td><a href="/cases/${encodeURIComponent(c.caseId)}">${c.caseId}</a> ${stateBadge(c.state)}</td>
+            </tr>`;
+          })}
+        </tbody>
+      </table>
+      ${listFooter(cases.length, truncated)}`,
+  );
+}
+
+/** The error a dead letter carried (the case context's `errorCode` and `errorMessage`, see case-model.ts). */
+function deadLetterError(c: ReconciliationCase): { code: string; message: string } {
+  const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+  return { code: text(c.context.errorCode), message: text(c.context.errorMessage) };
+}
+
+/** One case: the call, its redacted arguments, the audit trail, the history, and the actions. */
+export function casePage(
+  viewer: Viewer,
+  view: CaseView,
+  args: Readonly<Record<string, unknown>> | null,
+  trail: readonly StoredAuditRecord[],
+  nowMs: number,
+  notice?: Notice,
+): Html {
+  const c = view.case;
+  const req = view.request;
+  const canResolve = view.actions.includes('resolveByHand');
+  const canRedrive = view.actions.includes('redrive');
+  const may = (a: 'resolve' | 'redrive') => mayDo(viewer.roles, a);
+  const action = encodeURIComponent(c.caseId);
+  const redriveWhy =
+    view.redrive.kind === 'refuse'
+      ? `${view.redrive.detail} (${view.redrive.reason})`
+      : view.redrive.kind === 'resubmit'
+        ? 'A redrive re-submits the call to the calls topic: its tool is safe to run again.'
+        : 'A redrive starts another round of status checks; nothing is re-submitted.';
+  return layout(
+    `Case ${c.caseId}`,
+    viewer,
+    html`<div class="panel">
+        <dl>
+          <dt>State</dt>
+          <dd>${stateBadge(c.state)} <span class="muted">version ${c.version}</span></dd>
+          <dt>Reason</dt>
+          <dd>${c.reason}</dd>
+          <dt>Call</dt>
+          <dd><code>${c.callId ?? '–'}</code></dd>
+          <dt>Tool</dt>
+          <dd>${c.tool ?? '–'}${req?.toolVersion ? html` @ ${req.toolVersion}` : ''}</dd>
+          <dt>Tenant</dt>
+          <dd>${c.tenant ?? '–'}</dd>
+          <dt>Caller</dt>
+          <dd>${c.principalId ?? '–'}</dd>
+          <dt>Resource</dt>
+          <dd><code>${c.resourceKey ?? '–'}</code></dd>
+          <dt>Trace id</dt>
+          <dd><code>${c.traceId ?? '–'}</code></dd>
+          <dt>Dead letter</dt>
+          <dd><code>${c.deadLetterId}</code></dd>
+          <dt>Opened</dt>
+          <dd>${when(c.createdAtMs, nowMs)}</dd>
+          <dt>Next check</dt>
+          <dd>${when(c.nextCheckAtMs, nowMs)}</dd>
+          ${
+            c.resolution === null
+              ? ''
+              : html`<dt>Resolution</dt>
+                  <dd>by ${c.resolution.by}: ${c.resolution.note}</dd>`
+          }
+        </dl>
+      </div>
+      <h2>Arguments (redacted to the tool's audit allow-list)</h2>
+      <div class="panel">${jsonBlock(args)}</div>
+      <h2>Actions</h2>
+      <div class="actions">
+        <div class="panel">
+          <h3>Resolve by hand</h3>
+          ${
+            !canResolve
+              ? html`<p class="why">Not open to resolution: the case is ${c.state}.</p>`
+              : !may('resolve')
+                ? html`<p class="why">Your roles (${viewer.roles.join(', ')}) do not include operator.</p>`
+                : html`<form method="post" action="/cases/${action}/resolve">
+                    ${csrfField(viewer)}
+                    <label
+                      >Outcome<select name="outcome">
+                        <option value="succeeded">succeeded: the effect happened</option>
+                        <option value="failed">failed: the effect did not happen</option>
+                      </select></label
+                    >
+                    <label>Reason (required)<textarea name="note" required></textarea></label>
+                    <p><button class="primary" type="submit">Resolve</button></p>
+                  </form>`
+          }
+        </div>
+        <div class="panel">
+          <h3>Redrive</h3>
+          <p class="${view.redrive.kind === 'refuse' ? 'why' : 'muted'}">
+            ${view.redrive.kind === 'refuse' ? 'Why not: ' : ''}${redriveWhy}
+          </p>
+          ${
+            canRedrive && may('redrive')
+              ? html`<form method="post" action="/cases/${action}/redrive">
+                  ${csrfField(viewer)}
+                  <label>Reason (required)<textarea name="note" required></textarea></label>
+                  ${view.redrive.kind === 'resubmit' ? html`<label>Principal assertion for the re-submission (dead letters keep none)<textarea name="assertion" autocomplete="off"></textarea></label>` : ''}
+                  <p><button class="primary" type="submit">Redrive</button></p>
+                </form>`
+              : canRedrive
+                ? html`<p class="why">Your roles (${viewer.roles.join(', ')}) do not include operator.</p>`
+                : ''
+          }
+        </div>
+      </div>
+      <h2>Audit trail of the call (${trail.length})</h2>
+      ${auditTable(trail, nowMs)}
+      <h2>Reconciler history (${c.history.length})</h2>
+      <table>
+        <thead>
+          <tr>
+            <th>When</th>
+            <th>From</th>
+            <th>To</th>
+            <th>By</th>
+            <th>Note</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${c.history.map(
+            (h) =>
+              html`<tr>
+                <td>${when(h.atMs, nowMs)}</td>
+                <td>${h.from}</td>
+                <td>${h.to}</td>
+                <td>${h.by}</td>
+                <td class="note">${h.note}</td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>
+      <h2>Status checks (${c.statusChecks.length})</h2>
+      <table>
+        <thead>
+          <tr>
+            <th>When</th>
+            <th>Answer</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${c.statusChecks.map(
+            (s) =>
+              html`<tr>
+                <td>${when(s.atMs, nowMs)}</td>
+                <td>${jsonBlock(s.answer)}</td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>
+      <h2>Attempts as dead-lettered</h2>
+      <div class="panel">${jsonBlock(c.attemptHistory)}</div>`,
+    notice,
+  );
+}
+
+/** Audit records as a table: who, source, outcome, every decision's reason. */
+export function auditTable(records: readonly StoredAuditRecord[], nowMs: number): Html {
+  return html`<table>
+    <thead>
+      <tr>
+        <th>When</th>
+        <th>Principal</th>
+        <th>Source</th>
+        <th>Tool</th>
+        <th>Outcome</th>
+        <th>Decisions</th>
+        <th>Chain · seq</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${
+        records.length === 0
+          ? html`<tr>
+              <td colspan="7" class="muted">No audit record (yet: records arrive through the audit sink).</td>
+            </tr>`
+          : ''
+      }
+      ${records.map(
+        (r) =>
+          html`<tr>
+            <td>${when(r.recordedAtMs, nowMs)}</td>
+            <td>${r.record.principalId}</td>
+            <td>${r.source}</td>
+            <td>${r.record.tool}</td>
+            <td>${r.record.outcome}</td>
+            <td class="note">
+              ${r.record.decisions.filter((d) => d.decision !== 'pass' || d.reason !== undefined).map((d) => html`<div>${d.stage}: ${d.decision}${d.reason === undefined ? '' : html` — ${d.reason}`}</div>`)}
+            </td>
+            <td><code>${r.chain}</code> · ${r.seq}</td>
+          </tr>`,
+      )}
+    </tbody>
+  </table>`;
+}
+
+/** The previews waiting for a person. */
+export function approvalsPage(
+  viewer: Viewer,
+  pending: readonly PendingApproval[],
+  nowMs: number,
+  notice?: Notice,
+): Html {
+  const may = mayDo(viewer.roles, 'approve');
+  return layout(
+    'Approvals',
+    viewer,
+    html`<p class="muted">
+        Confirm calls the preview gate holds until a person approves their preview. Approving releases exactly
+        the previewed call (the token binds its principal, tool, arguments and resource); rejecting uses the
+        token up.
+      </p>
+      ${pending.length === 0 ? html`<p class="muted">Nothing waits for approval.</p>` : ''}
+      ${pending.map(
+        (p) =>
+          html`<div class="panel">
+            <dl>
+              <dt>Preview</dt>
+              <dd><code>${p.jti}</code></dd>
+              <dt>Tool</dt>
+              <dd>${p.tool}</dd>
+              <dt>Requested by</dt>
+              <dd>${p.requester}</dd>
+              <dt>Tenant</dt>
+              <dd>${p.tenant}</dd>
+              <dt>Resource</dt>
+              <dd><code>${p.resourceKey ?? '–'}</code></dd>
+              <dt>Arguments</dt>
+              <dd>${jsonBlock(p.arguments)}</dd>
+              <dt>Asked</dt>
+              <dd>${when(p.askedAtMs, nowMs)}</dd>
+              <dt>Expires</dt>
+              <dd>${new Date(p.expiresAtMs).toISOString()}</dd>
+              <dt>Trace id</dt>
+              <dd><code>${p.traceId}</code></dd>
+            </dl>
+            ${
+              may
+                ? html`<form method="post" action="/approvals/${encodeURIComponent(p.jti)}/decide">
+                    ${csrfField(viewer)}
+                    <label>Reason (required)<textarea name="reason" required></textarea></label>
+                    <p>
+                      <button class="primary" type="submit" name="verdict" value="approve">Approve</button>
+                      <button class="danger" type="submit" name="verdict" value="reject">Reject</button>
+                    </p>
+                  </form>`
+                : html`<p class="why">Your roles (${viewer.roles.join(', ')}) do not include approver.</p>`
+            }
+          </div>`,
+      )}`,
+    notice,
+  );
+}
+
+/** "Who did, who tried" for one resource, and the records of one principal or source. */
+export function auditPage(
+  viewer: Viewer,
+  q: { resource?: string; tool?: string; tenant?: string; principal?: string; source?: string },
+  who: WhoDidAnswer | undefined,
+  records: readonly StoredAuditRecord[] | undefined,
+  nowMs: number,
+): Html {
+  const whoTable = (rows: readonly WhoDidEntry[]) =>
+    html`<table>
+      <thead>
+        <tr>
+          <th>When</th>
+          <th>Principal</th>
+          <th>Tool</th>
+          <th>Outcome</th>
+          <th>Stage · reason</th>
+          <th>Trace id</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${
+          rows.length === 0
+            ? html`<tr>
+                <td colspan="6" class="muted">nobody</td>
+              </tr>`
+            : ''
+        }
+        ${rows.map(
+          (e) =>
+            html`<tr>
+              <td>${when(e.atMs, nowMs)}</td>
+              <td>${e.principalId}</td>
+              <td>${e.tool}</td>
+              <td>${e.outcome}</td>
+              <td class="note">${e.stage ?? ''}${e.reason === undefined ? '' : html` — ${e.reason}`}</td>
+              <td><code>${e.traceId}</code></td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>`;
+  return layout(
+    'Audit',
+    viewer,
+    html`<form class="filters" method="get" action="/audit">
+        <label
+          >Resource (full key, or the id with a tool)<input
+            name="resource"
+            value="${q.resource ?? ''}"
+            placeholder="t1:order:O-5512"
+        /></label>
+        <label>Tool<input name="tool" value="${q.tool ?? ''}" /></label
+        ><label>Tenant<input name="tenant" value="${q.tenant ?? ''}" /></label>
+        <label
+          >Principal<input name="principal" value="${q.principal ?? ''}" placeholder="operator:ann"
+        /></label>
+        <label
+          >Source<select name="source">
+            ${['', 'executor', 'reconciler', 'operator'].map((s) => html`<option value="${s}" ${raw(q.source === s ? ' selected' : '')}>${s === '' ? 'any' : s}</option>`)}
+          </select></label
+        >
+        <button class="primary" type="submit">Search</button>
+      </form>
+      ${
+        who === undefined
+          ? ''
+          : html`<h2>Did (${who.did.length}): the tool succeeded</h2>
+              ${whoTable(who.did)}
+              <h2>Tried (${who.tried.length}): refused, failed, unresolved or duplicate</h2>
+              ${whoTable(who.tried)}`
+      }
+      ${
+        records === undefined
+          ? ''
+          : html`<h2>Records (${records.length}, newest first)</h2>
+              ${auditTable(records, nowMs)}`
+      }`,
+  );
+}
+
+/** The hash chain's verify status, one row per tenant. */
+export function chainsPage(
+  viewer: Viewer,
+  reports: readonly { chain: string; report: VerifyReport }[],
+): Html {
+  return layout(
+    'Audit hash chains',
+    viewer,
+    html`<p class="muted">
+        Each tenant's audit records form one hash chain; every record is re-hashed and checked against its
+        predecessor on each visit of this page.
+      </p>
+      <table>
+        <thead>
+          <tr>
+            <th>Tenant (chain)</th>
+            <th>Status</th>
+            <th>Records checked</th>
+            <th>Head seq</th>
+            <th>Head hash / first broken link</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${
+            reports.length === 0
+              ? html`<tr>
+                  <td colspan="5" class="muted">No chain yet.</td>
+                </tr>`
+              : ''
+          }
+          ${reports.map(({ chain, report }) =>
+            report.ok
+              ? html`<tr>
+                  <td>${chain}</td>
+                  <td class="ok">verified</td>
+                  <td>${report.checked}</td>
+                  <td>${report.heads[chain]?.seq ?? 0}</td>
+                  <td><code>${report.heads[chain]?.hash ?? ''}</code></td>
+                </tr>`
+              : html`<tr>
+                  <td>${chain}</td>
+                  <td class="bad">BROKEN</td>
+                  <td>${report.checked}</td>
+                  <td>–</td>
+                  <td>seq ${report.firstBrokenSeq}: ${report.reason} — ${report.detail}</td>
+                </tr>`,
+          )}
+        </tbody>
+      </table>`,
+  );
+}
+
+/** A page that only says something (not found, refused). */
+export function messagePage(viewer: Viewer | undefined, title: string, text: string): Html {
+  return layout(title, viewer, html`<p>${text}</p>`);
+}

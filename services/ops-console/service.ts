@@ -1,0 +1,150 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Kafka, logLevel } from 'kafkajs';
+import { listAuditChains } from '../../libs/adapters/postgres/audit-chains.js';
+import { PostgresAuditStore } from '../../libs/adapters/postgres/audit-store.js';
+import { PostgresCaseStore } from '../../libs/adapters/postgres/case-store.js';
+import { PostgresSingleUseStore } from '../../libs/adapters/postgres/single-use-store.js';
+import { RedisIdempotencyStore } from '../../libs/adapters/redis/redis-idempotency-store.js';
+import { topicNames } from '../../libs/events/topics.js';
+import type { CatalogFactory } from '../executor/catalog.js';
+import { openCatalog, openKafka, openPostgres, openRedis } from '../executor/service-clients.js';
+import { createService, type Service, type ServiceOptions } from '../executor/service-runtime.js';
+import { createOperations } from '../reconciler/operations.js';
+import { kafkaOriginalCalls } from '../reconciler/original-call.js';
+import { DEFAULT_BACKOFF } from '../reconciler/retry.js';
+import { ApprovalsQueue } from './approvals.js';
+import type { OpsConsoleConfig } from './config.js';
+import { createConsoleHandler } from './console-app.js';
+import { SessionSigner } from './session.js';
+import { OperatorTokens } from './sign-in.js';
+
+/** What a caller may supply instead of what the configuration names. */
+export interface OpsConsoleServiceOptions extends ServiceOptions {
+  /** Default: the factory exported by `config.catalogModule` (the executors' catalog). */
+  readonly catalog?: CatalogFactory;
+  /** Called once the console's pages listen, with their bound port (the chosen one for port 0). */
+  readonly onListening?: (port: number) => void;
+}
+
+/**
+ * The ops console process from its configuration (nothing opens before `start()`): Postgres (cases,
+ * the audit log, the preview tokens' single-use store; migrated at start), the executors' Redis
+ * idempotency store, Kafka and the schema registry (audit records, results and re-submissions go
+ * out through the reconciler's delivery path; re-submissions read the original call back from the
+ * calls topic), and the executors' tool catalog (a redrive applies the tools' retry safety).
+ * The pages listen on OPS_CONSOLE_PORT; /metrics, /healthz and /readyz stay on HTTP_PORT, with
+ * "Postgres answers" and "Redis answers" in /readyz. The console creates no topic: the executors do.
+ */
+export function createOpsConsoleService(
+  config: OpsConsoleConfig,
+  options: OpsConsoleServiceOptions = {},
+): Service {
+  const topics = topicNames(config.topicPrefix);
+  return createService({
+    name: 'ops-console',
+    settings: config,
+    base: { consoleId: config.consoleId },
+    logger: options.logger,
+    async open(context) {
+      const { clock } = context;
+      const logger = context.logger.child({ component: 'ops-console' });
+      const pool = await openPostgres(context, {
+        url: config.databaseUrl,
+        max: config.databasePoolMax,
+        ready: true,
+      });
+      const redis = openRedis(context, { url: config.redisUrl, ready: true });
+      const { bus, codec } = await openKafka(context, {
+        settings: config,
+        clientId: config.consoleId,
+        topics,
+        ensure: [],
+      });
+      const catalog = await openCatalog(context, {
+        postgres: () => Promise.resolve(pool),
+        module: config.catalogModule,
+        factory: options.catalog,
+      });
+      const delivery = {
+        publisher: bus,
+        codec,
+        topics,
+        idempotency: new RedisIdempotencyStore(redis, { keyPrefix: config.redisKeyPrefix }),
+        clock,
+        logger,
+        backoff: DEFAULT_BACKOFF,
+        replyTopics: { [topics.results]: config.partitions.results },
+        resultTtlMs: config.resultTtlMs,
+      };
+      const operations = createOperations({
+        ...delivery,
+        cases: new PostgresCaseStore(pool, clock),
+        tools: catalog.registry,
+        originalCalls: kafkaOriginalCalls({
+          kafka: new Kafka({
+            brokers: [...config.kafkaBrokers],
+            clientId: `${config.consoleId}-calls-reader`,
+            logLevel: logLevel.NOTHING,
+          }),
+          codec,
+          groupPrefix: `${config.consoleId}-calls`,
+        }),
+      });
+      const audit = new PostgresAuditStore(pool);
+      const handler = createConsoleHandler({
+        operations,
+        tools: catalog.registry,
+        audit,
+        chains: () => listAuditChains(pool),
+        approvals: new ApprovalsQueue({
+          audit,
+          singleUse: new PostgresSingleUseStore(pool),
+          clock,
+          delivery,
+        }),
+        sessions: new SessionSigner(config.auth.sessionSecret),
+        tokens:
+          config.auth.jwks === undefined
+            ? undefined
+            : new OperatorTokens({
+                jwks: config.auth.jwks,
+                issuer: config.auth.issuer,
+                audience: config.auth.audience,
+              }),
+        devLogin: config.auth.devLogin,
+        sessionTtlSec: config.auth.sessionTtlSec,
+        origin: config.origin,
+        clock,
+        logger,
+      });
+      if (config.auth.devLogin)
+        logger.warn({}, 'the development login is enabled (OPS_CONSOLE_DEV_LOGIN=true)');
+      let server: Server | undefined;
+      return {
+        async start() {
+          server = createServer((req, res) => void handler(req, res));
+          server.keepAliveTimeout = 5000;
+          await new Promise<void>((resolve, reject) => {
+            server!.once('error', reject);
+            server!.listen(config.port, config.host, () => {
+              server!.off('error', reject);
+              resolve();
+            });
+          });
+          const { port } = server.address() as AddressInfo;
+          logger.info({ port, origin: config.origin }, 'ops console listening');
+          options.onListening?.(port);
+        },
+        async stop() {
+          const s = server;
+          if (s === undefined) return;
+          await new Promise<void>((resolve) => {
+            s.close(() => resolve());
+            s.closeAllConnections();
+          });
+        },
+      };
+    },
+  });
+}

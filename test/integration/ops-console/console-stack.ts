@@ -1,0 +1,188 @@
+import { createPrivateKey, randomBytes, type KeyObject } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { migrate } from '../../../libs/adapters/postgres/migrate.js';
+import { PostgresAuditStore } from '../../../libs/adapters/postgres/audit-store.js';
+import { PostgresCaseStore } from '../../../libs/adapters/postgres/case-store.js';
+import { RedisIdempotencyStore } from '../../../libs/adapters/redis/redis-idempotency-store.js';
+import { generatePrincipalKeys } from '../../../libs/auth/principal-keys.js';
+import { signPrincipal } from '../../../libs/auth/sign-principal.js';
+import { systemClock } from '../../../libs/core/system-clock.js';
+import { topicNames, type TopicNames } from '../../../libs/events/topics.js';
+import { loadAuditSinkConfig } from '../../../services/audit-sink/config.js';
+import { createAuditSinkService } from '../../../services/audit-sink/service.js';
+import { EXIT } from '../../../services/cli/cli-error.js';
+import type { Service } from '../../../services/executor/service-runtime.js';
+import { loadOpsConsoleConfig } from '../../../services/ops-console/config.js';
+import { createOpsConsoleService } from '../../../services/ops-console/service.js';
+import type { ConsoleRole } from '../../../services/ops-console/roles.js';
+import { REDIS_URL, schemaRegistryUrl } from '../../helpers/env.js';
+import { createTestKafka, type TestKafka } from '../../helpers/kafka.js';
+import { uniqueName } from '../../helpers/names.js';
+import { freePort } from '../../helpers/ports.js';
+import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
+import { createTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { cli } from '../../unit/cli/capture.js';
+import { databaseUrlFor } from '../cli/cli-env.js';
+
+/** The flags the browser tests run Chromium with (headless, no network of its own, no sandbox in CI). */
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+const ISSUER = 'test-identity';
+const AUDIENCE = 'toolgate-ops-console';
+
+/**
+ * One console on the real servers, as deployed: a test schema in Postgres (cases, the audit log, the
+ * preview tokens' single-use store), a Redis key prefix, topics of its own on Kafka through the
+ * schema registry, the audit sink storing what the console publishes, the ops console itself on a
+ * free port, an identity provider key pair whose JWKS the console trusts, and headless Chromium
+ * with a fresh profile.
+ */
+export interface ConsoleStack {
+  readonly url: string;
+  readonly db: TestSchema;
+  readonly redis: TestRedis;
+  readonly kafka: TestKafka;
+  readonly topics: TopicNames;
+  readonly cases: PostgresCaseStore;
+  readonly audit: PostgresAuditStore;
+  readonly idempotency: RedisIdempotencyStore;
+  /** A sign-in token for `operator` with `roles`, signed by the identity provider's key. */
+  token(operator: string, roles: readonly ConsoleRole[]): Promise<string>;
+  /** A fresh browser page (own cookies) signed in through the login form as `operator`. */
+  signedIn(operator: string, roles: readonly ConsoleRole[]): Promise<Page>;
+  close(): Promise<void>;
+}
+
+export async function startConsoleStack(): Promise<ConsoleStack> {
+  const db = await createTestSchema('ops_console');
+  await migrate(db.pool);
+  const redis = createTestRedis('ops_console');
+  const kafka = createTestKafka('ops-console');
+  const prefix = uniqueName('ops_console');
+  const topics = topicNames(prefix);
+  const base = {
+    DATABASE_URL: databaseUrlFor(db.schema),
+    KAFKA_BROKERS: kafka.brokers.join(','),
+    SCHEMA_REGISTRY_URL: schemaRegistryUrl(),
+    TOOLGATE_TOPIC_PREFIX: prefix,
+    CALLS_PARTITIONS: '2',
+    RESULTS_PARTITIONS: '2',
+    AUDIT_PARTITIONS: '2',
+    DLQ_PARTITIONS: '2',
+    HTTP_PORT: '0',
+    LOG_LEVEL: 'silent',
+  };
+  const created = await cli(['topics', 'create', '--partitions', '2'], { env: base });
+  if (created.code !== EXIT.ok) throw new Error(`topics create failed: ${created.stderr}`);
+
+  const keys = generatePrincipalKeys('ops-idp-1');
+  const signingKey: KeyObject = createPrivateKey(keys.privateKeyPem);
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const silent = pino({ level: 'silent' });
+  const services: Service[] = [];
+  const sink = createAuditSinkService(
+    loadAuditSinkConfig({
+      ...base,
+      AUDIT_SINK_GROUP_ID: kafka.uniqueGroupId('sink'),
+      AUDIT_SINK_ID: 'sink-1',
+    }),
+    { logger: silent },
+  );
+  services.push(sink);
+  await sink.start();
+  const console = createOpsConsoleService(
+    loadOpsConsoleConfig({
+      ...base,
+      REDIS_URL,
+      REDIS_KEY_PREFIX: redis.prefix,
+      OPS_CONSOLE_ID: 'console-1',
+      OPS_CONSOLE_PORT: String(port),
+      OPS_CONSOLE_HOST: '127.0.0.1',
+      OPS_CONSOLE_ORIGIN: url,
+      OPS_CONSOLE_JWKS: JSON.stringify(keys.jwks),
+      OPS_CONSOLE_ISSUER: ISSUER,
+      OPS_CONSOLE_AUDIENCE: AUDIENCE,
+      OPS_CONSOLE_SESSION_SECRET: randomBytes(32).toString('base64'),
+    }),
+    { logger: silent },
+  );
+  services.push(console);
+  await console.start();
+
+  const profile = await mkdtemp(join(tmpdir(), 'ops-console-chromium-'));
+  const contexts: BrowserContext[] = [];
+  let n = 0;
+  const token = (operator: string, roles: readonly ConsoleRole[]) =>
+    signPrincipal({ id: operator, tenant: 'ops', kind: 'user', scopes: [], roles: [...roles] }, signingKey, {
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      ttlSeconds: 600,
+      kid: keys.kid,
+    });
+
+  return {
+    url,
+    db,
+    redis,
+    kafka,
+    topics,
+    cases: new PostgresCaseStore(db.pool, systemClock),
+    audit: new PostgresAuditStore(db.pool),
+    idempotency: new RedisIdempotencyStore(redis.redis, { keyPrefix: redis.prefix }),
+    token,
+    async signedIn(operator, roles) {
+      // A persistent context per operator: each has its own profile directory, so cookies never mix.
+      const context = await chromium.launchPersistentContext(join(profile, `p${++n}`), {
+        executablePath: '/usr/bin/chromium',
+        args: CHROMIUM_ARGS,
+        viewport: { width: 1280, height: 900 },
+      });
+      contexts.push(context);
+      const page = context.pages()[0] ?? (await context.newPage());
+      await page.goto(`${url}/login`);
+      await page.fill('textarea[name=token]', await token(operator, roles));
+      await page.click('button:has-text("Sign in")');
+      await page.waitForURL(`${url}/cases`);
+      return page;
+    },
+    async close() {
+      for (const c of contexts) await c.close().catch(() => undefined);
+      await rm(profile, { recursive: true, force: true });
+      for (const s of services.reverse()) await s.stop();
+      await (
+        await kafka.admin()
+      )
+        .deleteTopics({ topics: Object.values(topics), timeout: 10_000 })
+        .catch(() => undefined);
+      await kafka.close();
+      const left = await redis.redis.keys(`${redis.prefix}*`);
+      if (left.length > 0) await redis.redis.del(...left);
+      await redis.close();
+      await db.drop();
+    },
+  };
+}
+
+/** Polls `probe` every 50 ms until it gives a value (at most 15 s). */
+export async function eventually<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
+  for (let i = 0; i < 300; i++) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`${what}: not within 15 s`);
+}

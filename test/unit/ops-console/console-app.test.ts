@@ -1,0 +1,174 @@
+import { createPrivateKey, randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryAuditStore } from '../../../libs/adapters/memory/audit-store.js';
+import { MemoryCaseStore } from '../../../libs/adapters/memory/case-store.js';
+import { MemoryIdempotencyStore } from '../../../libs/adapters/memory/memory-idempotency-store.js';
+import { MemorySingleUseStore } from '../../../libs/adapters/memory/single-use-store.js';
+import { generatePrincipalKeys } from '../../../libs/auth/principal-keys.js';
+import { signPrincipal } from '../../../libs/auth/sign-principal.js';
+import { MemoryEventBus } from '../../../libs/bus/memory/memory-event-bus.js';
+import { systemClock } from '../../../libs/core/system-clock.js';
+import { LocalEventCodec } from '../../../libs/events/local-codec.js';
+import { topicNames } from '../../../libs/events/topics.js';
+import { silentLogger } from '../../../libs/ports/logger.js';
+import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
+import type { Operations } from '../../../services/reconciler/operation-types.js';
+import { DEFAULT_BACKOFF } from '../../../services/reconciler/retry.js';
+import { ApprovalsQueue } from '../../../services/ops-console/approvals.js';
+import { createConsoleHandler } from '../../../services/ops-console/console-app.js';
+import { SessionSigner } from '../../../services/ops-console/session.js';
+import { OperatorTokens } from '../../../services/ops-console/sign-in.js';
+
+/**
+ * The console's request handler on a real HTTP server over the memory stores: sign-in, the
+ * development login, bearer tokens, and the refusals that happen before any operation runs
+ * (counted on the operations the handler is given).
+ */
+const keys = generatePrincipalKeys('idp-1');
+const signingKey = createPrivateKey(keys.privateKeyPem);
+const ISSUER = 'idp';
+const AUDIENCE = 'ops';
+let server: Server;
+let url: string;
+const calls: string[] = [];
+
+const token = (id: string, roles: string[], issuer = ISSUER) =>
+  signPrincipal({ id, tenant: 'ops', kind: 'user', scopes: [], roles }, signingKey, {
+    issuer,
+    audience: AUDIENCE,
+    ttlSeconds: 300,
+    kid: keys.kid,
+  });
+
+beforeAll(async () => {
+  const cases = new MemoryCaseStore(systemClock);
+  const audit = new MemoryAuditStore();
+  const topics = topicNames('unit');
+  const operations: Operations = {
+    listCases: (f) => cases.list(f),
+    showCase: () => Promise.resolve(undefined),
+    resolveByHand: (id) => {
+      calls.push(`resolve ${id}`);
+      return Promise.resolve({ ok: false, reason: 'not-found', detail: `no case ${id}` });
+    },
+    redrive: (id) => {
+      calls.push(`redrive ${id}`);
+      return Promise.resolve({ ok: false, reason: 'not-found', detail: `no case ${id}` });
+    },
+  };
+  const handler = createConsoleHandler({
+    operations,
+    tools: new ToolRegistry(),
+    audit,
+    chains: () => Promise.resolve([]),
+    approvals: new ApprovalsQueue({
+      audit,
+      singleUse: new MemorySingleUseStore(systemClock),
+      clock: systemClock,
+      delivery: {
+        publisher: new MemoryEventBus(),
+        codec: new LocalEventCodec(),
+        topics,
+        idempotency: new MemoryIdempotencyStore(systemClock),
+        clock: systemClock,
+        logger: silentLogger,
+        backoff: DEFAULT_BACKOFF,
+        replyTopics: {},
+        resultTtlMs: 60_000,
+      },
+    }),
+    sessions: new SessionSigner(randomBytes(32)),
+    tokens: new OperatorTokens({ jwks: keys.jwks, issuer: ISSUER, audience: AUDIENCE }),
+    devLogin: true,
+    sessionTtlSec: 600,
+    origin: 'http://console.test',
+    clock: systemClock,
+    logger: silentLogger,
+  });
+  server = createServer((req, res) => void handler(req, res));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
+
+const post = (path: string, form: Record<string, string>, headers: Record<string, string> = {}) =>
+  fetch(`${url}${path}`, {
+    method: 'POST',
+    headers: {
+      origin: 'http://console.test',
+      'content-type': 'application/x-www-form-urlencoded',
+      ...headers,
+    },
+    body: new URLSearchParams(form),
+    redirect: 'manual',
+  });
+
+const cookieOf = (res: Response): string => (res.headers.get('set-cookie') ?? '').split(';', 1)[0]!;
+
+describe('the console handler', () => {
+  it('sends a visitor without a session to the sign-in page, and serves pages without scripts', async () => {
+    const res = await fetch(`${url}/cases`, { redirect: 'manual' });
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe('/login');
+    const login = await fetch(`${url}/login`);
+    expect(login.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(login.headers.get('x-frame-options')).toBe('DENY');
+    expect(await login.text()).not.toContain('<script');
+  });
+
+  it('signs in with a verified token: an HttpOnly, SameSite=Strict session; the token never comes back', async () => {
+    const t = await token('ann', ['operator']);
+    const res = await post('/login', { token: t });
+    expect(res.status).toBe(303);
+    const setCookie = res.headers.get('set-cookie')!;
+    expect(setCookie).toMatch(/HttpOnly; SameSite=Strict/);
+    const page = await fetch(`${url}/cases`, { headers: { cookie: cookieOf(res) } });
+    expect(page.status).toBe(200);
+    const text = await page.text();
+    expect(text).toContain('operator:ann · operator');
+    expect(text).not.toContain(t);
+    expect(setCookie).not.toContain(t);
+  });
+
+  it('refuses a token of another issuer, one without console roles, and a sign-in posted from another site', async () => {
+    expect((await post('/login', { token: await token('ann', ['operator'], 'elsewhere') })).status).toBe(401);
+    const roleless = await post('/login', { token: await token('ann', ['support']) });
+    expect(roleless.status).toBe(401);
+    expect(await roleless.text()).toContain('none of the console roles');
+    const cross = await post(
+      '/login',
+      { token: await token('ann', ['operator']) },
+      { origin: 'http://evil.test' },
+    );
+    expect(cross.status).toBe(403);
+    expect(cross.headers.get('set-cookie')).toBeNull();
+  });
+
+  it('takes a bearer token per request: a viewer may look and is refused before any operation runs', async () => {
+    const auth = { authorization: `Bearer ${await token('vic', ['viewer'])}` };
+    expect((await fetch(`${url}/cases`, { headers: auth })).status).toBe(200);
+    expect((await post('/cases/c-1/resolve', { outcome: 'failed', note: 'x' }, auth)).status).toBe(403);
+    expect((await post('/cases/c-1/redrive', { note: 'x' }, auth)).status).toBe(403);
+    expect(calls).toEqual([]);
+    const op = { authorization: `Bearer ${await token('ann', ['operator'])}` };
+    expect((await post('/cases/c-1/resolve', { outcome: 'failed', note: 'x' }, op)).status).toBe(404);
+    expect(calls).toEqual(['resolve c-1']);
+    expect((await fetch(`${url}/cases`, { headers: { authorization: 'Bearer not-a-token' } })).status).toBe(
+      401,
+    );
+  });
+
+  it('signs in through the development login only with a known role and a plain name', async () => {
+    const res = await post('/login/dev', { operator: 'dev-1', role: 'approver' });
+    expect(res.status).toBe(303);
+    const page = await (await fetch(`${url}/approvals`, { headers: { cookie: cookieOf(res) } })).text();
+    expect(page).toContain('operator:dev-1 · approver · development login');
+    expect((await post('/login/dev', { operator: 'dev-1', role: 'admin' })).status).toBe(400);
+    expect((await post('/login/dev', { operator: '<b>', role: 'viewer' })).status).toBe(400);
+  });
+});
