@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import { DATABASE_URL, REDIS_URL } from './helpers/env.js';
 import type { LocalServersConfig } from '../deploy/local/config.js';
 import { loadLocalConfig } from '../deploy/local/config.js';
+import { acquireKafkaCluster, releaseKafkaCluster } from '../deploy/local/kafka-cluster-server.js';
 import { acquireKafka, releaseKafka } from '../deploy/local/kafka-server.js';
 import { kafkaAnswers } from '../deploy/local/kafka-probe.js';
 import { stderrLog } from '../deploy/local/log.js';
@@ -36,6 +37,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide('kafkaBrokers', await kafka(cfg, keep, stops));
     project.provide('schemaRegistryUrl', await schemaRegistry(cfg, keep, stops));
     project.provide('redisClusterNodes', await redisCluster(cfg, keep, stops));
+    project.provide('kafkaClusterBrokers', await kafkaCluster(cfg, keep, stops));
   } catch (err) {
     await teardown();
     throw err;
@@ -91,6 +93,25 @@ async function schemaRegistry(cfg: LocalServersConfig, keep: boolean, stops: Sto
     throw new Error(
       `Could not start the local schema registry: ${message(err)}\n` +
         `Start it by hand with 'npm run registry:up' (needs Maven and Java 21+), or set SCHEMA_REGISTRY_URL.`,
+    );
+  }
+}
+
+/**
+ * The replicated Kafka cluster the cluster contract suites run on: KAFKA_CLUSTER_BROKERS when
+ * given, else the local launcher's three nodes (replication factor 3, min.insync.replicas 2).
+ */
+async function kafkaCluster(cfg: LocalServersConfig, keep: boolean, stops: Stop[]): Promise<string[]> {
+  const given = (process.env.KAFKA_CLUSTER_BROKERS ?? '').split(',').filter(Boolean);
+  if (given.length > 0) return given;
+  try {
+    const up = await acquireKafkaCluster(cfg, stderrLog);
+    stops.push(() => releaseKafkaCluster(cfg, keep, stderrLog));
+    return up.brokers;
+  } catch (err) {
+    throw new Error(
+      `Could not start the local Kafka cluster: ${message(err)}\n` +
+        `Start it by hand with 'npm run kafka-cluster:up', or set KAFKA_CLUSTER_BROKERS.`,
     );
   }
 }

@@ -11,6 +11,8 @@ export const DEFAULT_SCHEMA_REGISTRY_PORT = 18081;
 /** Ports of the servers this machine already runs; docker-compose.yml publishes the same ones. */
 export const DEFAULT_POSTGRES_PORT = 5432;
 export const DEFAULT_REDIS_PORT = 6379;
+/** First broker port of the local Kafka cluster (env TOOLGATE_KAFKA_CLUSTER_PORT): brokers on it and the next two, controllers on the three after. */
+export const DEFAULT_KAFKA_CLUSTER_PORT = 29092;
 /** First node port of the local Redis Cluster (env TOOLGATE_REDIS_CLUSTER_PORT); the nodes take the next ones. */
 export const DEFAULT_REDIS_CLUSTER_PORT = 17001;
 
@@ -29,6 +31,11 @@ const EnvSchema = z.object({
   KAFKA_PORT: port.default(DEFAULT_KAFKA_PORT),
   KAFKA_CONTROLLER_PORT: port.default(DEFAULT_KAFKA_CONTROLLER_PORT),
   SCHEMA_REGISTRY_PORT: port.default(DEFAULT_SCHEMA_REGISTRY_PORT),
+  TOOLGATE_KAFKA_CLUSTER_PORT: z.coerce.number().int().min(1).max(65_529).default(DEFAULT_KAFKA_CLUSTER_PORT),
+  TOOLGATE_KAFKA_CLUSTER_HEAP: z
+    .string()
+    .regex(/^\d+[mg]$/)
+    .default('384m'),
   /** The cluster's six nodes listen on this port and the five after it (bus ports 10,000 higher). */
   TOOLGATE_REDIS_CLUSTER_PORT: z.coerce.number().int().min(1).max(55_529).default(DEFAULT_REDIS_CLUSTER_PORT),
   /** Where fetched distributions and run directories live; outside the repo so clones share them. */
@@ -71,6 +78,18 @@ export interface RegistrySettings {
   readonly minJava: number;
 }
 
+/** Settings of the local Kafka cluster: combined broker+controller KRaft nodes on loopback. */
+export interface KafkaClusterSettings {
+  readonly host: string;
+  /** Node i (0-based) serves clients on firstPort + i and its controller on firstPort + nodes + i. */
+  readonly firstPort: number;
+  readonly nodes: number;
+  readonly heap: string;
+  /** What the cluster's topics are created with (the internal ones too). */
+  readonly replicationFactor: number;
+  readonly minInsyncReplicas: number;
+}
+
 /** Settings of the local Redis Cluster (redis-server in cluster mode on loopback ports). */
 export interface RedisClusterSettings {
   readonly host: string;
@@ -91,6 +110,7 @@ export interface LocalServersConfig {
   readonly kafka: KafkaSettings;
   readonly registry: RegistrySettings;
   readonly redisCluster: RedisClusterSettings;
+  readonly kafkaCluster: KafkaClusterSettings;
 }
 
 /**
@@ -119,6 +139,14 @@ export function loadLocalConfig(env: NodeJS.ProcessEnv = process.env): LocalServ
       port: e.SCHEMA_REGISTRY_PORT,
       heap: e.TOOLGATE_REGISTRY_HEAP,
       minJava: 21,
+    },
+    kafkaCluster: {
+      host: '127.0.0.1',
+      firstPort: e.TOOLGATE_KAFKA_CLUSTER_PORT,
+      nodes: 3,
+      heap: e.TOOLGATE_KAFKA_CLUSTER_HEAP,
+      replicationFactor: 3,
+      minInsyncReplicas: 2,
     },
     redisCluster: {
       host: '127.0.0.1',

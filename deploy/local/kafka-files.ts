@@ -1,16 +1,33 @@
 import type { KafkaSettings } from './config.js';
 
+/** One node of a multi-node KRaft cluster, for {@link renderServerProperties}. */
+export interface KafkaClusterNode {
+  readonly nodeId: number;
+  /** `id@host:controllerPort` of every voter, comma-separated. */
+  readonly voters: string;
+  /** For the internal topics and the default of new topics. */
+  readonly replicationFactor: number;
+  readonly minInsyncReplicas: number;
+}
+
 /**
- * server.properties for one combined broker+controller (KRaft) on loopback. Replication factors
- * are 1 because there is one node; the initial rebalance delay is 0 so a test's consumer joins at
+ * server.properties for one combined broker+controller (KRaft) on loopback: a single node, or with
+ * `cluster` one node of a cluster whose voters it names (replication as the cluster says; a single
+ * node's replication factors are 1); the initial rebalance delay is 0 so a test's consumer joins at
  * once. Topics are not auto-created: a test names and creates its own (test/helpers/kafka.ts), and a
  * typo then fails loudly instead of producing into a fresh, unread topic.
  */
-export function renderServerProperties(k: KafkaSettings, dataDir: string): string {
+export function renderServerProperties(
+  k: KafkaSettings,
+  dataDir: string,
+  cluster?: KafkaClusterNode,
+): string {
+  const replicas = cluster?.replicationFactor ?? 1;
+  const minIsr = cluster?.minInsyncReplicas ?? 1;
   const lines: Record<string, string | number | boolean> = {
     'process.roles': 'broker,controller',
-    'node.id': 1,
-    'controller.quorum.voters': `1@${k.host}:${k.controllerPort}`,
+    'node.id': cluster?.nodeId ?? 1,
+    'controller.quorum.voters': cluster?.voters ?? `1@${k.host}:${k.controllerPort}`,
     listeners: `PLAINTEXT://${k.host}:${k.port},CONTROLLER://${k.host}:${k.controllerPort}`,
     'advertised.listeners': `PLAINTEXT://${k.host}:${k.port}`,
     'controller.listener.names': 'CONTROLLER',
@@ -20,12 +37,14 @@ export function renderServerProperties(k: KafkaSettings, dataDir: string): strin
     'num.partitions': 1,
     'auto.create.topics.enable': false,
     'delete.topic.enable': true,
-    'offsets.topic.replication.factor': 1,
+    'offsets.topic.replication.factor': replicas,
     'offsets.topic.num.partitions': 10,
-    'transaction.state.log.replication.factor': 1,
-    'transaction.state.log.min.isr': 1,
-    'share.coordinator.state.topic.replication.factor': 1,
-    'share.coordinator.state.topic.min.isr': 1,
+    'transaction.state.log.replication.factor': replicas,
+    'transaction.state.log.min.isr': minIsr,
+    'share.coordinator.state.topic.replication.factor': replicas,
+    'share.coordinator.state.topic.min.isr': minIsr,
+    'default.replication.factor': replicas,
+    'min.insync.replicas': minIsr,
     'group.initial.rebalance.delay.ms': 0,
     'num.network.threads': 2,
     'num.io.threads': 4,

@@ -3,11 +3,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { LocalServersConfig } from './config.js';
+import type { KafkaSettings, LocalServersConfig } from './config.js';
 import { kafkaBootstrap } from './config.js';
 import { findJava } from './java-runtime.js';
 import { ensureKafkaLibs } from './kafka-install.js';
-import { renderLog4j2Properties, renderServerProperties } from './kafka-files.js';
+import { renderLog4j2Properties, renderServerProperties, type KafkaClusterNode } from './kafka-files.js';
 import { kafkaAnswers } from './kafka-probe.js';
 import { warmUpKafka } from './kafka-warmup.js';
 import type { LauncherLog } from './log.js';
@@ -16,27 +16,49 @@ import { acquireServer, releaseServer } from './shared-server.js';
 
 const run = promisify(execFile);
 
+/** One KRaft node the launchers run: where it listens and keeps its files, and how it is formatted. */
+export interface KafkaNodeSpec {
+  /** For messages: "kafka", "kafka cluster node 1". */
+  readonly name: string;
+  readonly port: number;
+  readonly controllerPort: number;
+  readonly runDir: string;
+  readonly heap: string;
+  /** The cluster id to format fresh storage with; called once per fresh start. */
+  clusterId(): string;
+  /** For a node of a multi-node cluster: its id, the voters and the replication settings. */
+  readonly cluster?: KafkaClusterNode;
+  /** Addresses that must answer before the node counts as up (default: the node itself). */
+  readonly answerWith?: readonly string[];
+}
+
 /**
- * The local Kafka broker as a {@link ManagedServer}: one KRaft node (broker+controller) on
- * 127.0.0.1, run directory `<cacheDir>/run/kafka-<port>`. Each fresh start formats empty storage
- * with a new cluster id, so a run never sees topics from an earlier one.
+ * A KRaft node (broker+controller) as a {@link ManagedServer}. Each fresh start formats empty
+ * storage with `spec.clusterId()`, so a run never sees topics from an earlier one.
  */
-export function kafkaServer(cfg: LocalServersConfig): ManagedServer {
-  const k = cfg.kafka;
-  const runDir = join(cfg.cacheDir, 'run', `kafka-${k.port}`);
+export function kafkaNode(cfg: LocalServersConfig, spec: KafkaNodeSpec): ManagedServer {
+  const k: KafkaSettings = {
+    ...cfg.kafka,
+    port: spec.port,
+    controllerPort: spec.controllerPort,
+    heap: spec.heap,
+  };
+  const runDir = spec.runDir;
   const address = kafkaBootstrap(k);
+  const marker = `-Dtoolgate.server=kafka-${spec.port}`;
   return {
-    name: 'kafka',
-    marker: `-Dtoolgate.server=kafka-${k.port}`,
+    name: spec.name,
+    marker,
     runDir,
     pidFile: join(runDir, 'kafka.pid'),
     logFile: join(runDir, 'stdout.log'),
     address,
     host: k.host,
     ports: [k.port, k.controllerPort],
-    portVariables: ['KAFKA_PORT', 'KAFKA_CONTROLLER_PORT'],
-    answers: () => kafkaAnswers([address]),
-    warmUp: () => warmUpKafka([address]),
+    portVariables:
+      spec.cluster === undefined ? ['KAFKA_PORT', 'KAFKA_CONTROLLER_PORT'] : ['TOOLGATE_KAFKA_CLUSTER_PORT'],
+    answers: () => kafkaAnswers(spec.answerWith ?? [address]),
+    warmUp: () => warmUpKafka(spec.answerWith ?? [address]),
     async prepare(log) {
       const libs = await ensureKafkaLibs(cfg.cacheDir, cfg.mavenCommand, k, log);
       const java = findJava(k.minJava, cfg.javaHome);
@@ -45,11 +67,11 @@ export function kafkaServer(cfg: LocalServersConfig): ManagedServer {
       mkdirSync(dataDir, { recursive: true });
       const props = join(runDir, 'server.properties');
       const log4j = join(runDir, 'log4j2.properties');
-      writeFileSync(props, renderServerProperties(k, dataDir));
+      writeFileSync(props, renderServerProperties(k, dataDir, spec.cluster));
       writeFileSync(log4j, renderLog4j2Properties(join(runDir, 'server.log')));
       rmSync(join(runDir, 'stdout.log'), { force: true });
       const classpath = `${libs}/*`;
-      const clusterId = newClusterId();
+      const clusterId = spec.clusterId();
       await run(
         java.bin,
         ['-cp', classpath, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', props],
@@ -57,7 +79,9 @@ export function kafkaServer(cfg: LocalServersConfig): ManagedServer {
           cwd: runDir,
         },
       );
-      log(`kafka ${k.version}: storage formatted in ${dataDir} (cluster ${clusterId}, java ${java.major})`);
+      log(
+        `${spec.name} ${k.version}: storage formatted in ${dataDir} (cluster ${clusterId}, java ${java.major})`,
+      );
       return {
         command: java.bin,
         args: [
@@ -69,7 +93,7 @@ export function kafkaServer(cfg: LocalServersConfig): ManagedServer {
           '-Djava.awt.headless=true',
           `-Dlog4j2.configurationFile=${log4j}`,
           `-Dkafka.logs.dir=${runDir}`,
-          `-Dtoolgate.server=kafka-${k.port}`,
+          marker,
           '-cp',
           classpath,
           'kafka.Kafka',
@@ -80,6 +104,22 @@ export function kafkaServer(cfg: LocalServersConfig): ManagedServer {
       };
     },
   };
+}
+
+/**
+ * The local Kafka broker as a {@link ManagedServer}: one KRaft node (broker+controller) on
+ * 127.0.0.1, run directory `<cacheDir>/run/kafka-<port>`, a new cluster id per fresh start.
+ */
+export function kafkaServer(cfg: LocalServersConfig): ManagedServer {
+  const k = cfg.kafka;
+  return kafkaNode(cfg, {
+    name: 'kafka',
+    port: k.port,
+    controllerPort: k.controllerPort,
+    runDir: join(cfg.cacheDir, 'run', `kafka-${k.port}`),
+    heap: k.heap,
+    clusterId: newClusterId,
+  });
 }
 
 /**

@@ -6,6 +6,7 @@ import type { BatchHandler, BusMessage, EventBus, Subscription } from '../../lib
 import {
   eventually,
   gate,
+  kafkaClusterFixture,
   kafkaFixture,
   memoryFixture,
   numbered,
@@ -593,3 +594,7 @@ function eventBusContract(name: string, makeFixture: BusFixtureFactory): void {
 
 eventBusContract('memory event bus', memoryFixture);
 eventBusContract('kafka event bus', kafkaFixture);
+eventBusContract(
+  'kafka event bus on a 3-broker cluster (replication 3, min.insync.replicas 2)',
+  kafkaClusterFixture,
+);

@@ -12,6 +12,7 @@ declare module 'vitest' {
     kafkaBrokers: string[];
     schemaRegistryUrl: string;
     redisClusterNodes: string[];
+    kafkaClusterBrokers: string[];
   }
 }
 
@@ -28,4 +29,9 @@ export function schemaRegistryUrl(): string {
 /** Seed nodes (`host:port`) of the test Redis Cluster, as provided by test/global-setup.ts. */
 export function redisClusterNodes(): string[] {
   return inject('redisClusterNodes');
+}
+
+/** Brokers of the test Kafka cluster (three nodes, replication factor 3), as provided by test/global-setup.ts. */
+export function kafkaClusterBrokers(): string[] {
+  return inject('kafkaClusterBrokers');
 }

@@ -25,11 +25,11 @@ export interface TestKafka {
 }
 
 /**
- * A Kafka client for one test file, on the brokers the global setup provides. kafkajs logs only
+ * A Kafka client for one test file, on the brokers the global setup provides (or `brokers`, e.g.
+ * the replicated cluster's). kafkajs logs only
  * errors, so test output stays readable; pass nothing else global (each test owns its names).
  */
-export function createTestKafka(clientPrefix = 'tg-test'): TestKafka {
-  const brokers = kafkaBrokers();
+export function createTestKafka(clientPrefix = 'tg-test', brokers = kafkaBrokers()): TestKafka {
   if (brokers.length === 0) throw new Error('no Kafka brokers provided: is test/global-setup.ts configured?');
   const kafka = new Kafka({
     clientId: uniqueName(clientPrefix),

@@ -10,6 +10,7 @@ import type {
   MessageBatch,
   OutgoingMessage,
 } from '../../../libs/ports/event-bus.js';
+import { kafkaClusterBrokers } from '../../helpers/env.js';
 import { createTestKafka } from '../../helpers/kafka.js';
 import { uniqueName } from '../../helpers/names.js';
 
@@ -58,9 +59,28 @@ export const memoryFixture: BusFixtureFactory = () => {
  * Real Kafka with timings shortened so joins and rebalances take well under a second: heartbeats
  * every 300 ms (revocation is noticed that fast), short idle fetches, the broker's minimum session.
  */
-export const kafkaFixture: BusFixtureFactory = () => {
+export const kafkaFixture: BusFixtureFactory = () => kafkaFixtureOn();
+
+/**
+ * The Kafka fixture on the replicated test cluster: three brokers, topics with replication factor
+ * 3 and min.insync.replicas 2, so every acknowledged publish is on at least two of them.
+ */
+export const kafkaClusterFixture: BusFixtureFactory = () =>
+  kafkaFixtureOn({
+    brokers: kafkaClusterBrokers(),
+    replicationFactor: 3,
+    configs: { 'min.insync.replicas': '2' },
+  });
+
+function kafkaFixtureOn(
+  cluster: {
+    readonly brokers?: string[];
+    readonly replicationFactor?: number;
+    readonly configs?: Readonly<Record<string, string>>;
+  } = {},
+): Promise<BusFixture> {
   const errors: BusFixture['errors'] = [];
-  const testKafka = createTestKafka('bus-contract');
+  const testKafka = createTestKafka('bus-contract', cluster.brokers);
   const bus = new KafkaEventBus({
     brokers: testKafka.brokers,
     clientId: uniqueName('bus-contract'),
@@ -79,7 +99,14 @@ export const kafkaFixture: BusFixtureFactory = () => {
     errors,
     async topic(prefix, partitions) {
       const topic = uniqueName(prefix);
-      await bus.ensureTopics([{ topic, partitions, replicationFactor: 1 }]);
+      await bus.ensureTopics([
+        {
+          topic,
+          partitions,
+          replicationFactor: cluster.replicationFactor ?? 1,
+          ...(cluster.configs === undefined ? {} : { configs: cluster.configs }),
+        },
+      ]);
       topics.push(topic);
       return topic;
     },
@@ -90,7 +117,7 @@ export const kafkaFixture: BusFixtureFactory = () => {
       await testKafka.close();
     },
   });
-};
+}
 
 /** `count` messages: keys cycle through `keys`, values are "<seq>". */
 export function numbered(
