@@ -6,6 +6,10 @@ import { createExecutorService } from '../executor/service.js';
 import { ServiceConfigError } from '../executor/service-env.js';
 import { runServiceProcess } from '../executor/service-process.js';
 import type { Service } from '../executor/service-runtime.js';
+import { loadOpsConsoleConfig } from '../ops-console/config.js';
+import { createOpsConsoleService } from '../ops-console/service.js';
+import { loadMcpGatewayConfig } from '../mcp-gateway/config.js';
+import { createMcpGatewayService } from '../mcp-gateway/service.js';
 import { loadReconcilerConfig } from '../reconciler/config.js';
 import { createReconcilerService } from '../reconciler/service.js';
 
@@ -39,7 +43,7 @@ async function startWithCatalog<C extends { readonly catalogModule: string | und
   );
 }
 
-/** `toolgate executor|audit-sink|reconciler [--catalog PATH]`: configuration from the environment. */
+/** `toolgate executor|audit-sink|reconciler|ops-console [--catalog PATH]`: configuration from the environment. */
 export const SERVICE_COMMANDS: Readonly<Record<string, ServiceCommand>> = {
   executor: {
     summary: 'run an executor: calls from Kafka through the guard pipeline to your tools',
@@ -61,6 +65,30 @@ export const SERVICE_COMMANDS: Readonly<Record<string, ServiceCommand>> = {
         'toolgate-reconciler',
         loadReconcilerConfig,
         (config, catalog) => createReconcilerService(config, catalog === undefined ? {} : { catalog }),
+        flag,
+        cwd,
+      ),
+  },
+  'ops-console': {
+    summary: 'run the ops console: cases, dead letters, approvals and audit in the browser',
+    catalog: true,
+    start: (flag, cwd) =>
+      startWithCatalog(
+        'toolgate-ops-console',
+        loadOpsConsoleConfig,
+        (config, catalog) => createOpsConsoleService(config, catalog === undefined ? {} : { catalog }),
+        flag,
+        cwd,
+      ),
+  },
+  'mcp-gateway': {
+    summary: 'run the MCP gateway: MCP clients list and call your tools, guarded, through Kafka',
+    catalog: true,
+    start: (flag, cwd) =>
+      startWithCatalog(
+        'toolgate-mcp-gateway',
+        loadMcpGatewayConfig,
+        (config, catalog) => createMcpGatewayService(config, catalog === undefined ? {} : { catalog }),
         flag,
         cwd,
       ),

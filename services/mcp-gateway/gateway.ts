@@ -1,0 +1,402 @@
+import {
+  createServer,
+  type IncomingMessage,
+  type Server as HttpServer,
+  type ServerResponse,
+} from 'node:http';
+import { hostHeaderValidation, originValidation, toNodeHandler } from '@modelcontextprotocol/node';
+import { createMcpHandler, Server, type AuthInfo } from '@modelcontextprotocol/server';
+import type { JWTVerifyGetKey } from 'jose';
+import { silentBusLogger, type BusLogger } from '../../libs/bus/logger.js';
+import { ToolgateError } from '../../libs/core/errors.js';
+import type { Principal, ToolCallResult } from '../../libs/core/types.js';
+import type { ToolDefinition } from '../../libs/registry/tool-definition.js';
+import type { ToolgateClient } from '../sdk/toolgate-client.js';
+import { createBearerCheck } from './bearer-auth.js';
+import { toMcpCallResult, type McpCallResult } from './call-result.js';
+import { confirmationGate } from './confirm-call.js';
+import type { ConfirmationSettings } from './confirmation.js';
+import { clientKeyOf, logicalTaskId } from './logical-call.js';
+import { outputJsonSchema, toMcpTool } from './mcp-tools.js';
+import type { McpRequestObserver, McpRequestRecord, RequestOutcome } from './observer.js';
+import { principalFromClaims, PrincipalMappingError, type PrincipalMapping } from './principal-mapping.js';
+import { requestFacts, type RequestFacts } from './request-facts.js';
+import { runGatewayCall } from './tool-call.js';
+
+/** Largest request body the gateway reads (bytes); larger ones are answered 413. */
+export const MAX_REQUEST_BODY_BYTES = 1024 * 1024;
+
+/** Everything one gateway serves with. */
+export interface McpGatewayOptions {
+  /** The tool catalog's registry: what is listed, and the metadata annotations come from. */
+  readonly tools: { forPrincipal(principal: Principal): ToolDefinition[] };
+  /** A started SDK client: how calls reach the executors. */
+  readonly client: ToolgateClient;
+  readonly auth: {
+    readonly issuer: string;
+    /** This endpoint's canonical URL, e.g. `https://tools.example.com/mcp` (the token audience). */
+    readonly resource: string;
+    readonly jwks: URL | JWTVerifyGetKey;
+    /** Scopes every request needs (default `['mcp:tools']`). */
+    readonly requiredScopes?: readonly string[];
+    /** Authorization servers listed in the protected-resource metadata (default: the issuer). */
+    readonly authorizationServers?: readonly string[];
+  };
+  readonly principal: PrincipalMapping;
+  /** Host names (no port) the endpoint answers to: the DNS-rebinding guard. */
+  readonly allowedHosts: readonly string[];
+  /**
+   * Signs and remembers the confirmations destructive tools need ({@link confirmationGate}); every
+   * replica must share the secret and the store.
+   */
+  readonly confirmations: ConfirmationSettings;
+  /** How long a tools/call waits for its result before answering "outcome unknown" (default 30 s). */
+  readonly callTimeoutMs?: number;
+  readonly observer?: McpRequestObserver;
+  readonly logger?: BusLogger;
+  readonly serverInfo?: { readonly name: string; readonly version: string };
+}
+
+/** A running gateway's HTTP face. */
+export interface McpGateway {
+  /** The Node request listener: mount it on your own server, or use {@link McpGateway.listen}. */
+  readonly listener: (req: IncomingMessage, res: ServerResponse) => void;
+  /** Listens on `port` of `host`; resolves once listening. */
+  listen(port: number, host: string): Promise<void>;
+  /** Stops listening and ends open exchanges. */
+  close(): Promise<void>;
+}
+
+/** What the gateway hands the per-request MCP server: who is calling, and where to report. */
+interface RequestScope {
+  readonly principal: Principal;
+  readonly facts: RequestFacts;
+  /** Filled by the tools/call handler; read when the response is finished. */
+  call?: { readonly tool: string; readonly result: ToolCallResult };
+  /** Set when the call was answered with a confirmation question. */
+  askedToConfirm?: string;
+}
+
+const SCOPE_KEY = 'io.toolgate/request';
+
+/**
+ * The MCP front door of toolgate: Streamable HTTP at the resource URL's path, serving 2026-07-28
+ * and, to clients that ask for it, 2025-11-25 (stateless: every request stands alone, as the
+ * executors' calls do).
+ *
+ * Contract, per request, in order:
+ * 1. `/.well-known/oauth-protected-resource[<path>]` (GET) answers the RFC 9728 metadata;
+ * 2. a Host or Origin not in `allowedHosts` is answered 403 (DNS rebinding);
+ * 3. the bearer token is verified ({@link createBearerCheck}): 401 / 403 with `WWW-Authenticate`;
+ * 4. the claims become a principal ({@link principalFromClaims}); a token without one is 401;
+ * 5. the MCP SDK serves the JSON-RPC request with that principal. `tools/list` lists exactly the
+ *    tools the registry offers the principal (tenant-visible, current, every scope held — the scope
+ *    decision the executors' authorize stage makes), sorted by name; `tools/call` of a tool not in
+ *    that list is refused as unknown without publishing anything; any other call runs through
+ *    toolgate ({@link runGatewayCall}) and is answered by {@link toMcpCallResult}.
+ * The token itself is verified and dropped: it is not passed to the SDK's handlers, not signed into
+ * anything, not logged, not reported. Every request — refusals included — produces one
+ * {@link McpRequestRecord} for the observer when its response is finished.
+ */
+export function createMcpGateway(options: McpGatewayOptions): McpGateway {
+  const logger = options.logger ?? silentBusLogger;
+  const resource = new URL(options.auth.resource);
+  const metadataPath = `/.well-known/oauth-protected-resource${resource.pathname === '/' ? '' : resource.pathname}`;
+  const metadataUrl = new URL(metadataPath, resource).href;
+  const requiredScopes = options.auth.requiredScopes ?? ['mcp:tools'];
+  const bearer = createBearerCheck({
+    issuer: options.auth.issuer,
+    resource: options.auth.resource,
+    jwks: options.auth.jwks,
+    requiredScopes,
+    metadataUrl,
+  });
+  const metadata = JSON.stringify({
+    resource: options.auth.resource,
+    authorization_servers: options.auth.authorizationServers ?? [options.auth.issuer],
+    scopes_supported: requiredScopes,
+    bearer_methods_supported: ['header'],
+    resource_name: options.serverInfo?.name ?? 'toolgate',
+  });
+  const callTimeoutMs = options.callTimeoutMs ?? 30_000;
+  const validateHost = hostHeaderValidation([...options.allowedHosts]);
+  const validateOrigin = originValidation([...options.allowedHosts]);
+
+  const report = (record: McpRequestRecord): void => {
+    try {
+      options.observer?.(record);
+    } catch (err) {
+      logger.error({ err }, 'the MCP request observer threw');
+    }
+  };
+
+  const handler = createMcpHandler(
+    (ctx) => {
+      const scope = ctx.authInfo?.extra?.[SCOPE_KEY] as RequestScope | undefined;
+      if (scope === undefined) throw new Error('MCP request without a verified principal');
+      return mcpServer(scope, ctx.era);
+    },
+    { onerror: (err) => logger.debug({ err: err.message }, 'MCP request rejected by the SDK') },
+  );
+  const serveMcp = toNodeHandler(handler, { maxRequestBodySize: MAX_REQUEST_BODY_BYTES });
+
+  const mcpServer = (scope: RequestScope, era: 'legacy' | 'modern'): Server => {
+    const server = new Server(
+      { name: options.serverInfo?.name ?? 'toolgate', version: options.serverInfo?.version ?? '0.1.0' },
+      { capabilities: { tools: { listChanged: false } } },
+    );
+    server.setRequestHandler('tools/list', () => ({
+      tools: options.tools.forPrincipal(scope.principal).map(toMcpTool) as never[],
+    }));
+    server.setRequestHandler('tools/call', async (request, ctx) => {
+      const { name, _meta: meta } = request.params;
+      const args = request.params.arguments ?? {};
+      const tool = options.tools.forPrincipal(scope.principal).find((t) => t.name === name);
+      const run = async (found: ToolDefinition): Promise<ToolCallResult> => {
+        if (found.destructive) {
+          const decision = await confirmationGate(options.confirmations, {
+            era,
+            principal: scope.principal,
+            tool: found,
+            args,
+            holder: logicalTaskIdOrEmpty(scope.principal, found.name, args, meta),
+            requestState: ctx.mcpReq.requestState(),
+            inputResponses: ctx.mcpReq.inputResponses,
+          });
+          if (decision.kind === 'ask') throw new AskToConfirm(decision.result);
+          if (decision.kind === 'refuse') return decision.result;
+        }
+        return runGatewayCall(options.client, {
+          principal: scope.principal,
+          tool: found,
+          args,
+          meta,
+          timeoutMs: callTimeoutMs,
+        }).catch((err: unknown) => unavailable(name, err));
+      };
+      let result: ToolCallResult;
+      try {
+        result = tool === undefined ? unknownTool(name) : await run(tool);
+      } catch (err) {
+        if (!(err instanceof AskToConfirm)) throw err;
+        scope.askedToConfirm = name;
+        return err.result as never;
+      }
+      scope.call = { tool: name, result };
+      const answer: McpCallResult = toMcpCallResult(
+        result,
+        tool !== undefined && outputJsonSchema(tool) !== undefined,
+      );
+      return answer;
+    });
+    return server;
+  };
+
+  const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const startedAt = Date.now();
+    const path = new URL(req.url ?? '/', 'http://gateway.invalid').pathname;
+    if (path === metadataPath || path === '/.well-known/oauth-protected-resource') {
+      res
+        .writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=300' })
+        .end(metadata);
+      return;
+    }
+    if (path !== resource.pathname) {
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not_found"}');
+      return;
+    }
+    const early = (outcome: RequestOutcome, reason: string): void =>
+      report({
+        ...requestFacts(undefined, req.headers),
+        outcome,
+        reason,
+        durationMs: Date.now() - startedAt,
+      });
+    if (!validateHost(req, res) || !validateOrigin(req, res)) {
+      early('rejected', 'host_or_origin');
+      return;
+    }
+    const check = await bearer(req.headers.authorization);
+    let principal: Principal | undefined;
+    let refusal = check.ok ? undefined : check.refusal;
+    if (check.ok) {
+      try {
+        principal = principalFromClaims(check.token.claims, check.token.scopes, options.principal);
+      } catch (err) {
+        if (!(err instanceof PrincipalMappingError)) throw err;
+        refusal = {
+          status: 401,
+          error: 'invalid_token',
+          description: err.message,
+          wwwAuthenticate: `Bearer error="invalid_token", error_description="${err.message}", resource_metadata="${metadataUrl}"`,
+        };
+      }
+    }
+    if (principal === undefined) {
+      const r = refusal!;
+      res
+        .writeHead(r.status, { 'content-type': 'application/json', 'www-authenticate': r.wwwAuthenticate })
+        .end(JSON.stringify({ error: r.error, error_description: r.description }));
+      early(r.status === 401 ? 'unauthenticated' : 'forbidden', r.error);
+      return;
+    }
+    const body = req.method === 'POST' ? await readJsonBody(req) : { ok: true as const, value: undefined };
+    if (!body.ok) {
+      res
+        .writeHead(body.status, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: body.message } }));
+      early('rejected', 'parse_error');
+      return;
+    }
+    const facts = requestFacts(body.value, req.headers);
+    const scope: RequestScope = { principal, facts };
+    const claims = check.ok ? check.token.claims : {};
+    const authInfo: AuthInfo = {
+      // The SDK's type wants the token; the gateway keeps none past verification.
+      token: '',
+      clientId: typeof claims.client_id === 'string' ? claims.client_id : principal.id,
+      scopes: [...principal.scopes],
+      ...(typeof claims.exp === 'number' ? { expiresAt: claims.exp } : {}),
+      extra: { [SCOPE_KEY]: scope },
+    };
+    res.once('finish', () => {
+      const call = scope.call;
+      report({
+        ...facts,
+        principalId: principal.id,
+        tenant: principal.tenant,
+        outcome:
+          scope.askedToConfirm !== undefined
+            ? 'confirmation-required'
+            : call === undefined
+              ? res.statusCode < 400
+                ? 'ok'
+                : 'rejected'
+              : callOutcome(call.result),
+        ...(scope.askedToConfirm === undefined ? {} : { tool: scope.askedToConfirm }),
+        ...(call === undefined
+          ? {}
+          : {
+              tool: call.tool,
+              toolOutcome: call.result.outcome,
+              ...(call.result.idempotencyKey === undefined
+                ? {}
+                : { idempotencyKey: call.result.idempotencyKey }),
+              ...(call.result.error === undefined ? {} : { reason: call.result.error.code }),
+            }),
+        durationMs: Date.now() - startedAt,
+      });
+    });
+    (req as IncomingMessage & { auth?: AuthInfo }).auth = authInfo;
+    await serveMcp(req, res, body.value);
+  };
+
+  const listener = (req: IncomingMessage, res: ServerResponse): void => {
+    serve(req, res).catch((err: unknown) => {
+      logger.error({ err }, 'MCP request failed');
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+      res.end('{"error":"internal_error"}');
+    });
+  };
+
+  let http: HttpServer | undefined;
+  return {
+    listener,
+    listen: (port, host) =>
+      new Promise((resolve, reject) => {
+        http = createServer(listener);
+        http.once('error', reject);
+        http.listen(port, host, () => resolve());
+      }),
+    async close() {
+      await handler.close();
+      if (http !== undefined) {
+        const server = http;
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeAllConnections();
+      }
+    },
+  };
+}
+
+/** Carries an input-required answer out of the call path (it is not a tool result). */
+class AskToConfirm extends Error {
+  constructor(readonly result: unknown) {
+    super('confirmation required');
+  }
+}
+
+/** The logical call's task id; '' for arguments JSON cannot hold (the call is refused later). */
+function logicalTaskIdOrEmpty(
+  principal: Principal,
+  tool: string,
+  args: Record<string, unknown>,
+  meta: unknown,
+): string {
+  try {
+    return logicalTaskId(principal, tool, args, clientKeyOf(meta as Record<string, unknown> | undefined));
+  } catch {
+    return '';
+  }
+}
+
+function callOutcome(result: ToolCallResult): RequestOutcome {
+  switch (result.outcome) {
+    case 'SUCCESS':
+      return 'tool-success';
+    case 'DUPLICATE':
+      return 'tool-duplicate';
+    case 'UNRESOLVED':
+      return 'tool-unknown-outcome';
+    case 'EXECUTION_ERROR':
+      return 'tool-failed';
+    default:
+      return 'tool-refused';
+  }
+}
+
+function unknownTool(name: string): ToolCallResult {
+  return {
+    callId: 'mcp-call',
+    tool: name,
+    outcome: 'UNKNOWN_TOOL',
+    error: {
+      code: 'UNKNOWN_TOOL',
+      message: `There is no tool named ${JSON.stringify(name.slice(0, 100))} for you.`,
+      retryable: false,
+      suggestedFix: 'Call one of the tools tools/list returns.',
+    },
+    toolInvocations: 0,
+  };
+}
+
+function unavailable(name: string, err: unknown): ToolCallResult {
+  const retryable = err instanceof ToolgateError && err.code === 'DEPENDENCY_UNAVAILABLE';
+  if (!retryable) throw err;
+  return {
+    callId: 'mcp-call',
+    tool: name,
+    outcome: 'EXECUTION_ERROR',
+    error: { code: 'DEPENDENCY_UNAVAILABLE', message: err.message, retryable: true, retryAfterMs: 1000 },
+    toolInvocations: 0,
+  };
+}
+
+type JsonBody =
+  | { readonly ok: true; readonly value: unknown }
+  | { readonly ok: false; readonly status: 400 | 413; readonly message: string };
+
+async function readJsonBody(req: IncomingMessage): Promise<JsonBody> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_REQUEST_BODY_BYTES) return { ok: false, status: 413, message: 'Request body too large.' };
+    chunks.push(chunk);
+  }
+  try {
+    return { ok: true, value: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown };
+  } catch {
+    return { ok: false, status: 400, message: 'Parse error: the body is not JSON.' };
+  }
+}

@@ -1,0 +1,117 @@
+import { createPrivateKey } from 'node:crypto';
+import { RedisSingleUseStore } from '../../libs/adapters/redis/single-use-store.js';
+import { topicNames } from '../../libs/events/topics.js';
+import { busLogger } from '../../libs/observability/bus-logger.js';
+import type { CatalogFactory } from '../executor/catalog.js';
+import { openCatalog, openKafka, openRedis } from '../executor/service-clients.js';
+import { createService, type Service, type ServiceOptions } from '../executor/service-runtime.js';
+import { createToolgateClient } from '../sdk/toolgate-client.js';
+import type { McpGatewayConfig } from './config.js';
+import { createMcpGateway } from './gateway.js';
+import { mcpMetrics } from './metrics.js';
+
+/** What a caller may supply instead of the defaults. */
+export interface McpGatewayServiceOptions extends ServiceOptions {
+  /** Default: the factory exported by `config.catalogModule` (the executors' catalog). */
+  readonly catalog?: CatalogFactory;
+}
+
+/**
+ * The MCP gateway process from its configuration (nothing opens before `start()`): Kafka (calls
+ * out, this instance's reply partition of the results topic in), the schema registry, Redis (used
+ * confirmations), the executors' tool catalog for metadata only (its tools never run here; a
+ * catalog that opens Postgres is refused), the SDK client, and the gateway on MCP_LISTEN_PORT.
+ * Every MCP request is counted in the process registry ({@link mcpMetrics}) and written as one
+ * structured log line (`msg: "mcp request"`) with client name, protocol revision, principal and
+ * outcome — the token is never among them. /readyz adds Redis to the lifecycle check.
+ */
+export function createMcpGatewayService(
+  config: McpGatewayConfig,
+  options: McpGatewayServiceOptions = {},
+): Service {
+  const topics = topicNames(config.topicPrefix);
+  return createService({
+    name: 'mcp-gateway',
+    settings: config,
+    base: { gatewayId: config.gatewayId },
+    logger: options.logger,
+    async open(context) {
+      const catalog = await openCatalog(context, {
+        postgres: () =>
+          Promise.reject(new Error('the MCP gateway reads tool metadata only; it has no database')),
+        module: config.catalogModule,
+        factory: options.catalog,
+      });
+      const redis = openRedis(context, { url: config.redisUrl, ready: true });
+      const { bus, codec } = await openKafka(context, {
+        settings: config,
+        clientId: config.gatewayId,
+        topics,
+        ensure: [
+          { topic: topics.calls, partitions: config.partitions.calls },
+          { topic: topics.results, partitions: config.partitions.results },
+        ],
+      });
+      const logger = context.logger.child({ component: 'mcp-gateway' });
+      const client = createToolgateClient({
+        publisher: bus,
+        subscriber: bus,
+        codec,
+        topics,
+        instanceId: config.gatewayId,
+        replySlot: config.replySlot,
+        tools: catalog.registry,
+        signing: {
+          key: createPrivateKey(config.signing.keyPem),
+          issuer: config.signing.issuer,
+          audience: config.signing.audience,
+          ...(config.signing.kid === undefined ? {} : { kid: config.signing.kid }),
+          ttlSeconds: 120,
+        },
+        defaultTimeoutMs: config.callTimeoutMs,
+        logger: busLogger(logger),
+      });
+      const metrics = mcpMetrics(context.registry);
+      const gateway = createMcpGateway({
+        tools: catalog.registry,
+        client,
+        auth: {
+          issuer: config.oauth.issuer,
+          resource: config.resourceUrl,
+          jwks: new URL(config.oauth.jwksUrl),
+          requiredScopes: config.oauth.requiredScopes,
+        },
+        principal: {
+          tenantClaim: config.mapping.tenantClaim,
+          ...(config.mapping.tenant === undefined ? {} : { tenant: config.mapping.tenant }),
+          rolesClaim: config.mapping.rolesClaim,
+          scopePrefix: config.mapping.scopePrefix,
+          gatewayScopes: config.oauth.requiredScopes,
+        },
+        allowedHosts: config.allowedHosts,
+        confirmations: {
+          secret: config.confirmationSecret,
+          store: new RedisSingleUseStore(redis, { keyPrefix: config.redisKeyPrefix }),
+          ttlMs: config.confirmationTtlMs,
+        },
+        callTimeoutMs: config.callTimeoutMs,
+        observer: (record) => {
+          metrics(record);
+          logger.info({ mcp: record }, 'mcp request');
+        },
+        logger: busLogger(logger),
+      });
+      return {
+        async start() {
+          await client.start();
+          await gateway.listen(config.listen.port, config.listen.host);
+          logger.info({ url: config.resourceUrl, port: config.listen.port }, 'MCP gateway listening');
+        },
+        async stop() {
+          await gateway.close();
+          await client.stop();
+        },
+      };
+    },
+  });
+}

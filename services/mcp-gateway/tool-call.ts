@@ -1,0 +1,68 @@
+import { ToolgateError } from '../../libs/core/errors.js';
+import type { Principal, ToolCallResult } from '../../libs/core/types.js';
+import type { ToolDefinition } from '../../libs/registry/tool-definition.js';
+import type { ToolgateClient } from '../sdk/toolgate-client.js';
+import { clientKeyOf, logicalTaskId } from './logical-call.js';
+
+/** The provider call id of the one call of an MCP turn (MCP calls have no provider id). */
+const MCP_CALL_ID = 'mcp-call';
+
+/** One `tools/call` to run through toolgate. */
+export interface GatewayCall {
+  readonly principal: Principal;
+  readonly tool: ToolDefinition;
+  readonly args: Record<string, unknown>;
+  readonly meta: Record<string, unknown> | undefined;
+  readonly timeoutMs: number;
+  readonly traceId?: string;
+}
+
+/**
+ * Runs one MCP tool call as a toolgate call: one call of a one-call turn, published to Kafka by the
+ * SDK client (its own reply slot) with the principal it signs, run through the guard pipeline on an
+ * executor, answered on the client's reply partition. The task id is the logical call
+ * ({@link logicalTaskId}), so repeats share one idempotency key. Resolves with the call's result —
+ * UNRESOLVED when no result arrived by the deadline — and rejects only as `runTurn` does
+ * (DEPENDENCY_UNAVAILABLE when Kafka refused the publish; nothing ran).
+ */
+export async function runGatewayCall(client: ToolgateClient, call: GatewayCall): Promise<ToolCallResult> {
+  let taskId: string;
+  try {
+    taskId = logicalTaskId(call.principal, call.tool.name, call.args, clientKeyOf(call.meta));
+  } catch (err) {
+    if (err instanceof ToolgateError) {
+      return {
+        callId: MCP_CALL_ID,
+        tool: call.tool.name,
+        outcome: 'SCHEMA_INVALID',
+        error: { code: 'SCHEMA_INVALID', message: err.message, retryable: true },
+        toolInvocations: 0,
+      };
+    }
+    throw err;
+  }
+  const outcome = await client.runTurn(
+    {
+      provider: 'openai',
+      response: {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: MCP_CALL_ID,
+            type: 'function',
+            function: { name: call.tool.name, arguments: JSON.stringify(call.args) },
+          },
+        ],
+      },
+    },
+    {
+      principal: call.principal,
+      taskId,
+      step: 0,
+      ...(call.traceId === undefined ? {} : { traceId: call.traceId }),
+    },
+    { timeoutMs: call.timeoutMs },
+  );
+  return outcome.results[0]!;
+}
