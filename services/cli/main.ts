@@ -6,6 +6,7 @@
  * so buffered output to a pipe is flushed before the process ends).
  */
 import { runCli } from './run-cli.js';
+import { SERVICE_NAMES } from './service-names.js';
 
 // Reading into a closed pipe (`toolgate audit query | head`) is not an error worth a stack trace.
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
@@ -13,12 +14,10 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   throw err;
 });
 
-/** The service commands; their modules (Kafka, Redis, Postgres clients) load only when named. */
-const SERVICES = new Set(['executor', 'audit-sink', 'reconciler', 'ops-console']);
-
 const argv = process.argv.slice(2);
 const io = { stdout: process.stdout, stderr: process.stderr };
-if (SERVICES.has(argv[0] ?? '')) {
+// The service commands' modules (Kafka, Redis, Postgres clients) load only when one is named.
+if (SERVICE_NAMES.has(argv[0] ?? '')) {
   const { runServiceCommand } = await import('./serve.js');
   await runServiceCommand(argv, io);
 } else {
