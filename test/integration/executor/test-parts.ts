@@ -1,26 +1,28 @@
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import type { EachMessagePayload } from 'kafkajs';
-import type { JSONWebKeySet } from 'jose';
+import type { JSONWebKeySet, JWK } from 'jose';
 import { RedisIdempotencyStore, RedisRateLimiter } from '../../../libs/adapters/redis/index.js';
 import { createPrincipalVerifier } from '../../../libs/auth/principal-verifier.js';
 import { KafkaEventBus, type KafkaEventBusOptions } from '../../../libs/bus/kafka/kafka-event-bus.js';
 import { systemClock } from '../../../libs/core/system-clock.js';
 import type { EventKind, EventKinds } from '../../../libs/events/contracts.js';
-import type { TopicNames } from '../../../libs/events/topics.js';
+import { RegistryEventCodec } from '../../../libs/events/registry-codec.js';
+import { topicNames, type TopicNames } from '../../../libs/events/topics.js';
 import { createCircuitBreakers, type ManagedCircuitBreakers } from '../../../libs/execution/breakers.js';
 import { createOutboundLimiter } from '../../../libs/execution/outbound-limiter.js';
 import { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
 import { createPolicyEngine } from '../../../libs/policy/index.js';
 import type { EventCodec } from '../../../libs/ports/event-codec.js';
-import type { Logger } from '../../../libs/ports/logger.js';
+import { silentLogger, type Logger } from '../../../libs/ports/logger.js';
 import type { ToolRegistry } from '../../../libs/registry/tool-registry.js';
 import { createCallConsumer, type Executor } from '../../../services/executor/executor.js';
 import { allTopics } from '../../../services/executor/service-clients.js';
 import type { PartitionCounts } from '../../../services/executor/service-env.js';
 import type { CallRunner, ExecutorDeps } from '../../../services/executor/executor-deps.js';
 import { DATABASE_URL, schemaRegistryUrl } from '../../helpers/env.js';
-import type { ConsumedMessage, TestKafka } from '../../helpers/kafka.js';
+import { createTestKafka, type ConsumedMessage, type TestKafka } from '../../helpers/kafka.js';
 import { uniqueName } from '../../helpers/names.js';
-import type { TestRedis } from '../../helpers/redis.js';
+import { createTestRedis, type TestRedis } from '../../helpers/redis.js';
 
 /**
  * The parts in-process tests on real servers build an executor from (the executor's and the SDK's
@@ -218,4 +220,83 @@ export function decodeEachMessage<K extends EventKind>(
 ): Promise<Read<K>> {
   const { offset, key, value, headers } = message;
   return decodeRead(codec, kind, { topic, partition, offset, key, value, headers });
+}
+
+/** What {@link startFixtureExecutor} stands up; `close` stops the executor and drops topics and keys. */
+export interface FixtureExecutor {
+  readonly kafka: TestKafka;
+  readonly topics: TopicNames;
+  readonly bus: KafkaEventBus;
+  readonly codec: RegistryEventCodec;
+  readonly redis: TestRedis;
+  /** The key the principal assertions are signed with; `jwks` holds its public half (kid `kid`). */
+  readonly privateKey: KeyObject;
+  readonly jwks: JSONWebKeySet;
+  readonly executor: Executor;
+  close(): Promise<void>;
+}
+
+/**
+ * Real Kafka topics under a fresh prefix (the given partition counts), the registry codec, Redis,
+ * an Ed25519 signing key and an in-process executor running `registry`'s tools, started: what the
+ * SDK and MCP gateway stacks stand on.
+ */
+export async function startFixtureExecutor(
+  name: string,
+  options: {
+    readonly registry: ToolRegistry;
+    readonly partitions: PartitionCounts;
+    readonly issuer: string;
+    readonly audience: string;
+    readonly kid: string;
+    readonly policyName: string;
+  },
+): Promise<FixtureExecutor> {
+  const kafka = createTestKafka(name);
+  const topics = topicNames(uniqueName(name));
+  const bus = testKafkaBus(kafka, name);
+  await ensureTestTopics(bus, topics, options.partitions);
+  const codec = await RegistryEventCodec.create({ url: schemaRegistryUrl(), topics });
+  const redis = createTestRedis(name);
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const jwks = { keys: [{ ...(publicKey.export({ format: 'jwk' }) as JWK), kid: options.kid, use: 'sig' }] };
+  const breakers = testBreakers();
+  const pipeline = redisTestPipeline({
+    registry: options.registry,
+    redis,
+    breakers,
+    owner: `${name}-executor`,
+    policyName: options.policyName,
+  });
+  const executor = testExecutor({
+    bus,
+    codec,
+    topics,
+    resultsPartitions: options.partitions.results,
+    pipeline,
+    registry: options.registry,
+    jwks,
+    issuer: options.issuer,
+    audience: options.audience,
+    ownerId: `${name}-executor`,
+    groupId: uniqueName(`${name}_executors`),
+    logger: silentLogger,
+  });
+  await executor.start();
+  return {
+    kafka,
+    topics,
+    bus,
+    codec,
+    redis,
+    privateKey,
+    jwks,
+    executor,
+    async close() {
+      await executor.stop();
+      breakers.shutdown();
+      await bus.close();
+      await dropKafkaAndRedis(kafka, topics, redis);
+    },
+  };
 }

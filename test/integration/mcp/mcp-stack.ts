@@ -1,4 +1,4 @@
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { PostgresCaseStore } from '../../../libs/adapters/postgres/case-store.js';
 import { migrate } from '../../../libs/adapters/postgres/migrate.js';
 import { RedisIdempotencyStore } from '../../../libs/adapters/redis/index.js';
@@ -7,14 +7,11 @@ import { systemClock } from '../../../libs/core/system-clock.js';
 import { createReconciler, type Reconciler } from '../../../services/reconciler/reconciler.js';
 import { kafkaOriginalCalls } from '../../../services/reconciler/original-call.js';
 import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
-import type { JWK } from 'jose';
 import type { EventKind, EventKinds } from '../../../libs/events/contracts.js';
-import { RegistryEventCodec } from '../../../libs/events/registry-codec.js';
-import { topicNames, type TopicNames } from '../../../libs/events/topics.js';
+import type { TopicNames } from '../../../libs/events/topics.js';
 import type { BusLogger } from '../../../libs/bus/logger.js';
 import { silentLogger } from '../../../libs/ports/logger.js';
 import type { ToolRegistry } from '../../../libs/registry/tool-registry.js';
-import type { Executor } from '../../../services/executor/executor.js';
 import {
   createMcpGateway,
   type McpGateway,
@@ -24,20 +21,11 @@ import type { ConfirmationSettings } from '../../../services/mcp-gateway/confirm
 import type { McpRequestRecord } from '../../../services/mcp-gateway/observer.js';
 import { createToolgateClient, type ToolgateClient } from '../../../services/sdk/toolgate-client.js';
 import { gatewayFixtureTools } from '../../fixtures/mcp/gateway-tools.js';
-import { schemaRegistryUrl } from '../../helpers/env.js';
-import { createTestKafka } from '../../helpers/kafka.js';
 import { uniqueName } from '../../helpers/names.js';
 import { freePort } from '../../helpers/ports.js';
-import { createTestRedis } from '../../helpers/redis.js';
 import { Effects, registryOf } from '../../unit/sdk/test-tools.js';
-import {
-  dropKafkaAndRedis,
-  ensureTestTopics,
-  redisTestPipeline,
-  testBreakers,
-  testExecutor,
-  testKafkaBus,
-} from '../executor/test-parts.js';
+import type { createTestKafka } from '../../helpers/kafka.js';
+import { startFixtureExecutor } from '../executor/test-parts.js';
 import { createTokenIssuer, type TokenIssuer } from './token-issuer.js';
 
 const PRINCIPAL_ISSUER = 'toolgate-mcp-gateway-test';
@@ -87,39 +75,17 @@ export interface McpStackOptions {
 }
 
 export async function createMcpStack(name: string, options: McpStackOptions = {}): Promise<McpStack> {
-  const kafka = createTestKafka(name);
-  const topics = topicNames(uniqueName(name));
-  const bus = testKafkaBus(kafka, name);
-  await ensureTestTopics(bus, topics, PARTITIONS);
-  const codec = await RegistryEventCodec.create({ url: schemaRegistryUrl(), topics });
-  const redis = createTestRedis(name);
   const effects = new Effects();
   const registry = registryOf(gatewayFixtureTools(effects));
-  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-  const jwks = { keys: [{ ...(publicKey.export({ format: 'jwk' }) as JWK), kid: KID, use: 'sig' }] };
-  const breakers = testBreakers();
-  const pipeline = redisTestPipeline({
+  const fixture = await startFixtureExecutor(name, {
     registry,
-    redis,
-    breakers,
-    owner: `${name}-executor`,
-    policyName: 'mcp-test',
-  });
-  const executor: Executor = testExecutor({
-    bus,
-    codec,
-    topics,
-    resultsPartitions: PARTITIONS.results,
-    pipeline,
-    registry,
-    jwks,
+    partitions: PARTITIONS,
     issuer: PRINCIPAL_ISSUER,
     audience: PRINCIPAL_AUDIENCE,
-    ownerId: `${name}-executor`,
-    groupId: uniqueName(`${name}_executors`),
-    logger: silentLogger,
+    kid: KID,
+    policyName: 'mcp-test',
   });
-  await executor.start();
+  const { kafka, topics, bus, codec, redis, privateKey } = fixture;
   let reconciler: Reconciler | undefined;
   let db: TestSchema | undefined;
   if (options.reconciler === true) {
@@ -244,11 +210,8 @@ export async function createMcpStack(name: string, options: McpStackOptions = {}
       await gateway.close();
       await client.stop();
       await reconciler?.stop();
-      await executor.stop();
+      await fixture.close();
       await db?.drop();
-      breakers.shutdown();
-      await bus.close();
-      await dropKafkaAndRedis(kafka, topics, redis);
     },
   };
 }

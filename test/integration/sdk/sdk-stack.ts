@@ -1,26 +1,12 @@
-import { generateKeyPairSync } from 'node:crypto';
-import type { JWK } from 'jose';
 import type { EventKind, EventKinds } from '../../../libs/events/contracts.js';
-import { RegistryEventCodec } from '../../../libs/events/registry-codec.js';
-import { topicNames, type TopicNames } from '../../../libs/events/topics.js';
+import type { TopicNames } from '../../../libs/events/topics.js';
 import type { BatchHandler, EventSubscriber, SubscribeOptions } from '../../../libs/ports/event-bus.js';
-import { silentLogger } from '../../../libs/ports/logger.js';
-import type { Executor } from '../../../services/executor/executor.js';
 import type { ToolgateClientOptions } from '../../../services/sdk/client-options.js';
 import { createToolgateClient, type ToolgateClient } from '../../../services/sdk/toolgate-client.js';
-import { schemaRegistryUrl } from '../../helpers/env.js';
-import { consumeMessages, createTestKafka } from '../../helpers/kafka.js';
+import { consumeMessages } from '../../helpers/kafka.js';
 import { uniqueName } from '../../helpers/names.js';
-import { createTestRedis } from '../../helpers/redis.js';
 import { Effects, fixtureTools, registryOf } from '../../unit/sdk/test-tools.js';
-import {
-  dropKafkaAndRedis,
-  redisTestPipeline,
-  testBreakers,
-  testExecutor,
-  ensureTestTopics,
-  testKafkaBus,
-} from '../executor/test-parts.js';
+import { startFixtureExecutor } from '../executor/test-parts.js';
 
 export const ISSUER = 'agent-backend-sdk-test';
 export const AUDIENCE = 'toolgate-executor-sdk-test';
@@ -48,39 +34,17 @@ export interface SdkStack {
 }
 
 export async function createSdkStack(name: string): Promise<SdkStack> {
-  const kafka = createTestKafka(name);
-  const topics = topicNames(uniqueName(name));
-  const bus = testKafkaBus(kafka, name);
-  await ensureTestTopics(bus, topics, PARTITIONS);
-  const codec = await RegistryEventCodec.create({ url: schemaRegistryUrl(), topics });
-  const redis = createTestRedis(name);
   const effects = new Effects();
   const registry = registryOf(fixtureTools(effects));
-  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-  const jwks = { keys: [{ ...(publicKey.export({ format: 'jwk' }) as JWK), kid: KID, use: 'sig' }] };
-  const breakers = testBreakers();
-  const pipeline = redisTestPipeline({
+  const fixture = await startFixtureExecutor(name, {
     registry,
-    redis,
-    breakers,
-    owner: `${name}-executor`,
-    policyName: 'sdk-test',
-  });
-  const executor: Executor = testExecutor({
-    bus,
-    codec,
-    topics,
-    resultsPartitions: PARTITIONS.results,
-    pipeline,
-    registry,
-    jwks,
+    partitions: PARTITIONS,
     issuer: ISSUER,
     audience: AUDIENCE,
-    ownerId: `${name}-executor`,
-    groupId: uniqueName(`${name}_executors`),
-    logger: silentLogger,
+    kid: KID,
+    policyName: 'sdk-test',
   });
-  await executor.start();
+  const { kafka, topics, bus, codec, privateKey } = fixture;
 
   const fetched: FetchLog = new Map();
   // The bus itself, observed: records the partition of every results message handed to a client.
@@ -133,10 +97,7 @@ export async function createSdkStack(name: string): Promise<SdkStack> {
     },
     async close() {
       await Promise.all(clients.map((c) => c.stop()));
-      await executor.stop();
-      breakers.shutdown();
-      await bus.close();
-      await dropKafkaAndRedis(kafka, topics, redis);
+      await fixture.close();
     },
   };
 }
