@@ -39,6 +39,8 @@ describe('linkRecords', () => {
     const rows = chainOf(5);
     expect(rows.map((r) => r.seq)).toEqual([1, 2, 3, 4, 5]);
     expect(rows[0]!.prevHash).toBe(GENESIS_HASH);
+    // 64 hex characters like every hash, so prevHash + content can be split only one way.
+    expect(rows[0]!.prevHash).toBe('0'.repeat(64));
     for (let i = 1; i < rows.length; i++) expect(rows[i]!.prevHash).toBe(rows[i - 1]!.hash);
     expect(new Set(rows.map((r) => r.hash)).size).toBe(5);
   });
@@ -81,6 +83,40 @@ describe('groupByChain', () => {
     expect([...groups.keys()]).toEqual(['a', 'b']);
     expect(groups.get('b')!.map((e) => e.recordId)).toEqual([a1.recordId, a2.recordId]);
     expect(repeated).toBe(1);
+  });
+});
+
+describe('groupByChain: the lock order', () => {
+  const tenants = ['t07', 't10', 'T2', 't01', 'b', 't03', 'a', 't09', 'A', 't05', 't02', 't08', 't04', 't06'];
+
+  it('returns the chains in code-unit order whatever order the records came in, so locks never cross', () => {
+    // Upper case sorts before lower case, as in every store's binary collation.
+    const sorted = [
+      'A',
+      'T2',
+      'a',
+      'b',
+      't01',
+      't02',
+      't03',
+      't04',
+      't05',
+      't06',
+      't07',
+      't08',
+      't09',
+      't10',
+    ];
+    for (const order of [tenants, [...tenants].reverse(), [...sorted].reverse(), sorted]) {
+      const { groups } = groupByChain(order.map((tenant) => envelope(auditRecord({ tenant }))));
+      expect([...groups.keys()]).toEqual(sorted);
+    }
+  });
+
+  it('two batches over the same chains take them in the same order', () => {
+    const first = groupByChain(tenants.map((tenant) => envelope(auditRecord({ tenant }))));
+    const second = groupByChain([...tenants].reverse().map((tenant) => envelope(auditRecord({ tenant }))));
+    expect([...first.groups.keys()]).toEqual([...second.groups.keys()]);
   });
 });
 

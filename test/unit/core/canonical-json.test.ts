@@ -139,3 +139,38 @@ describe('sha256Hex', () => {
     );
   });
 });
+
+describe('canonicalJson: plain data and what a refusal says', () => {
+  it('accepts an object without a prototype, as plain data', () => {
+    const bare = Object.assign(Object.create(null) as Record<string, unknown>, { b: 2, a: 1 });
+    expect(canonicalJson({ x: bare })).toBe('{"x":{"a":1,"b":2}}');
+  });
+
+  it('keeps the thrown value as the cause when the input cannot be read', () => {
+    const secret = new Error('secret');
+    const hostile = Object.defineProperty({}, 'x', {
+      enumerable: true,
+      get: () => {
+        throw secret;
+      },
+    });
+    let thrown: unknown;
+    try {
+      canonicalJson(hostile);
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toMatchObject({
+      code: 'SCHEMA_INVALID',
+      message: 'The value cannot be read as JSON data.',
+    });
+    expect((thrown as ToolgateError).cause).toBe(secret);
+  });
+
+  it('shows a path of up to 200 characters whole, and cuts a longer one with a visible mark', () => {
+    const fits = `$.${'k'.repeat(198)}`;
+    expectRefused({ ['k'.repeat(198)]: 10n }, `Not JSON data: a BigInt at ${fits}.`);
+    const long = 'k'.repeat(199);
+    expectRefused({ [long]: 10n }, `Not JSON data: a BigInt at $.${'k'.repeat(198)}….`);
+  });
+});

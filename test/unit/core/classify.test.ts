@@ -4,7 +4,7 @@ import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai'
 import CircuitBreaker from 'opossum';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { classify } from '../../../libs/core/classify.js';
+import { classify, MAX_CAUSE_DEPTH } from '../../../libs/core/classify.js';
 import { ERROR_CODES, ToolgateError } from '../../../libs/core/errors.js';
 
 const SECRET = 'sk-live-4f9a0c1e2b3d';
@@ -275,5 +275,303 @@ describe('classify — hostile input', () => {
         },
       ),
     );
+  });
+});
+
+describe('classify — every listed code, and nothing else', () => {
+  const withCode = (code: string, extra: object = {}) => Object.assign(new Error('x'), { code }, extra);
+
+  it.each(['EOPENBREAKER', 'ESEMLOCKED', 'ESHUTDOWN'])('%s: the breaker refused, BREAKER_OPEN', (code) => {
+    expect(classify(withCode(code))).toMatchObject({
+      code: 'BREAKER_OPEN',
+      message: 'The downstream service is temporarily unavailable; the call was not attempted.',
+    });
+  });
+
+  it.each([
+    'ETIMEDOUT',
+    'ESOCKETTIMEDOUT',
+    'ECONNRESET',
+    'ECONNABORTED',
+    'EPIPE',
+    'UND_ERR_HEADERS_TIMEOUT',
+    'UND_ERR_BODY_TIMEOUT',
+    'UND_ERR_SOCKET',
+    'UND_ERR_ABORTED',
+    'ABORT_ERR',
+  ])('%s: the request may have been applied, TIMEOUT', (code) => {
+    expect(classify(withCode(code))).toMatchObject({
+      code: 'TIMEOUT',
+      message:
+        'The downstream service did not answer in time. ' +
+        'The request may or may not have been applied; its outcome is unknown.',
+    });
+  });
+
+  it.each([
+    'ECONNREFUSED',
+    'ENOTFOUND',
+    'EAI_AGAIN',
+    'EHOSTUNREACH',
+    'ENETUNREACH',
+    'EHOSTDOWN',
+    'ENETDOWN',
+    'UND_ERR_CONNECT_TIMEOUT',
+    'CERT_HAS_EXPIRED',
+    'DEPTH_ZERO_SELF_SIGNED_CERT',
+  ])('%s: never reached the downstream, SERVER_ERROR', (code) => {
+    expect(classify(withCode(code))).toMatchObject({
+      code: 'SERVER_ERROR',
+      message: 'The downstream service failed. Changing the arguments will not help.',
+    });
+  });
+
+  it('an unknown code is not evidence that the request never left: INTERNAL', () => {
+    expect(classify(withCode('EWHATEVER'))).toMatchObject({ code: 'INTERNAL', retryable: false });
+    expect(classify(withCode('ECONNREFUSED_LATER'))).toMatchObject({ code: 'INTERNAL' });
+    // An unknown code does not hide what else the error says.
+    expect(classify(withCode('EWHATEVER', { status: 502 })).code).toBe('SERVER_ERROR');
+    expect(classify(withCode('EWHATEVER', { name: 'TimeoutError' })).code).toBe('TIMEOUT');
+    expect(classify({ code: 42, status: 400 }).code).toBe('CALLER_ERROR');
+  });
+
+  it.each(['AbortError', 'TimeoutError', 'APIConnectionTimeoutError', 'APIUserAbortError'])(
+    'the name %s, or a class of that name, means we stopped waiting: TIMEOUT',
+    (name) => {
+      expect(classify(Object.assign(new Error('x'), { name })).code).toBe('TIMEOUT');
+      const byClass = { [name]: class extends Error {} }[name]!;
+      expect(classify(new byClass('x')).code).toBe('TIMEOUT');
+    },
+  );
+
+  it('a connection error with no recognizable cause anywhere in the chain is TIMEOUT', () => {
+    const inner = Object.assign(new Error('x'), { name: 'APIConnectionError' });
+    expect(classify(new Error('outer', { cause: inner })).code).toBe('TIMEOUT');
+    expect(classify(Object.assign(new Error('x'), { name: 'SomethingElse' })).code).toBe('INTERNAL');
+  });
+
+  it('keeps the thrown value as the cause of the built error', () => {
+    const thrown = withCode('EWHATEVER');
+    expect(classify(thrown).cause).toBe(thrown);
+    expect(classify(httpError(500)).message).toBe(
+      'The downstream service failed. Changing the arguments will not help.',
+    );
+  });
+});
+
+describe('classify — the cause chain', () => {
+  function nested(depth: number, innermost: object): Error {
+    let err: Error = Object.assign(new Error('innermost'), innermost);
+    for (let i = 0; i < depth; i++) err = new Error(`level ${i}`, { cause: err });
+    return err;
+  }
+
+  it(`looks ${MAX_CAUSE_DEPTH} levels down the cause chain, and no further`, () => {
+    expect(classify(nested(MAX_CAUSE_DEPTH, { code: 'ECONNREFUSED' })).code).toBe('SERVER_ERROR');
+    expect(classify(nested(MAX_CAUSE_DEPTH + 1, { code: 'ECONNREFUSED' })).code).toBe('INTERNAL');
+  });
+
+  it('the outermost recognizable level decides', () => {
+    const err = Object.assign(new Error('outer'), {
+      code: 'ECONNRESET',
+      cause: Object.assign(new Error('inner'), { code: 'ECONNREFUSED' }),
+    });
+    expect(classify(err).code).toBe('TIMEOUT');
+  });
+
+  it('a non-object cause ends the chain', () => {
+    expect(classify(new Error('x', { cause: 'ECONNREFUSED' })).code).toBe('INTERNAL');
+  });
+});
+
+describe('classify — HTTP statuses and their messages', () => {
+  it('reads a status only in 400–599, as an integer, from status, statusCode or the response', () => {
+    expect(classify({ status: 399 }).code).toBe('INTERNAL');
+    expect(classify({ status: 400 }).code).toBe('CALLER_ERROR');
+    expect(classify({ status: 599 }).code).toBe('SERVER_ERROR');
+    expect(classify({ status: 600 }).code).toBe('INTERNAL');
+    expect(classify({ status: 500.5 }).code).toBe('INTERNAL');
+    expect(classify({ status: '500' }).code).toBe('INTERNAL');
+    expect(classify({ statusCode: 503 }).code).toBe('SERVER_ERROR');
+    expect(classify({ response: { status: 503 } }).code).toBe('SERVER_ERROR');
+    expect(classify({ response: { statusCode: 504 } }).code).toBe('TIMEOUT');
+    expect(classify({ status: 200, statusCode: 502 }).code).toBe('SERVER_ERROR');
+  });
+
+  it('499 is a caller error and 500 a server error', () => {
+    expect(classify(httpError(499)).code).toBe('CALLER_ERROR');
+    expect(classify(httpError(500)).code).toBe('SERVER_ERROR');
+    expect(classify(httpError(505)).code).toBe('SERVER_ERROR');
+  });
+
+  it('gives each caller error its own sentence and fix', () => {
+    const fix = 'Check the arguments against what the user asked for and retry with corrected values.';
+    expect(classify(httpError(400))).toMatchObject({
+      message: 'The downstream service rejected the request as invalid.',
+      suggestedFix: fix,
+    });
+    expect(classify(httpError(404))).toMatchObject({
+      message: 'The downstream service did not find what the arguments refer to.',
+      suggestedFix: fix,
+    });
+    expect(classify(httpError(409))).toMatchObject({
+      code: 'CALLER_ERROR',
+      message: 'The downstream service reported a conflict with the current state of the resource.',
+      suggestedFix: 'Read the current state of the resource before trying again.',
+    });
+    for (const status of [401, 403]) {
+      const c = classify(httpError(status));
+      expect(c).toMatchObject({ message: 'The downstream service refused this request.', retryable: false });
+      expect(c.suggestedFix).toBeUndefined();
+    }
+    expect(classify(httpError(429)).message).toBe('The downstream service is rate limiting requests.');
+    expect(classify(z.string().safeParse(1).error).message).toBe(
+      "The arguments do not match the tool's schema.",
+    );
+    expect(classify(new Error('x')).message).toBe('An internal error occurred while handling the tool call.');
+  });
+
+  it('a server error or timeout carries no fix for the arguments', () => {
+    expect(classify(httpError(500)).suggestedFix).toBeUndefined();
+    expect(classify(httpError(504)).suggestedFix).toBeUndefined();
+  });
+});
+
+describe('classify — retry-after', () => {
+  const limited = (extra: object) => Object.assign(new Error('x'), { status: 429 }, extra);
+
+  it('reads headers from the error or its response, plain or fetch Headers, any case', () => {
+    expect(classify(limited({ headers: { 'RETRY-AFTER': '4' } })).retryAfterMs).toBe(4000);
+    expect(classify(limited({ response: { headers: { 'retry-after': '5' } } })).retryAfterMs).toBe(5000);
+    expect(classify(limited({ headers: new Headers({ 'Retry-After-Ms': '250' }) })).retryAfterMs).toBe(250);
+    expect(classify(limited({ headers: { 'retry-after': ['6', '7'] } })).retryAfterMs).toBe(6000);
+    expect(classify(limited({ headers: { 'retry-after': 6 } })).retryAfterMs).toBeUndefined();
+  });
+
+  it('prefers retry-after-ms, and falls back to retry-after when it is not a number', () => {
+    const both = { 'retry-after-ms': '300', 'retry-after': '9' };
+    expect(classify(limited({ headers: both })).retryAfterMs).toBe(300);
+    const badMs = { 'retry-after-ms': 'soon', 'retry-after': '9' };
+    expect(classify(limited({ headers: badMs })).retryAfterMs).toBe(9000);
+    expect(classify(limited({ headers: { 'retry-after-ms': '1e3' } })).retryAfterMs).toBeUndefined();
+    expect(classify(limited({ headers: { 'retry-after': ' 2.5 ' } })).retryAfterMs).toBe(2500);
+    expect(classify(limited({ headers: { 'retry-after': '2x' } })).retryAfterMs).toBeUndefined();
+  });
+
+  it('clamps to 0 … 1 hour and rounds up; a date in the past waits 0', () => {
+    const nowMs = Date.UTC(2030, 0, 1, 0, 0, 0);
+    const past = new Date(nowMs - 60_000).toUTCString();
+    expect(classify(limited({ headers: { 'retry-after': past } }), { nowMs }).retryAfterMs).toBe(0);
+    expect(classify(limited({ retryAfterMs: -5 })).retryAfterMs).toBe(0);
+    expect(classify(limited({ retryAfterMs: 0.2 })).retryAfterMs).toBe(1);
+    expect(classify(limited({ retryAfterMs: 3_600_001 })).retryAfterMs).toBe(3_600_000);
+    expect(classify(limited({ retryAfterMs: Number.NaN })).retryAfterMs).toBeUndefined();
+    expect(
+      classify(limited({ headers: { 'retry-after': 'not a date' } }), { nowMs }).retryAfterMs,
+    ).toBeUndefined();
+  });
+
+  it('survives a headers object whose get or keys throw', () => {
+    const throwingGet = {
+      get: () => {
+        throw new Error('get');
+      },
+    };
+    expect(classify(limited({ headers: throwingGet }))).toMatchObject({
+      code: 'RATE_LIMITED',
+      retryAfterMs: undefined,
+    });
+    const throwingKeys = new Proxy(
+      {},
+      {
+        ownKeys: () => {
+          throw new Error('keys');
+        },
+      },
+    );
+    expect(classify(limited({ headers: throwingKeys })).code).toBe('RATE_LIMITED');
+  });
+});
+
+describe('classify — shapes that only look alike', () => {
+  it('a ZodError needs both the name and the issues list', () => {
+    expect(classify(Object.assign(new Error('x'), { issues: [], status: 500 })).code).toBe('SERVER_ERROR');
+    expect(classify({ issues: [] }).code).toBe('INTERNAL');
+    expect(classify(Object.assign(new Error('x'), { name: 'ZodError' })).code).toBe('INTERNAL');
+  });
+
+  it('retry-after-ms must be a whole plain number, or retry-after is read instead', () => {
+    const limited = (headers: Record<string, string>) =>
+      Object.assign(new Error('x'), { status: 429, headers });
+    for (const bad of ['x5', '5x', '1e3', '']) {
+      expect(classify(limited({ 'retry-after-ms': bad, 'retry-after': '9' })).retryAfterMs).toBe(9000);
+    }
+    expect(classify(limited({ 'retry-after-ms': '150.25' })).retryAfterMs).toBe(151);
+    expect(classify(limited({ 'retry-after': '2.55' })).retryAfterMs).toBe(2550);
+  });
+
+  it('retry-after that is not a plain number is read as a date, even one ending in digits', () => {
+    const nowMs = Date.UTC(2029, 11, 31, 23, 59, 0);
+    const limited = Object.assign(new Error('x'), { status: 429, headers: { 'retry-after': '2030-01-01' } });
+    expect(classify(limited, { nowMs }).retryAfterMs).toBe(60_000);
+  });
+
+  it('an unreadable retry-after on the error lets the response headers answer', () => {
+    const date = new Date(Date.UTC(2030, 0, 1)).toUTCString();
+    for (const first of ['soon', date]) {
+      const err = Object.assign(new Error('x'), {
+        status: 429,
+        headers: { 'retry-after': first },
+        response: { headers: { 'retry-after': '5' } },
+      });
+      // Without a clock a date cannot be read either.
+      expect(classify(err).retryAfterMs).toBe(5000);
+    }
+    const unparsable = Object.assign(new Error('x'), {
+      status: 429,
+      headers: { 'retry-after': 'soon' },
+      response: { headers: { 'retry-after': '5' } },
+    });
+    expect(classify(unparsable, { nowMs: 0 }).retryAfterMs).toBe(5000);
+  });
+
+  it('a headers object whose get answers something other than a string has no such header', () => {
+    const err = Object.assign(new Error('x'), { status: 429, headers: { get: () => 5 } });
+    expect(classify(err)).toMatchObject({ code: 'RATE_LIMITED', retryAfterMs: undefined });
+  });
+});
+
+describe('classify — values that resist inspection are not trusted', () => {
+  it('a headers object whose get throws has no headers, whatever keys it carries', () => {
+    const headers = {
+      get: () => {
+        throw new Error('get');
+      },
+      'retry-after': '5',
+    };
+    const err = Object.assign(new Error('x'), { status: 429, headers });
+    expect(classify(err)).toMatchObject({ code: 'RATE_LIMITED', retryAfterMs: undefined });
+  });
+});
+
+describe('classify — the last line of defence', () => {
+  it('a value whose inspection throws past every guard is still INTERNAL, with the fixed sentence', () => {
+    const { proxy, revoke } = Proxy.revocable([], {});
+    revoke();
+    // Array.isArray throws for a revoked proxy: classify's own catch answers.
+    const c = classify({ name: 'ZodError', issues: proxy });
+    expect(c).toBeInstanceOf(ToolgateError);
+    expect(c).toMatchObject({
+      code: 'INTERNAL',
+      message: 'An internal error occurred while handling the tool call.',
+    });
+  });
+
+  it('a header value is a string, or the first string of a list; anything else is no header', () => {
+    const limited = (value: unknown) =>
+      classify(Object.assign(new Error('x'), { status: 429, headers: { 'retry-after': value } }));
+    expect(limited(['6']).retryAfterMs).toBe(6000);
+    expect(limited([6]).retryAfterMs).toBeUndefined();
+    expect(limited({ 0: '7' }).retryAfterMs).toBeUndefined();
   });
 });

@@ -94,6 +94,48 @@ describe('idempotencyKey', () => {
   });
 });
 
+describe('idempotencyKey: malformed coordinates are named', () => {
+  const ctx: CallCoordinates = { tenant: 't', taskId: 'k', step: 0, index: 0 };
+  const problem = (bad: unknown, toolName = 'x'): string => {
+    try {
+      idempotencyKey(bad as CallCoordinates, toolName, {});
+    } catch (err) {
+      expect(err).toBeInstanceOf(ToolgateError);
+      expect((err as ToolgateError).code).toBe('INTERNAL');
+      return (err as ToolgateError).message;
+    }
+    throw new Error('expected a refusal');
+  };
+
+  it.each([
+    ['tenant', { ...ctx, tenant: '' }],
+    ['tenant', { ...ctx, tenant: 7 }],
+    ['taskId', { ...ctx, taskId: '' }],
+    ['taskId', { ...ctx, taskId: null }],
+    ['step', { ...ctx, step: -1 }],
+    ['step', { ...ctx, step: 0.5 }],
+    ['step', { ...ctx, step: Number.MAX_SAFE_INTEGER + 1 }],
+    ['index', { ...ctx, index: -1 }],
+    ['index', { ...ctx, index: '0' }],
+  ])('names %s', (name, bad) => {
+    expect(problem(bad)).toBe(`Cannot derive an idempotency key: invalid ${name}.`);
+  });
+
+  it('names an empty or missing tool, and every problem at once', () => {
+    expect(problem(ctx, '')).toBe('Cannot derive an idempotency key: invalid tool.');
+    expect(problem(ctx, null as unknown as string)).toBe('Cannot derive an idempotency key: invalid tool.');
+    expect(problem({ tenant: '', taskId: '', step: -1, index: -1 }, '')).toBe(
+      'Cannot derive an idempotency key: invalid tenant, taskId, step, index, tool.',
+    );
+  });
+
+  it('accepts step and index 0 and the largest safe integer', () => {
+    expect(idempotencyKey(ctx, 'x', {})).toMatch(/^tg1:/);
+    const far = { ...ctx, step: Number.MAX_SAFE_INTEGER, index: Number.MAX_SAFE_INTEGER };
+    expect(idempotencyKey(far, 'x', {})).toMatch(/^tg1:[0-9a-f]{64}$/);
+  });
+});
+
 describe('argumentsFingerprint', () => {
   it('ignores key order and distinguishes different arguments (property)', () => {
     fc.assert(

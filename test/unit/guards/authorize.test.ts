@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { ToolgateError } from '../../../libs/core/errors.js';
 import { authorizeStage, hasScopes, NOT_AUTHORIZED_MESSAGE } from '../../../libs/guards/authorize.js';
 import type { CallState } from '../../../libs/pipeline/call-state.js';
 import { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
@@ -124,6 +125,139 @@ describe('authorize stage', () => {
       true,
     ]);
     expect(b.kind === 'refuse' && b.error.message).not.toContain('10.0.0.5');
+  });
+});
+
+describe('authorize stage: a malformed principal is refused before any other check', () => {
+  /** A tool that needs no scope and has no resource rule: only the principal checks can refuse. */
+  const open = () => countingRefundTool({ scopes: [] }).tool;
+  const malformed: [string, unknown, string?][] = [
+    ['null', null],
+    ['a string', 'agent-7'],
+    ['an empty id', principal({ id: '' })],
+    ['a numeric id', { ...principal(), id: 7 }],
+    ['an id that is a list', { ...principal(), id: ['agent-7'] }],
+    ['a function carrying the fields', Object.assign(() => undefined, principal())],
+    ['an empty tenant, even in a context of tenant ""', principal({ tenant: '' }), ''],
+    ['a numeric tenant', { ...principal(), tenant: 1 }],
+    ['no scopes', { ...principal(), scopes: undefined }],
+    ['scopes that are a string', { ...principal(), scopes: 'refunds:write' }],
+    ['a non-string scope', { ...principal(), scopes: ['refunds:write', 3] }],
+    ['no roles', { ...principal(), roles: undefined }],
+    ['roles that are a string', { ...principal(), roles: 'support' }],
+    ['a non-string role', { ...principal(), roles: ['support', null] }],
+  ];
+
+  it.each(malformed)('refuses %s UNAUTHORIZED, with the one generic message', async (_, p, tenant) => {
+    const tool = open();
+    const ctx = context({ principal: p as Principal, ...(tenant === undefined ? {} : { tenant }) });
+    const r = await authorizeStage(stateFor(ctx, { order_id: 'O-1', amount: 5 }, tool), harnessDeps(tool));
+    expect(r).toMatchObject({
+      kind: 'refuse',
+      error: { code: 'UNAUTHORIZED', message: NOT_AUTHORIZED_MESSAGE, retryable: false },
+    });
+  });
+
+  it('passes a well-formed principal with empty scopes and roles when the tool needs none', async () => {
+    const tool = open();
+    const ctx = context({ principal: principal({ scopes: [], roles: [] }) });
+    const r = await authorizeStage(stateFor(ctx, { order_id: 'O-1', amount: 5 }, tool), harnessDeps(tool));
+    expect(r).toEqual({ kind: 'continue' });
+  });
+
+  it('keeps which check failed in the cause (for logs), never in what the model sees', async () => {
+    const refusals = [
+      [context({ principal: null as unknown as Principal }), open()],
+      [context({ principal: principal({ tenant: 't2' }) }), open()],
+      [context({ principal: principal({ scopes: [] }) }), countingRefundTool().tool],
+      [context(), countingRefundTool({ authorize: () => false }).tool],
+      [context(), countingRefundTool({ authorize: () => Promise.reject(new Error('lookup failed')) }).tool],
+    ] as const;
+    const causes: string[] = [];
+    for (const [ctx, tool] of refusals) {
+      const r = await authorizeStage(stateFor(ctx, { order_id: 'O-1', amount: 5 }, tool), harnessDeps(tool));
+      if (r.kind !== 'refuse') throw new Error('expected a refusal');
+      expect([r.error.code, r.error.message, r.error.suggestedFix]).toEqual([
+        'UNAUTHORIZED',
+        NOT_AUTHORIZED_MESSAGE,
+        undefined,
+      ]);
+      causes.push((r.error.cause as Error).message);
+    }
+    expect(causes.every((c) => c.length > 0)).toBe(true);
+    expect(new Set(causes).size).toBe(refusals.length);
+  });
+
+  it('the one message is a fixed sentence', () => {
+    expect(NOT_AUTHORIZED_MESSAGE).toBe('Not authorized to perform this action.');
+  });
+
+  it("the cause chains to the rule's own error only when the rule threw", async () => {
+    const thrown = new Error('lookup failed');
+    const throwing = countingRefundTool({ authorize: () => Promise.reject(thrown) }).tool;
+    const r = await authorizeStage(
+      stateFor(context(), { order_id: 'O-1', amount: 5 }, throwing),
+      harnessDeps(throwing),
+    );
+    expect(r.kind === 'refuse' && (r.error.cause as Error).cause).toBe(thrown);
+    const denying = countingRefundTool({ authorize: () => false }).tool;
+    const d = await authorizeStage(
+      stateFor(context(), { order_id: 'O-1', amount: 5 }, denying),
+      harnessDeps(denying),
+    );
+    expect(d.kind === 'refuse' && Object.hasOwn(d.error.cause as Error, 'cause')).toBe(false);
+  });
+
+  it('run before the tool or the arguments are known, it fails as a wiring error naming the stage', async () => {
+    const tool = countingRefundTool({ authorize: () => true }).tool;
+    const noTool = { ...stateFor(context(), { order_id: 'O-1', amount: 5 }, tool), tool: undefined };
+    await expect(authorizeStage(noTool, harnessDeps(tool))).rejects.toMatchObject({
+      code: 'INTERNAL',
+      cause: { message: 'stage authorize ran before call state had tool: check the stage order' },
+    });
+    const noArgs = { ...stateFor(context(), { order_id: 'O-1', amount: 5 }, tool), args: undefined };
+    await expect(authorizeStage(noArgs, harnessDeps(tool))).rejects.toMatchObject({
+      cause: { message: 'stage authorize ran before call state had args: check the stage order' },
+    });
+  });
+});
+
+describe('authorize stage: a resource rule that throws', () => {
+  const outages: [string, Error][] = [
+    ['a timeout', Object.assign(new Error('t'), { code: 'ETIMEDOUT' })],
+    ['a server error', Object.assign(new Error('s'), { status: 500 })],
+    ['an open breaker', Object.assign(new Error('b'), { code: 'EOPENBREAKER' })],
+    ['a rate limit', Object.assign(new Error('r'), { status: 429 })],
+    ['an unavailable dependency', new ToolgateError('DEPENDENCY_UNAVAILABLE', 'down')],
+  ];
+
+  it.each(outages)('%s is an outage: DEPENDENCY_UNAVAILABLE, retryable', async (_, thrown) => {
+    const tool = countingRefundTool({ authorize: () => Promise.reject(thrown) }).tool;
+    const r = await authorizeStage(
+      stateFor(context(), { order_id: 'O-1', amount: 5 }, tool),
+      harnessDeps(tool),
+    );
+    expect(r).toMatchObject({
+      kind: 'refuse',
+      error: {
+        code: 'DEPENDENCY_UNAVAILABLE',
+        message: 'Authorization could not be checked right now.',
+        retryable: true,
+      },
+    });
+    expect(r.kind === 'refuse' && r.error.cause).toBe(thrown);
+  });
+
+  it.each([
+    ['a caller error', Object.assign(new Error('c'), { status: 400 })],
+    ['an unclassifiable error', new Error('boom')],
+  ])('%s fails closed as UNAUTHORIZED, not retryable', async (_, thrown) => {
+    const tool = countingRefundTool({ authorize: () => Promise.reject(thrown) }).tool;
+    const r = await authorizeStage(
+      stateFor(context(), { order_id: 'O-1', amount: 5 }, tool),
+      harnessDeps(tool),
+    );
+    expect(r).toMatchObject({ kind: 'refuse', error: { code: 'UNAUTHORIZED', retryable: false } });
   });
 });
 

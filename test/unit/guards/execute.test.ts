@@ -23,6 +23,7 @@ function scripted(script: ((inv: ToolInvocation) => Promise<unknown>)[]) {
 }
 
 const ok = () => Promise.resolve({ orderId: 'O-5512', status: 'refunded' });
+const ATTEMPT_CANCELLED = 'The call was cancelled while it was running; its outcome is unknown.';
 
 describe('execute stage: success and attempts', () => {
   it('runs once, records the attempt and completes the claim with the redacted output', async () => {
@@ -349,5 +350,364 @@ describe('execute stage: a dead owner was taken over', () => {
     expect(seen).toHaveLength(0);
     const dup = await deps.store.claim(KEY, argumentsFingerprint(ARGS), 'b', 1000);
     expect(dup).toMatchObject({ kind: 'completed', stored: { outcome: 'UNRESOLVED' } });
+  });
+});
+
+describe('execute stage: a result confirmed by a status check is validated like any output', () => {
+  it('an applied result that does not match the output schema is refused BAD_OUTPUT, recorded, not run again', async () => {
+    const { seen, execute } = scripted([hang]);
+    const check = () => Promise.resolve<StatusCheckAnswer>({ state: 'applied', result: { orderId: 5 } });
+    const deps = makeDeps();
+    const state = makeState(
+      makeTool({ execute, timeoutMs: 30, retrySafety: { kind: 'status-check', check } }),
+    );
+    const ran = await runTail(state, deps);
+    expect(ran.end).toMatchObject({ kind: 'refuse', error: { code: 'BAD_OUTPUT', retryable: false } });
+    expect(seen).toHaveLength(1);
+    const dup = await deps.store.claim(KEY, argumentsFingerprint(ARGS), 'b', 1000);
+    expect(dup).toMatchObject({ kind: 'completed', stored: { outcome: 'EXECUTION_ERROR' } });
+  });
+
+  it('an applied result is redacted to the declared keys before the model sees it', async () => {
+    const { execute } = scripted([hang]);
+    const check = () =>
+      Promise.resolve<StatusCheckAnswer>({
+        state: 'applied',
+        result: { orderId: 'O-5512', status: 'done', cardNumber: '4111' },
+      });
+    const state = makeState(
+      makeTool({ execute, timeoutMs: 30, retrySafety: { kind: 'status-check', check } }),
+    );
+    const ran = await runTail(state, makeDeps());
+    expect(ran.end).toEqual({
+      kind: 'finish',
+      outcome: 'SUCCESS',
+      payload: { orderId: 'O-5512', status: 'done' },
+      reason: 'the effect was already applied (confirmed by a status check); not run again',
+    });
+  });
+});
+
+describe('execute stage: the status check after the last attempt', () => {
+  /** A status-check tool whose every attempt times out; the check answers from `answers` in turn. */
+  function everyAttemptTimesOut(answers: StatusCheckAnswer['state'][]) {
+    const { seen, execute } = scripted([hang]);
+    const checks: number[] = [];
+    const check = (_a: unknown, inv: ToolInvocation): Promise<StatusCheckAnswer> => {
+      checks.push(inv.attempt);
+      const state = answers[Math.min(checks.length - 1, answers.length - 1)]!;
+      return Promise.resolve(
+        state === 'applied' ? { state, result: { orderId: 'O-5512', status: 'refunded' } } : { state },
+      );
+    };
+    const tool = makeTool({
+      execute,
+      timeoutMs: 20,
+      retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1 },
+      retrySafety: { kind: 'status-check', check },
+    });
+    return { seen, checks, tool };
+  }
+
+  it('applied after the last timeout: SUCCESS with the checked result', async () => {
+    const { seen, checks, tool } = everyAttemptTimesOut(['not-applied', 'applied']);
+    const deps = makeDeps();
+    const ran = await runTail(makeState(tool), deps);
+    expect(ran.end).toMatchObject({
+      kind: 'finish',
+      outcome: 'SUCCESS',
+      payload: { orderId: 'O-5512', status: 'refunded' },
+    });
+    expect(seen).toHaveLength(2);
+    // Before the retry (attempt 2), then after the last attempt (3).
+    expect(checks).toEqual([2, 3]);
+  });
+
+  it('not applied after the last timeout: refused with the last error, the claim released', async () => {
+    const { seen, checks, tool } = everyAttemptTimesOut(['not-applied']);
+    const deps = makeDeps();
+    const ran = await runTail(makeState(tool), deps);
+    expect(ran.end).toMatchObject({ kind: 'refuse', error: { code: 'TIMEOUT' } });
+    expect(seen).toHaveLength(2);
+    expect(checks).toEqual([2, 3]);
+    expect((await deps.store.claim(KEY, argumentsFingerprint(ARGS), 'b', 1000)).kind).toBe('claimed');
+  });
+
+  it('unknown after the last timeout: UNRESOLVED, recorded for duplicates', async () => {
+    const { checks, tool } = everyAttemptTimesOut(['not-applied', 'unknown']);
+    const deps = makeDeps();
+    const ran = await runTail(makeState(tool), deps);
+    expect(ran.end).toMatchObject({
+      kind: 'finish',
+      outcome: 'UNRESOLVED',
+      reason: 'outcome unknown after TIMEOUT; will be reconciled',
+    });
+    expect(checks).toEqual([2, 3]);
+    const dup = await deps.store.claim(KEY, argumentsFingerprint(ARGS), 'b', 1000);
+    expect(dup).toMatchObject({ kind: 'completed', stored: { outcome: 'UNRESOLVED' } });
+  });
+
+  it('unknown before a retry: UNRESOLVED without another invocation', async () => {
+    const { seen, checks, tool } = everyAttemptTimesOut(['unknown']);
+    const ran = await runTail(makeState(tool), makeDeps());
+    expect(ran.end).toMatchObject({
+      kind: 'finish',
+      outcome: 'UNRESOLVED',
+      reason: 'an attempt may have applied the effect and the status check could not tell',
+    });
+    expect(seen).toHaveLength(1);
+    expect(checks).toEqual([2]);
+  });
+
+  it('a definite failure needs no check: a 5xx reported by the downstream is refused and released', async () => {
+    const { seen, execute } = scripted([() => Promise.reject(http(503))]);
+    let checks = 0;
+    const check = () => Promise.resolve<StatusCheckAnswer>(((checks += 1), { state: 'applied', result: {} }));
+    const deps = makeDeps();
+    const tool = makeTool({ execute, retrySafety: { kind: 'status-check', check } });
+    const ran = await runTail(makeState(tool), deps);
+    expect(ran.end).toMatchObject({ kind: 'refuse', error: { code: 'SERVER_ERROR' } });
+    expect(seen).toHaveLength(3);
+    expect(checks).toBe(0);
+    expect((await deps.store.claim(KEY, argumentsFingerprint(ARGS), 'b', 1000)).kind).toBe('claimed');
+  });
+});
+
+describe('execute stage: no retry without time for it', () => {
+  it('does not start a backoff wait that would end at or past the deadline', async () => {
+    const clock = new ManualClock(1_000);
+    const { seen, execute } = scripted([() => Promise.reject(http(500)), ok]);
+    const tool = makeTool({
+      execute,
+      stateChanging: false,
+      retrySafety: { kind: 'read-only' },
+      retry: { maxAttempts: 2, baseDelayMs: 400, maxDelayMs: 1_000 },
+    });
+    // Jitter 0.5 gives a 200 ms wait; the deadline is exactly 200 ms away.
+    const state = makeState(tool, { ctx: { deadlineMs: 1_200 } });
+    state.idempotencyKey = KEY;
+    const end = await createExecuteStage({ random: () => 0.5 })(state, makeDeps({ clock }));
+    expect(end).toMatchObject({ kind: 'refuse', error: { code: 'SERVER_ERROR' } });
+    expect(seen).toHaveLength(1);
+    expect(clock.now()).toBe(1_000);
+  });
+
+  it('retries when the wait ends before the deadline', async () => {
+    const clock = new ManualClock(1_000);
+    const { seen, execute } = scripted([() => Promise.reject(http(500)), ok]);
+    const tool = makeTool({
+      execute,
+      stateChanging: false,
+      retrySafety: { kind: 'read-only' },
+      retry: { maxAttempts: 2, baseDelayMs: 400, maxDelayMs: 1_000 },
+    });
+    const state = makeState(tool, { ctx: { deadlineMs: 5_000 } });
+    state.idempotencyKey = KEY;
+    const done = createExecuteStage({ random: () => 0.5 })(state, makeDeps({ clock }));
+    while (seen.length === 0) await new Promise((r) => setImmediate(r));
+    await clock.advance(200);
+    await expect(done).resolves.toEqual({ kind: 'continue' });
+    expect(seen).toHaveLength(2);
+  });
+
+  it('a caller that gave up during an attempt gets no retry', async () => {
+    const controller = new AbortController();
+    const { seen, execute } = scripted([
+      () => {
+        controller.abort();
+        return Promise.reject(http(500));
+      },
+      ok,
+    ]);
+    const tool = makeTool({ execute, stateChanging: false, retrySafety: { kind: 'read-only' } });
+    const state = makeState(tool, { signal: controller.signal });
+    state.idempotencyKey = KEY;
+    const end = await createExecuteStage({ random: () => 0.5 })(state, makeDeps());
+    // The answer is the attempt's own end, not a second, unsent attempt's "cancelled before it was sent".
+    expect(end).toMatchObject({ kind: 'refuse', error: { code: 'TIMEOUT' } });
+    expect(end.kind === 'refuse' && end.error.message).toBe(ATTEMPT_CANCELLED);
+    expect(seen).toHaveLength(1);
+    expect(state.attempts).toHaveLength(1);
+  });
+});
+
+describe('execute stage: what each attempt records', () => {
+  it('records attempt number, start, duration and result, and tells the observer', async () => {
+    const clock = new ManualClock(5_000);
+    const observed: unknown[][] = [];
+    let invoked = false;
+    let answer: () => void = () => undefined;
+    const execute = () => {
+      invoked = true;
+      return new Promise<never>((_, reject) => (answer = () => reject(http(500))));
+    };
+    const tool = makeTool({
+      execute,
+      stateChanging: false,
+      retrySafety: { kind: 'read-only' },
+      retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+    });
+    const state = makeState(tool);
+    state.idempotencyKey = KEY;
+    const deps = { ...makeDeps({ clock }), observer: { onAttempt: (...a: unknown[]) => observed.push(a) } };
+    const done = createExecuteStage()(state, deps);
+    while (!invoked) await new Promise((r) => setImmediate(r));
+    await clock.advance(30);
+    answer();
+    await done;
+    expect(state.attempts).toEqual([
+      { attempt: 1, startedAtMs: 5_000, durationMs: 30, result: 'SERVER_ERROR' },
+    ]);
+    expect(observed).toEqual([['issue_refund', 1, 'SERVER_ERROR', 30]]);
+  });
+
+  it('an observer that throws changes nothing', async () => {
+    const deps = {
+      ...makeDeps(),
+      observer: {
+        onAttempt: () => {
+          throw new Error('observer bug');
+        },
+      },
+    };
+    const state = makeState(makeTool());
+    const ran = await runTail(state, deps);
+    expect(ran.endedAt).toBe('all');
+    expect(state.attempts).toHaveLength(1);
+  });
+
+  it('refuses INTERNAL when run before the call was claimed, without invoking the tool', async () => {
+    const { seen, execute } = scripted([ok]);
+    const end = await createExecuteStage()(makeState(makeTool({ execute })), makeDeps());
+    expect(end).toMatchObject({ kind: 'refuse', error: { code: 'INTERNAL' } });
+    expect(seen).toHaveLength(0);
+  });
+});
+
+describe('execute stage: the UNRESOLVED answer and its record', () => {
+  const UNRESOLVED_MESSAGE =
+    'The outcome of this action is unknown; it will be reconciled. Do not repeat it; tell the user it is being checked.';
+
+  it('says the outcome is unknown, not retryable, and records exactly that for duplicates', async () => {
+    const { execute } = scripted([hang]);
+    const deps = makeDeps();
+    const ran = await runTail(
+      makeState(makeTool({ execute, timeoutMs: 20, retrySafety: { kind: 'none' } })),
+      deps,
+    );
+    expect(ran.end).toMatchObject({
+      kind: 'finish',
+      outcome: 'UNRESOLVED',
+      error: { code: 'UNRESOLVED', message: UNRESOLVED_MESSAGE, retryable: false },
+      reason: 'outcome unknown after TIMEOUT; will be reconciled',
+    });
+    const dup = await deps.store.claim(KEY, argumentsFingerprint(ARGS), 'b', 1000);
+    expect(dup).toMatchObject({
+      kind: 'completed',
+      stored: { outcome: 'UNRESOLVED', result: { code: 'UNRESOLVED', message: UNRESOLVED_MESSAGE } },
+    });
+  });
+
+  it('refuses INTERNAL, naming the cause, when run without a resolved tool', async () => {
+    const state = { ...makeState(makeTool()), tool: undefined, idempotencyKey: KEY };
+    expect(await createExecuteStage()(state, makeDeps())).toMatchObject({
+      kind: 'refuse',
+      error: { code: 'INTERNAL', message: 'The tool was to run before it was resolved and claimed.' },
+    });
+  });
+});
+
+describe('execute stage: a check that said not-applied clears the doubt', () => {
+  function checkAnswering(answers: StatusCheckAnswer['state'][]) {
+    const seen: number[] = [];
+    const check = (_a: unknown, inv: ToolInvocation): Promise<StatusCheckAnswer> => {
+      seen.push(inv.attempt);
+      return Promise.resolve({
+        state: answers[Math.min(seen.length - 1, answers.length - 1)]!,
+      } as StatusCheckAnswer);
+    };
+    return { seen, check };
+  }
+
+  it('after a takeover: a later definite failure is refused and released, not checked again', async () => {
+    const storeClock = new ManualClock(Date.now());
+    const store = new MemoryIdempotencyStore(storeClock);
+    await store.claim(KEY, argumentsFingerprint(ARGS), 'executor-dead', 10);
+    await storeClock.advance(20);
+    const deps = makeDeps({ store, clock: systemClock });
+    const checks = checkAnswering(['not-applied', 'unknown']);
+    const { execute } = scripted([() => Promise.reject(http(404))]);
+    const ran = await runTail(
+      makeState(makeTool({ execute, retrySafety: { kind: 'status-check', check: checks.check } })),
+      deps,
+    );
+    expect(ran.end).toMatchObject({ kind: 'refuse', error: { code: 'CALLER_ERROR' } });
+    expect(checks.seen).toEqual([1]);
+  });
+
+  it('before a retry: a definite failure of the retry is refused, not checked again', async () => {
+    const checks = checkAnswering(['not-applied', 'unknown']);
+    const { seen, execute } = scripted([hang, () => Promise.reject(http(404))]);
+    const tool = makeTool({
+      execute,
+      timeoutMs: 20,
+      retrySafety: { kind: 'status-check', check: checks.check },
+    });
+    const ran = await runTail(makeState(tool), makeDeps());
+    expect(ran.end).toMatchObject({ kind: 'refuse', error: { code: 'CALLER_ERROR' } });
+    expect(seen).toHaveLength(2);
+    expect(checks.seen).toEqual([2]);
+  });
+
+  it('takeover reasons say what happened', async () => {
+    const abandonedDeps = async () => {
+      const storeClock = new ManualClock(Date.now());
+      const store = new MemoryIdempotencyStore(storeClock);
+      await store.claim(KEY, argumentsFingerprint(ARGS), 'executor-dead', 10);
+      await storeClock.advance(20);
+      return makeDeps({ store, clock: systemClock });
+    };
+    const none = await runTail(makeState(makeTool({ retrySafety: { kind: 'none' } })), await abandonedDeps());
+    expect(none.end).toMatchObject({
+      reason: 'a previous executor stopped mid-call and the tool has no safe way to retry',
+    });
+    const unknown = checkAnswering(['unknown']);
+    const checked = await runTail(
+      makeState(makeTool({ retrySafety: { kind: 'status-check', check: unknown.check } })),
+      await abandonedDeps(),
+    );
+    expect(checked.end).toMatchObject({
+      reason: 'a previous executor stopped mid-call and the status check could not tell',
+    });
+  });
+});
+
+describe('execute stage: attempts that never reached the tool', () => {
+  it('an open breaker or a passed deadline records no attempt', async () => {
+    const state = makeState(makeTool(), { ctx: { deadlineMs: Date.now() - 1 } });
+    await runTail(state, makeDeps());
+    expect(state.attempts).toEqual([]);
+    expect(state.toolInvocations).toBe(0);
+  });
+
+  it('a caller that gives up during the backoff wait gets the last real error, and no new attempt', async () => {
+    const clock = new ManualClock(1_000);
+    const controller = new AbortController();
+    const { seen, execute } = scripted([() => Promise.reject(http(500)), ok]);
+    const tool = makeTool({
+      execute,
+      stateChanging: false,
+      retrySafety: { kind: 'read-only' },
+      retry: { maxAttempts: 2, baseDelayMs: 400, maxDelayMs: 1_000 },
+    });
+    const state = makeState(tool, { signal: controller.signal });
+    state.idempotencyKey = KEY;
+    const done = createExecuteStage({ random: () => 0.5 })(state, makeDeps({ clock }));
+    while (seen.length === 0) await new Promise((r) => setImmediate(r));
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    controller.abort();
+    await expect(done).resolves.toMatchObject({ kind: 'refuse', error: { code: 'SERVER_ERROR' } });
+    expect(seen).toHaveLength(1);
+    expect(state.attempts).toHaveLength(1);
   });
 });

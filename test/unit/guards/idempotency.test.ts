@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryIdempotencyStore } from '../../../libs/adapters/memory/index.js';
 import { argumentsFingerprint, idempotencyKey } from '../../../libs/core/idempotency-key.js';
+import { ManualClock } from '../../../libs/core/manual-clock.js';
 import { systemClock } from '../../../libs/core/system-clock.js';
 import { claimLeaseMs, idempotencyStage } from '../../../libs/guards/idempotency.js';
 import type { ClaimResult, IdempotencyStore } from '../../../libs/ports/idempotency-store.js';
@@ -10,6 +11,7 @@ const ARGS = { orderId: 'O-5512', amount: 49.99 };
 const COORDS = { tenant: 't1', taskId: 'task-1', step: 0, index: 0 };
 const KEY = idempotencyKey(COORDS, 'issue_refund', ARGS);
 const FP = argumentsFingerprint(ARGS);
+const T0 = 1_700_000_000_000;
 
 /** Wraps a store and counts calls, to prove which paths touch it. */
 function counting(inner: IdempotencyStore) {
@@ -248,5 +250,343 @@ describe('idempotency stage: a concurrent duplicate in flight elsewhere', () => 
     expect(answers.length).toBeGreaterThan(1);
     expect(answers.length).toBeLessThan(10);
     expect(new Set(answers)).toEqual(new Set(['in-flight']));
+  });
+});
+
+describe('idempotency stage: the lease', () => {
+  it('doubles the per-attempt time of a status-check tool: its check runs before each retry', () => {
+    const retry = { maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 150 };
+    const settings = { resultTtlMs: 1, leaseMarginMs: 1_000 };
+    const check = () => Promise.resolve({ state: 'unknown' as const });
+    const plain = makeTool({ timeoutMs: 1_000, retry });
+    const checked = makeTool({ timeoutMs: 1_000, retry, retrySafety: { kind: 'status-check', check } });
+    // 3 × 1000 (+ 3 × 1000 for the checks) + (100 + 150) backoff + 1000 margin
+    expect(claimLeaseMs(plain, settings)).toBe(4_250);
+    expect(claimLeaseMs(checked, settings)).toBe(7_250);
+  });
+
+  it('rounds a fractional lease up to a whole millisecond', () => {
+    const tool = makeTool({ timeoutMs: 10.2, retry: { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0 } });
+    expect(claimLeaseMs(tool, { resultTtlMs: 1, leaseMarginMs: 0.5 })).toBe(11);
+  });
+});
+
+describe('idempotency stage: a duplicate is answered from the stored record', () => {
+  async function completedWith(outcome: string, result: unknown) {
+    const deps = makeDeps();
+    await deps.store.claim(KEY, FP, 'executor-z', 5_000);
+    await deps.store.complete(KEY, 'executor-z', { outcome, result, completedAtMs: 1 }, 60_000);
+    let runs = 0;
+    const tool = makeTool({ execute: () => Promise.resolve(((runs += 1), { orderId: 'x', status: 'y' })) });
+    const ran = await runTail(makeState(tool), deps);
+    return { end: ran.end, endedAt: ran.endedAt, runs };
+  }
+
+  it('a duplicate of a refused call repeats the stored refusal, not UNRESOLVED', async () => {
+    const { end, endedAt, runs } = await completedWith('EXECUTION_ERROR', {
+      code: 'BAD_OUTPUT',
+      message: 'The tool answered with output that does not match its schema.',
+    });
+    expect(endedAt).toBe('idempotency');
+    expect(end).toMatchObject({
+      kind: 'finish',
+      outcome: 'EXECUTION_ERROR',
+      error: {
+        code: 'BAD_OUTPUT',
+        message: 'The tool answered with output that does not match its schema.',
+        retryable: false,
+      },
+      reason: 'duplicate of an earlier call whose result was refused; not run again',
+    });
+    expect(runs).toBe(0);
+  });
+
+  it.each([
+    ['an unknown code', { code: 'NOT_A_CODE', message: 'm' }, 'm'],
+    ['no code', { message: 'm' }, 'm'],
+    ['no message', { code: 'BAD_OUTPUT' }, undefined],
+    ['a null result', null, undefined],
+  ])('a stored refusal with %s is repeated, never run', async (_, result, message) => {
+    const { end, runs } = await completedWith('EXECUTION_ERROR', result);
+    const code = (result as { code?: string } | null)?.code === 'BAD_OUTPUT' ? 'BAD_OUTPUT' : 'INTERNAL';
+    expect(end).toMatchObject({
+      kind: 'finish',
+      error: {
+        code,
+        message: message ?? 'An earlier identical call failed after it ran; it is not run again.',
+        retryable: false,
+      },
+    });
+    expect(runs).toBe(0);
+  });
+
+  it('a duplicate of a duplicate returns the stored payload as DUPLICATE', async () => {
+    const { end, runs } = await completedWith('DUPLICATE', { orderId: 'O-5512', status: 'refunded' });
+    expect(end).toEqual({
+      kind: 'finish',
+      outcome: 'DUPLICATE',
+      payload: { orderId: 'O-5512', status: 'refunded' },
+      reason: 'duplicate of an earlier call; returning its result',
+    });
+    expect(runs).toBe(0);
+  });
+
+  it('a duplicate of an UNRESOLVED call says so and asks not to repeat it', async () => {
+    const { end, runs } = await completedWith('UNRESOLVED', null);
+    expect(end).toMatchObject({
+      kind: 'finish',
+      outcome: 'UNRESOLVED',
+      error: { code: 'UNRESOLVED', message: expect.stringContaining('Do not repeat it') },
+      reason: 'duplicate of an earlier call whose outcome is unknown; not run again',
+    });
+    expect(runs).toBe(0);
+  });
+});
+
+describe('idempotency stage: tombstones make an expired record visible', () => {
+  function tombstones(markedBefore: boolean | Error) {
+    const marks: { key: string; ttlMs: number }[] = [];
+    return {
+      marks,
+      store: {
+        mark: (key: string, ttlMs: number) => {
+          marks.push({ key, ttlMs });
+          return markedBefore instanceof Error ? Promise.reject(markedBefore) : Promise.resolve(markedBefore);
+        },
+        clear: () => Promise.resolve(),
+      },
+    };
+  }
+
+  it('a claim of a key marked before still runs, reported as a claim after expiry', async () => {
+    const t = tombstones(true);
+    const expired: string[] = [];
+    const deps = {
+      ...makeDeps(),
+      tombstones: t.store,
+      observer: { onClaimAfterExpiry: (tool: string) => expired.push(tool) },
+    };
+    const result = await idempotencyStage(makeState(makeTool()), deps);
+    expect(result).toEqual({
+      kind: 'continue',
+      reason:
+        'an identical call was claimed before, but its idempotency record expired (older than the ' +
+        'retention): running it again',
+    });
+    expect(expired).toEqual(['issue_refund']);
+    expect(t.marks).toEqual([{ key: KEY, ttlMs: 30 * 24 * 3_600_000 }]);
+  });
+
+  it('marks with the configured tombstone ttl', async () => {
+    const t = tombstones(false);
+    const base = makeDeps();
+    const deps = { ...base, tombstones: t.store, settings: { ...base.settings, tombstoneTtlMs: 5_000 } };
+    expect(await idempotencyStage(makeState(makeTool()), deps)).toEqual({ kind: 'continue' });
+    expect(t.marks).toEqual([{ key: KEY, ttlMs: 5_000 }]);
+  });
+
+  it('a failing tombstone store or observer changes no decision', async () => {
+    const down = { ...makeDeps(), tombstones: tombstones(new Error('down')).store };
+    expect(await idempotencyStage(makeState(makeTool()), down)).toEqual({ kind: 'continue' });
+    const throwing = {
+      ...makeDeps(),
+      tombstones: tombstones(true).store,
+      observer: {
+        onClaimAfterExpiry: () => {
+          throw new Error('observer bug');
+        },
+      },
+    };
+    expect(await idempotencyStage(makeState(makeTool()), throwing)).toMatchObject({ kind: 'continue' });
+  });
+
+  it('a read-only tool marks nothing', async () => {
+    const t = tombstones(false);
+    const tool = makeTool({ stateChanging: false, retrySafety: { kind: 'read-only' } });
+    await idempotencyStage(makeState(tool), { ...makeDeps(), tombstones: t.store });
+    expect(t.marks).toEqual([]);
+  });
+});
+
+describe('idempotency stage: waiting for the owner, on a manual clock', () => {
+  /** Lets the stage run up to its first sleep, so `advance` has a sleeper to wake. */
+  async function untilAsleep(clock: ManualClock): Promise<void> {
+    while (clock.pendingSleepers === 0) await new Promise((r) => setImmediate(r));
+  }
+
+  it('polls after 10, 20, 40 … ms, never more than 250 ms apart, and never past the lease', async () => {
+    const clock = new ManualClock(T0);
+    const inner = new MemoryIdempotencyStore(clock);
+    await inner.claim(KEY, FP, 'executor-z', 1_000);
+    const polls: number[] = [];
+    const store = wrapStore(inner, {
+      claim: (...a) => {
+        polls.push(clock.now() - T0);
+        return inner.claim(...a);
+      },
+    });
+    const state = makeState(makeTool());
+    const pending = idempotencyStage(state, makeDeps({ store, clock }));
+    await untilAsleep(clock);
+    await clock.advance(1_001);
+    await expect(pending).resolves.toMatchObject({ kind: 'continue' });
+    expect(state.takenOver).toBe(true);
+    // The first claim at 0, then polls; the last sleep ends just after the lease (1000 + 1).
+    expect(polls).toEqual([0, 10, 30, 70, 150, 310, 560, 810, 1001]);
+  });
+
+  it('an unreachable store while waiting refuses DEPENDENCY_UNAVAILABLE', async () => {
+    const clock = new ManualClock(T0);
+    const inner = new MemoryIdempotencyStore(clock);
+    await inner.claim(KEY, FP, 'executor-z', 1_000);
+    let claims = 0;
+    const store = wrapStore(inner, {
+      claim: (...a) => {
+        claims += 1;
+        return claims === 1 ? inner.claim(...a) : Promise.reject(new Error('connection lost'));
+      },
+    });
+    const pending = idempotencyStage(makeState(makeTool()), makeDeps({ store, clock }));
+    await untilAsleep(clock);
+    await clock.advance(10);
+    await expect(pending).resolves.toMatchObject({
+      kind: 'refuse',
+      error: { code: 'DEPENDENCY_UNAVAILABLE', retryable: true },
+    });
+  });
+
+  it('a store that fails on the first claim refuses without waiting', async () => {
+    const store = wrapStore(new MemoryIdempotencyStore(systemClock), {
+      claim: () => Promise.reject(new Error('connection lost')),
+    });
+    await expect(idempotencyStage(makeState(makeTool()), makeDeps({ store }))).resolves.toMatchObject({
+      kind: 'refuse',
+      error: {
+        code: 'DEPENDENCY_UNAVAILABLE',
+        message: 'The idempotency store is unavailable, so this action was not run. Try again shortly.',
+      },
+    });
+  });
+});
+
+describe('idempotency stage: what each refusal and stop says', () => {
+  it('a foreign key is MALFORMED_EVENT with a sentence naming what the key covers', async () => {
+    const otherCallsKey = idempotencyKey({ ...COORDS, index: 1 }, 'issue_refund', ARGS);
+    const result = await idempotencyStage(makeState(makeTool(), { providedKey: otherCallsKey }), makeDeps());
+    expect(result).toMatchObject({
+      kind: 'refuse',
+      error: {
+        code: 'MALFORMED_EVENT',
+        message:
+          'The idempotency key does not belong to this call (task, step, position, tool and arguments).',
+      },
+    });
+  });
+
+  it('a conflict says the key was used with other arguments', async () => {
+    const deps = makeDeps();
+    await deps.store.claim(KEY, 'a-different-fingerprint', 'executor-z', 5_000);
+    expect(await idempotencyStage(makeState(makeTool()), deps)).toMatchObject({
+      error: {
+        code: 'IDEMPOTENCY_CONFLICT',
+        message: 'The same idempotency key was already used with different arguments.',
+      },
+    });
+  });
+
+  it('arguments that are not JSON data are refused SCHEMA_INVALID before any claim', async () => {
+    const { store, calls } = counting(new MemoryIdempotencyStore(systemClock));
+    const state = makeState(makeTool(), { args: { orderId: 'O-1', amount: Number.NaN } });
+    expect(await idempotencyStage(state, makeDeps({ store }))).toMatchObject({
+      kind: 'refuse',
+      error: { code: 'SCHEMA_INVALID' },
+    });
+    expect(calls.claim).toBe(0);
+  });
+
+  it('refuses INTERNAL when run before the tool was resolved', async () => {
+    const state = { ...makeState(makeTool()), tool: undefined };
+    expect(await idempotencyStage(state, makeDeps())).toEqual({
+      kind: 'refuse',
+      error: expect.objectContaining({
+        code: 'INTERNAL',
+        message: 'The idempotency check ran before the tool was resolved.',
+      }),
+    });
+  });
+
+  it('stopping the wait is UNRESOLVED: still running elsewhere, do not repeat', async () => {
+    const deps = makeDeps();
+    await deps.store.claim(KEY, FP, 'executor-z', 10_000);
+    const controller = new AbortController();
+    controller.abort();
+    const result = await idempotencyStage(makeState(makeTool(), { signal: controller.signal }), deps);
+    expect(result).toMatchObject({
+      kind: 'finish',
+      outcome: 'UNRESOLVED',
+      error: {
+        code: 'UNRESOLVED',
+        message: 'An identical call is still running; its outcome is not known yet. Do not repeat it.',
+      },
+      reason: 'an identical call is still running elsewhere; stopped waiting for it',
+    });
+  });
+
+  it('an unreachable store keeps its error as the cause', async () => {
+    const down = new Error('connection lost');
+    const store = wrapStore(new MemoryIdempotencyStore(systemClock), { claim: () => Promise.reject(down) });
+    const result = await idempotencyStage(makeState(makeTool()), makeDeps({ store }));
+    expect(result.kind === 'refuse' && result.error.cause).toBe(down);
+  });
+
+  it('a repeated refusal is final even for a code that is retryable by default', async () => {
+    const deps = makeDeps();
+    await deps.store.claim(KEY, FP, 'executor-z', 5_000);
+    const result = { code: 'TIMEOUT', message: 'It was not carried out.' };
+    await deps.store.complete(
+      KEY,
+      'executor-z',
+      { outcome: 'EXECUTION_ERROR', result, completedAtMs: 1 },
+      60_000,
+    );
+    expect(await idempotencyStage(makeState(makeTool()), deps)).toMatchObject({
+      kind: 'finish',
+      error: { code: 'TIMEOUT', message: 'It was not carried out.', retryable: false },
+    });
+  });
+});
+
+describe('idempotency stage: the resource key', () => {
+  it('falls back to the task when the conflict key throws', async () => {
+    const tool = makeTool({
+      conflictKey: () => {
+        throw new Error('bad args');
+      },
+    });
+    const state = makeState(tool);
+    await idempotencyStage(state, makeDeps());
+    expect(state.resourceKey).toBe('t1:task:task-1');
+  });
+
+  it('falls back to the task when there are no validated arguments to key on', async () => {
+    const fixed = makeTool({ conflictKey: (_args, ctx) => `${ctx.tenant}:fixed` });
+    const state = { ...makeState(fixed), args: undefined };
+    await idempotencyStage(state, makeDeps());
+    expect(state.resourceKey).toBe('t1:task:task-1');
+  });
+});
+
+describe('idempotency stage: the wait releases what it held', () => {
+  it('leaves no timer behind on the clock once the owner has answered', async () => {
+    const clock = new ManualClock(T0);
+    const store = new MemoryIdempotencyStore(clock);
+    await store.claim(KEY, FP, 'executor-z', 1_000);
+    const state = makeState(makeTool(), { ctx: { deadlineMs: T0 + 60_000 } });
+    const pending = idempotencyStage(state, makeDeps({ store, clock }));
+    while (clock.pendingSleepers === 0) await new Promise((r) => setImmediate(r));
+    await store.complete(KEY, 'executor-z', { outcome: 'SUCCESS', result: 1, completedAtMs: T0 }, 60_000);
+    await clock.advance(10);
+    await expect(pending).resolves.toMatchObject({ kind: 'finish', outcome: 'DUPLICATE' });
+    expect(clock.pendingSleepers).toBe(0);
   });
 });

@@ -149,3 +149,97 @@ describe('rate-limit stage', () => {
     expect(r.error.message).not.toContain('6379');
   });
 });
+
+describe('rate-limit stage: what a refusal tells the model', () => {
+  /** A limiter that refuses every take with `retryAfterMs`. */
+  function refusing(retryAfterMs: number): RateLimiter {
+    return { take: () => Promise.resolve({ allowed: false, remaining: 0, retryAfterMs }) };
+  }
+
+  function refusalWith(limiter: RateLimiter, per: RateLimitSpec['per']) {
+    const { tool } = countingRefundTool({ rateLimit: { capacity: 1, refillPerSecond: 1, per } });
+    h = harness([tool], { rateLimiter: limiter });
+    const state: CallState = {
+      call: call({ order_id: 'O-1', amount: 5 }),
+      ctx: context(),
+      signal: new AbortController().signal,
+      tool: tool as unknown as CallState['tool'],
+      args: { order_id: 'O-1', amount: 5 },
+      toolInvocations: 0,
+      attempts: [],
+    };
+    return rateLimitStage(state, h.deps);
+  }
+
+  it.each([
+    ['principal', 'your'],
+    ['tenant', "your organization's"],
+    ['tool', "this tool's overall"],
+  ] as const)('names whose budget ran out: %s', async (dimension, whose) => {
+    const r = await refusalWith(refusing(1_500), [dimension]);
+    expect(r).toMatchObject({
+      kind: 'refuse',
+      error: {
+        code: 'RATE_LIMITED',
+        message: `Rate limit reached: ${whose} budget for issue_refund is used up. Retry in 2 s.`,
+        retryable: true,
+        retryAfterMs: 1_500,
+        suggestedFix:
+          'Wait at least 2 s before calling issue_refund again, or tell the user the action is being throttled.',
+      },
+    });
+  });
+
+  it.each([
+    [0.2, 1, 1],
+    [0, 1, 1],
+    [999, 999, 1],
+    [1_000, 1_000, 1],
+    [1_001, 1_001, 2],
+    [Number.POSITIVE_INFINITY, 1_000, 1],
+    [Number.NaN, 1_000, 1],
+  ])('a limiter wait of %s ms is passed on as %s ms, "%s s"', async (wait, ms, seconds) => {
+    const r = await refusalWith(refusing(wait), ['principal']);
+    expect(r.kind === 'refuse' && [r.error.retryAfterMs, r.error.message]).toEqual([
+      ms,
+      `Rate limit reached: your budget for issue_refund is used up. Retry in ${seconds} s.`,
+    ]);
+  });
+
+  it('a RangeError from the limiter (an invalid bucket) is a bug, rethrown rather than called an outage', async () => {
+    const limiter: RateLimiter = { take: () => Promise.reject(new RangeError('capacity must be > 0')) };
+    await expect(refusalWith(limiter, ['principal'])).rejects.toThrow(RangeError);
+  });
+
+  it('an unreachable limiter store: the generic message, with the cause kept for logs', async () => {
+    const down = new Error('connect ECONNREFUSED 127.0.0.1:6379');
+    const r = await refusalWith({ take: () => Promise.reject(down) }, ['principal']);
+    expect(r).toMatchObject({
+      kind: 'refuse',
+      error: { code: 'DEPENDENCY_UNAVAILABLE', message: 'The rate limit could not be checked right now.' },
+    });
+    expect(r.kind === 'refuse' && r.error.cause).toBe(down);
+  });
+
+  it('spends exactly one token per bucket, with the tool’s limit', async () => {
+    const takes: unknown[][] = [];
+    const limiter: RateLimiter = {
+      take: (...a) => {
+        takes.push(a);
+        return Promise.resolve({ allowed: true, remaining: 0, retryAfterMs: 0 });
+      },
+    };
+    expect(await refusalWith(limiter, ['tool'])).toEqual({ kind: 'continue' });
+    expect(takes).toEqual([['rl:*:issue_refund:tool:issue_refund', { capacity: 1, refillPerSecond: 1 }, 1]]);
+  });
+});
+
+describe('rate-limit stage: wiring', () => {
+  it('run before the tool is resolved, it fails as a wiring error naming the stage', async () => {
+    const { state, deps } = setup({ capacity: 1, refillPerSecond: 1, per: ['principal'] });
+    await expect(rateLimitStage({ ...state(), tool: undefined }, deps)).rejects.toMatchObject({
+      code: 'INTERNAL',
+      cause: { message: 'stage rate-limit ran before call state had tool: check the stage order' },
+    });
+  });
+});

@@ -2,7 +2,11 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { argumentsFingerprint, idempotencyKey } from '../../../libs/core/idempotency-key.js';
-import { TRUNCATION_NOTE_KEY, truncateOutput } from '../../../libs/guards/truncate-output.js';
+import {
+  DEFAULT_MAX_RESULT_BYTES,
+  TRUNCATION_NOTE_KEY,
+  truncateOutput,
+} from '../../../libs/guards/truncate-output.js';
 import { validateOutputStage } from '../../../libs/guards/validate-output.js';
 import { makeDeps, makeState, makeTool, runTail } from './stage-harness.js';
 
@@ -87,6 +91,80 @@ describe('validate-output stage', () => {
     const first = await runTail(makeState(tool), deps);
     const dup = await runTail(makeState(tool), deps);
     expect(dup.end).toMatchObject({ kind: 'finish', outcome: 'DUPLICATE', payload: first.state.output });
+  });
+});
+
+describe('validate-output stage: the BAD_OUTPUT message', () => {
+  const refusal = async (output: z.ZodType, raw: unknown, stateChanging = true) => {
+    const tool = makeTool({
+      output,
+      stateChanging,
+      ...(stateChanging ? {} : { retrySafety: { kind: 'read-only' } }),
+    });
+    const state = makeState(tool);
+    state.rawOutput = raw;
+    const r = await validateOutputStage(state, makeDeps());
+    if (r.kind !== 'refuse') throw new Error('expected a refusal');
+    return r.error;
+  };
+  const shape = (where: string) =>
+    `The tool's response did not have the shape it promises${where}, so it is not shown.`;
+
+  it('a state-changing tool: the action was carried out, do not repeat it', async () => {
+    const error = await refusal(z.object({ orderId: z.string() }), { orderId: 1 });
+    expect(error.message).toBe(
+      `${shape(' (at orderId)')} The action itself was carried out: do not repeat it; tell the user its result could not be read.`,
+    );
+  });
+
+  it('a read-only tool: repeating will not help', async () => {
+    const error = await refusal(z.object({ orderId: z.string() }), { orderId: 1 }, false);
+    expect(error.message).toBe(`${shape(' (at orderId)')} Repeating the same call will not help.`);
+  });
+
+  it('names at most three distinct paths, nested ones dotted, the root as (root)', async () => {
+    const four = z.object({ a: z.string(), b: z.object({ c: z.string() }), d: z.string(), e: z.string() });
+    const error = await refusal(four, { a: 1, b: { c: 1 }, d: 1, e: 1 }, false);
+    expect(error.message).toBe(`${shape(' (at a, b.c, d)')} Repeating the same call will not help.`);
+    const root = await refusal(z.string(), 5, false);
+    expect(root.message).toBe(`${shape(' (at (root))')} Repeating the same call will not help.`);
+    const twice = await refusal(z.string().min(3).regex(/x/), 'ab', false);
+    expect(twice.message).toBe(`${shape(' (at (root))')} Repeating the same call will not help.`);
+  });
+
+  it('a schema that throws while parsing is BAD_OUTPUT too, with no path', async () => {
+    const throwing = z.string().transform(() => {
+      throw new Error('transform bug');
+    });
+    const error = await refusal(throwing, 'x', false);
+    expect(error).toMatchObject({ code: 'BAD_OUTPUT', retryable: false });
+    expect(error.message).toBe(`${shape('')} Repeating the same call will not help.`);
+  });
+
+  it('refuses INTERNAL when run before the tool was resolved', async () => {
+    const state = makeState(makeTool());
+    const unresolved = { ...state, tool: undefined };
+    expect(await validateOutputStage(unresolved, makeDeps())).toMatchObject({
+      kind: 'refuse',
+      error: { code: 'INTERNAL', message: 'Output validation ran before the tool was resolved.' },
+    });
+  });
+
+  it('keeps outputs up to the default budget whole', async () => {
+    const state = makeState(
+      makeTool({
+        output: z.object({ log: z.string() }),
+        stateChanging: false,
+        retrySafety: { kind: 'read-only' },
+      }),
+    );
+    state.rawOutput = { log: 'x'.repeat(DEFAULT_MAX_RESULT_BYTES - 20) };
+    expect(await validateOutputStage(state, makeDeps())).toEqual({ kind: 'continue' });
+    state.rawOutput = { log: 'x'.repeat(DEFAULT_MAX_RESULT_BYTES) };
+    expect(await validateOutputStage(state, makeDeps())).toEqual({
+      kind: 'continue',
+      reason: `output truncated to fit ${DEFAULT_MAX_RESULT_BYTES} bytes`,
+    });
   });
 });
 

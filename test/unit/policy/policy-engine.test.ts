@@ -211,6 +211,79 @@ describe('createPolicyEngine', () => {
   });
 });
 
+describe('createPolicyEngine: the refusal text', () => {
+  const show = (check: PolicyRule['check'], reason = 'got {value}, limit {limit}') =>
+    createPolicyEngine([{ id: 'r', tool: '*', field: 'v', check, reason }], 'v1');
+  const reasonFor = (check: PolicyRule['check'], v: unknown) => {
+    const decision = show(check).evaluate(refund, { v }, support);
+    return decision.allowed ? undefined : decision.reason;
+  };
+
+  it('shows a value of up to 60 characters as it is, and cuts a longer one with a visible mark', () => {
+    const sixty = 'x'.repeat(60);
+    expect(reasonFor({ oneOf: ['ok'] }, sixty)).toBe(`got ${sixty}, limit ok`);
+    expect(reasonFor({ oneOf: ['ok'] }, `${sixty}y`)).toBe(`got ${sixty}…, limit ok`);
+  });
+
+  it('shows a number JSON cannot hold as JavaScript writes it', () => {
+    expect(reasonFor({ max: 1 }, Number.NaN)).toBe('got NaN, limit 1');
+    expect(reasonFor({ min: 1 }, Number.NEGATIVE_INFINITY)).toBe('got -Infinity, limit 1');
+  });
+
+  it('a context without a principal holds no roles', () => {
+    const rules: PolicyRule[] = [
+      { id: 'r', tool: '*', when: { roles: ['support'] }, field: 'v', check: { max: 1 }, reason: 'no' },
+    ];
+    const ctx = { ...support, principal: undefined } as unknown as typeof support;
+    expect(createPolicyEngine(rules, 'v1').evaluate(refund, { v: 2 }, ctx)).toEqual({ allowed: true });
+  });
+
+  it('shows numbers, booleans and structured values as JSON would', () => {
+    expect(reasonFor({ max: 1 }, 2.5)).toBe('got 2.5, limit 1');
+    expect(reasonFor({ oneOf: [true] }, false)).toBe('got false, limit true');
+    expect(reasonFor({ oneOf: ['USD'] }, { code: 'EUR' })).toBe('got {"code":"EUR"}, limit USD');
+    expect(reasonFor({ maxItems: 1 }, ['a', 'b'])).toBe('got 2, limit 1');
+  });
+
+  it('shows a value JSON cannot encode without failing', () => {
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(reasonFor({ oneOf: ['USD'] }, cyclic)).toBe('got [object Object], limit USD');
+  });
+
+  it('fills every placeholder, and names the rule; no alternative means none is offered', () => {
+    const engine = show({ max: 1 }, '{value} > {limit}; again {value} > {limit}');
+    const decision = engine.evaluate(refund, { v: 3 }, support);
+    expect(decision).toStrictEqual({ allowed: false, ruleId: 'r', reason: '3 > 1; again 3 > 1' });
+  });
+
+  it('does not check an absent or null field, and checks a falsy one', () => {
+    const engine = show({ oneOf: ['ok'] });
+    expect(engine.evaluate(refund, {}, support)).toEqual({ allowed: true });
+    expect(engine.evaluate(refund, { v: null }, support)).toEqual({ allowed: true });
+    expect(engine.evaluate(refund, { v: 0 }, support)).toMatchObject({ allowed: false });
+    expect(engine.evaluate(refund, { v: '' }, support)).toMatchObject({ allowed: false });
+  });
+
+  it('carries the version it was built with, and refuses one that is not a non-empty string', () => {
+    expect(show({ max: 1 }).version).toBe('v1');
+    expect(() => createPolicyEngine(RULES, 7 as unknown as string)).toThrow(
+      new PolicyRulesError('A policy version must be a non-empty string.'),
+    );
+  });
+
+  it('ignores roles that are not strings, and a principal without roles', () => {
+    const rules: PolicyRule[] = [
+      { id: 'r', tool: '*', when: { roles: ['support'] }, field: 'v', check: { max: 1 }, reason: 'no' },
+    ];
+    const engine = createPolicyEngine(rules, 'v1');
+    const odd = context({ principal: { ...principal(), roles: [7, 'support'] as unknown as string[] } });
+    expect(engine.evaluate(refund, { v: 2 }, odd)).toMatchObject({ allowed: false });
+    const none = context({ principal: { ...principal(), roles: undefined as unknown as string[] } });
+    expect(engine.evaluate(refund, { v: 2 }, none)).toEqual({ allowed: true });
+  });
+});
+
 describe('parsePolicyRules', () => {
   it('loads rules from JSON', () => {
     const json = JSON.stringify(RULES);
