@@ -52,6 +52,11 @@ export function outcomeForCode(code: ErrorCode): Outcome {
 }
 
 export interface ToolgateErrorOptions {
+  /**
+   * Whether the model may usefully call again (after a wait, or with corrected arguments); it is the
+   * result's `error.retryable`. Default per code. Whether the executor itself retries is a separate
+   * question: only transient kinds (`isTransientKind`), and not when the tool said false here.
+   */
   readonly retryable?: boolean;
   readonly retryAfterMs?: number;
   /** A model-readable hint for how to make the call succeed. Never given for UNAUTHORIZED. */

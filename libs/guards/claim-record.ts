@@ -1,6 +1,7 @@
 import type { Outcome } from '../core/outcome.js';
 import type { CallState } from '../pipeline/call-state.js';
 import type { PipelineDeps } from '../pipeline/deps.js';
+import type { Verdict } from '../pipeline/stage.js';
 import type { ToolDefinition } from '../registry/tool-definition.js';
 
 /**
@@ -12,33 +13,60 @@ export function isReadOnlyTool(tool: ToolDefinition): boolean {
 }
 
 /**
- * Whether this call holds an idempotency claim that stages 6–7 must settle (complete or release).
- * True exactly when the idempotency stage passed a state-changing call: it continues only after a
- * `claimed` or `taken-over` answer.
+ * Whether this call holds an idempotency claim: true exactly when the idempotency layer passed a
+ * state-changing call (it runs the inner layers only after a `claimed` or `taken-over` answer).
  */
 export function holdsClaim(state: CallState): boolean {
   return state.idempotencyKey !== undefined && state.tool !== undefined && !isReadOnlyTool(state.tool);
 }
 
 /**
- * Records the final answer under the claimed key so every later duplicate gets it without running the
- * tool: SUCCESS with the redacted output, UNRESOLVED (never re-run; the reconciler settles it), or
- * EXECUTION_ERROR when the effect happened but its output was refused.
+ * Settles this call's claim from how the layers inside the idempotency layer ended it. This is the
+ * one place a claim is completed or released; the idempotency layer calls it once, after `next()`,
+ * whatever happened inside (`next()` never rejects: a throw there is already a verdict).
  *
- * Returns whether the record was written. A store failure or a lost lease is not the caller's
- * problem: the answer stands, and the key stays in flight until its lease runs out, after which a
- * duplicate takes the tool's safe path.
+ * - `done`, or a `finish` with SUCCESS → completed SUCCESS with the output the requester got
+ *   (`state.output`, redacted), so duplicates get exactly that;
+ * - UNRESOLVED → completed UNRESOLVED: never re-run; the reconciler settles it;
+ * - any other ending after the effect happened (`state.effect === 'applied'`: e.g. the output was
+ *   refused) → completed EXECUTION_ERROR with the error's code and message, so a duplicate repeats
+ *   the refusal instead of the effect;
+ * - any other ending when the effect definitely did not happen (`state.effect === 'absent'`, or the
+ *   tool was not invoked in this run and no earlier owner may have applied it) → released, so a
+ *   later retry may run; the key's tombstone (`deps.tombstones`) is cleared first;
+ * - otherwise (a call taken over from a stopped owner that ended before anything was known about
+ *   the effect) → left to its lease, after which the next claimant takes the tool's safe path again.
+ *
+ * Resolves whether the store was changed. A store failure or a lost lease is not the caller's
+ * problem: the answer stands, and the key stays in flight until its lease runs out. Never rejects.
  */
-export async function completeClaim(
-  state: CallState,
+export async function settleClaim(state: CallState, deps: PipelineDeps, verdict: Verdict): Promise<boolean> {
+  if (!holdsClaim(state)) return false;
+  const key = state.idempotencyKey!;
+  const error = verdict.kind === 'done' ? undefined : verdict.error;
+  const outcome: Outcome =
+    verdict.kind === 'done' ? 'SUCCESS' : verdict.kind === 'finish' ? verdict.outcome : verdict.error.outcome;
+  if (outcome === 'SUCCESS') {
+    const output = verdict.kind === 'finish' ? verdict.payload : state.output;
+    return complete(key, deps, 'SUCCESS', output);
+  }
+  const refusal = { code: error?.code ?? 'INTERNAL', message: error?.message ?? '' };
+  if (outcome === 'UNRESOLVED') return complete(key, deps, 'UNRESOLVED', refusal);
+  if (state.effect === 'applied') return complete(key, deps, 'EXECUTION_ERROR', refusal);
+  const nothingRan = state.toolInvocations === 0 && state.takenOver !== true;
+  if (state.effect === 'absent' || nothingRan) return release(key, deps);
+  return false;
+}
+
+async function complete(
+  key: string,
   deps: PipelineDeps,
   outcome: Outcome,
   result: unknown,
 ): Promise<boolean> {
-  if (!holdsClaim(state)) return false;
   try {
     return await deps.idempotency.complete(
-      state.idempotencyKey!,
+      key,
       deps.owner,
       { outcome, result: result === undefined ? null : result, completedAtMs: deps.clock.now() },
       deps.settings.resultTtlMs,
@@ -48,15 +76,7 @@ export async function completeClaim(
   }
 }
 
-/**
- * Gives the key back because the effect definitely did not happen (caller error, breaker open before
- * the call, a server error reported by the downstream, no outbound token in time), so a later retry
- * may run; the key's tombstone (`deps.tombstones`) is cleared with it. Returns whether it was
- * released; a store failure leaves the lease to expire instead.
- */
-export async function releaseClaim(state: CallState, deps: PipelineDeps): Promise<boolean> {
-  if (!holdsClaim(state)) return false;
-  const key = state.idempotencyKey!;
+async function release(key: string, deps: PipelineDeps): Promise<boolean> {
   // The next claim of this key is a first run, not a repeat: the tombstone goes first, so no new
   // claimant can find it once the key is free (a rare path: one more round trip).
   await deps.tombstones?.clear(key).catch(() => undefined);

@@ -1,15 +1,13 @@
 import { ToolgateError } from '../core/errors.js';
-import { backoffDelayMs, isRetryableKind, isRetrySafe, maxAttempts } from '../execution/retry-policy.js';
+import { backoffDelayMs, isTransientKind, isRetrySafe, maxAttempts } from '../execution/retry-policy.js';
 import type { RandomSource } from '../execution/retry-policy.js';
 import type { CallState } from '../pipeline/call-state.js';
 import type { PipelineDeps } from '../pipeline/deps.js';
 import type { GuardStage, StageResult } from '../pipeline/stage.js';
 import type { ToolDefinition } from '../registry/tool-definition.js';
-import { completeClaim, releaseClaim } from './claim-record.js';
 import { invocation, mayHaveApplied, runGuarded } from './run-attempt.js';
 import type { AttemptOutcome } from './run-attempt.js';
 import { checkStatus } from './safe-path.js';
-import { acceptOutput } from './validate-output.js';
 
 export interface ExecuteStageOptions {
   /** Jitter source for retry backoff. Default `Math.random`. */
@@ -24,20 +22,21 @@ export interface ExecuteStageOptions {
  * is counted in `state.toolInvocations` and recorded in `state.attempts`, always with the same
  * idempotency key.
  *
- * Retries happen only for TIMEOUT and SERVER_ERROR not marked `retryable: false` (a tool's
+ * Retries happen only for transient failures — TIMEOUT and SERVER_ERROR not marked `retryable: false` (a tool's
  * `serverError(..., { retryable: false })`: trying again will not help), only while attempts and
  * time remain, and only when repeating cannot duplicate the effect: read-only and forwards-key tools
  * retry; status-check tools retry after a check says the effect is absent; `none` never retries.
  *
- * Endings, and what happens to the idempotency claim:
- * - success: `state.rawOutput` is set, continue (validate-output completes the claim);
- * - the effect definitely did not happen: refuse with the last error, claim released;
+ * Endings, each stating what it knows of the effect in `state.effect` (by which the idempotency
+ * layer around this stage settles the claim):
+ * - success: `state.rawOutput` is set, effect `applied`, continue (output validation is next);
+ * - the effect definitely did not happen: effect `absent`, refuse with the last error;
  * - the effect may have happened (timeout, lost connection, unclassifiable throw on a state-changing
- *   tool): a status-check tool is checked once more — applied settles as SUCCESS, absent refuses and
- *   releases — otherwise finish UNRESOLVED ("outcome unknown; will be reconciled"), claim completed
- *   as UNRESOLVED so duplicates never re-run it. Never reported as EXECUTION_ERROR.
+ *   tool): a status-check tool is checked once more — applied continues like a success with the
+ *   result the check found, absent refuses — otherwise finish UNRESOLVED ("outcome unknown; will be
+ *   reconciled"), so duplicates never re-run it. Never reported as EXECUTION_ERROR.
  * - taken over from a dead owner: read-only/forwards-key run (the downstream dedupes on the key);
- *   status-check checks first (applied → SUCCESS with that result, absent → run, unknown →
+ *   status-check checks first (applied → continue with that result, absent → run, unknown →
  *   UNRESOLVED); none → UNRESOLVED without running.
  */
 export function createExecuteStage(options: ExecuteStageOptions = {}): GuardStage {
@@ -57,21 +56,13 @@ export function createExecuteStage(options: ExecuteStageOptions = {}): GuardStag
 
     if (maybeApplied) {
       if (safety === 'none') {
-        return unresolved(
-          state,
-          deps,
-          'a previous executor stopped mid-call and the tool has no safe way to retry',
-        );
+        return unresolved('a previous executor stopped mid-call and the tool has no safe way to retry');
       }
       if (safety === 'status-check') {
         const answer = await checkStatus(state, deps, tool, key, 1);
-        if (answer.state === 'applied') return settledByCheck(state, deps, answer.result);
+        if (answer.state === 'applied') return appliedByCheck(state, answer.result);
         if (answer.state === 'unknown') {
-          return unresolved(
-            state,
-            deps,
-            'a previous executor stopped mid-call and the status check could not tell',
-          );
+          return unresolved('a previous executor stopped mid-call and the status check could not tell');
         }
         maybeApplied = false;
       }
@@ -85,13 +76,9 @@ export function createExecuteStage(options: ExecuteStageOptions = {}): GuardStag
         if (!(await pause(state, deps, delay))) break;
         if (maybeApplied && safety === 'status-check') {
           const answer = await checkStatus(state, deps, tool, key, attempt);
-          if (answer.state === 'applied') return settledByCheck(state, deps, answer.result);
+          if (answer.state === 'applied') return appliedByCheck(state, answer.result);
           if (answer.state === 'unknown') {
-            return unresolved(
-              state,
-              deps,
-              'an attempt may have applied the effect and the status check could not tell',
-            );
+            return unresolved('an attempt may have applied the effect and the status check could not tell');
           }
           maybeApplied = false;
         }
@@ -99,34 +86,32 @@ export function createExecuteStage(options: ExecuteStageOptions = {}): GuardStag
       const outcome = await runOnce(state, deps, tool, key, attempt);
       if (outcome.ok) {
         state.rawOutput = outcome.value;
+        state.effect = 'applied';
         return { kind: 'continue' };
       }
       last = outcome;
       if (mayHaveApplied(tool, outcome)) maybeApplied = true;
-      if (!retriable(outcome.error) || !isRetrySafe(tool.retrySafety)) break;
+      if (!isTransient(outcome.error) || !isRetrySafe(tool.retrySafety)) break;
     }
     // The loop runs at least once, so `last` is set whenever we get here.
     const error = last!.error;
 
-    if (!maybeApplied) {
-      await releaseClaim(state, deps);
-      return { kind: 'refuse', error };
-    }
+    if (!maybeApplied) return absent(state, error);
     if (safety === 'status-check') {
       const answer = await checkStatus(state, deps, tool, key, state.attempts.length + 1);
-      if (answer.state === 'applied') return settledByCheck(state, deps, answer.result);
-      if (answer.state === 'not-applied') {
-        await releaseClaim(state, deps);
-        return { kind: 'refuse', error };
-      }
+      if (answer.state === 'applied') return appliedByCheck(state, answer.result);
+      if (answer.state === 'not-applied') return absent(state, error);
     }
-    return unresolved(state, deps, `outcome unknown after ${error.code}; will be reconciled`);
+    return unresolved(`outcome unknown after ${error.code}; will be reconciled`);
   };
 }
 
-/** Whether the executor may try this failure again: a retryable kind the tool did not mark final. */
-function retriable(error: ToolgateError): boolean {
-  return isRetryableKind(error.code) && error.retryable;
+/**
+ * Whether this failure is transient, so the executor may try again: a transient kind the tool did
+ * not mark final (`serverError(…, { retryable: false })`).
+ */
+function isTransient(error: ToolgateError): boolean {
+  return isTransientKind(error.code) && error.retryable;
 }
 
 /** Stage 6 with the default jitter source. */
@@ -180,24 +165,30 @@ async function pause(state: CallState, deps: PipelineDeps, delayMs: number): Pro
   }
 }
 
-/** The effect exists (a status check said so): answer SUCCESS with its result, validated like any output. */
-async function settledByCheck(state: CallState, deps: PipelineDeps, result: unknown): Promise<StageResult> {
-  const accepted = await acceptOutput(state, deps, result);
-  if (!accepted.ok) return { kind: 'refuse', error: accepted.error };
+/**
+ * The effect exists (a status check said so): continue as if the tool had answered with the
+ * check's result, which output validation then checks and redacts like any output.
+ */
+function appliedByCheck(state: CallState, result: unknown): StageResult {
+  state.rawOutput = result;
+  state.effect = 'applied';
   return {
-    kind: 'finish',
-    outcome: 'SUCCESS',
-    payload: accepted.output,
+    kind: 'continue',
     reason: 'the effect was already applied (confirmed by a status check); not run again',
   };
 }
 
-async function unresolved(state: CallState, deps: PipelineDeps, reason: string): Promise<StageResult> {
+/** The effect definitely did not happen: refuse with `error`, so the claim is given back. */
+function absent(state: CallState, error: ToolgateError): StageResult {
+  state.effect = 'absent';
+  return { kind: 'refuse', error };
+}
+
+function unresolved(reason: string): StageResult {
   const error = new ToolgateError(
     'UNRESOLVED',
     'The outcome of this action is unknown; it will be reconciled. Do not repeat it; tell the user it is being checked.',
     { retryable: false },
   );
-  await completeClaim(state, deps, 'UNRESOLVED', { code: error.code, message: error.message });
   return { kind: 'finish', outcome: 'UNRESOLVED', error, reason };
 }

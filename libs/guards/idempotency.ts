@@ -1,18 +1,18 @@
 import { classify } from '../core/classify.js';
 import { ERROR_CODES, ToolgateError } from '../core/errors.js';
 import type { ErrorCode } from '../core/errors.js';
-import { argumentsFingerprint, idempotencyKey } from '../core/idempotency-key.js';
+import { argumentsFingerprint, idempotencyKey, taskResourceKey } from '../core/idempotency-key.js';
 import { attemptScope } from '../execution/attempt-scope.js';
 import { maxAttempts, worstCaseBackoffMs } from '../execution/retry-policy.js';
 import type { CallState } from '../pipeline/call-state.js';
 import type { PipelineDeps, PipelineSettings } from '../pipeline/deps.js';
-import type { GuardStage, StageResult } from '../pipeline/stage.js';
+import type { GuardStage, Layer, StageResult } from '../pipeline/stage.js';
 import type { ClaimResult, StoredResult } from '../ports/idempotency-store.js';
 import type { ToolDefinition } from '../registry/tool-definition.js';
-import { isReadOnlyTool } from './claim-record.js';
+import { isReadOnlyTool, settleClaim } from './claim-record.js';
 
 /**
- * Stage 5: at most one execution per logical call — within the retention: a completed record lives
+ * The idempotency layer: at most one execution per logical call — within the retention: a completed record lives
  * `settings.resultTtlMs` (7 days in the services, 24 hours embedded), and a call repeated after it
  * expired is claimed afresh and runs again.
  *
@@ -32,9 +32,25 @@ import { isReadOnlyTool } from './claim-record.js';
  *   (`observer.onClaimAfterExpiry`, and the decision's reason in the audit record).
  * - An unreachable store is refused DEPENDENCY_UNAVAILABLE: a state-changing call never runs without
  *   a claim.
- * The claim is settled (completed or released) by the execute and validate-output stages.
+ * Wrapping execution and output validation, it settles the claim in one place after they end,
+ * whatever they did (`settleClaim`): a layer that throws inside still leaves the claim settled.
  */
-export const idempotencyStage: GuardStage = async (state, deps) => {
+export const idempotencyLayer: Layer = {
+  name: 'idempotency',
+  async wrap(state, deps, next) {
+    const claimed = await claimStage(state, deps);
+    if (claimed.kind !== 'continue') return claimed;
+    const verdict = await next(claimed.reason);
+    await settleClaim(state, deps, verdict);
+    return verdict;
+  },
+};
+
+/**
+ * The layer's decision before the inner layers: the key checked and claimed, as described above.
+ * On `continue` the caller holds a claim it must settle (`settleClaim`); the layer does.
+ */
+export const claimStage: GuardStage = async (state, deps) => {
   const tool = state.tool;
   if (tool === undefined) {
     return refuse('INTERNAL', 'The idempotency check ran before the tool was resolved.');
@@ -232,7 +248,7 @@ function storedError(result: unknown): ToolgateError {
 
 /** The resource this call touches (partition and serialization key); the task when undeclared. */
 function resourceKey(tool: ToolDefinition, state: CallState): string {
-  const fallback = `${state.ctx.tenant}:task:${state.ctx.taskId}`;
+  const fallback = taskResourceKey(state.ctx);
   if (tool.conflictKey === undefined || state.args === undefined) return fallback;
   try {
     return tool.conflictKey(state.args, state.ctx);

@@ -1,45 +1,35 @@
 import { ToolgateError } from '../core/errors.js';
 import type { CallState } from '../pipeline/call-state.js';
-import type { PipelineDeps } from '../pipeline/deps.js';
 import type { GuardStage } from '../pipeline/stage.js';
-import { completeClaim } from './claim-record.js';
 import { DEFAULT_MAX_RESULT_BYTES, truncateOutput } from './truncate-output.js';
 
 /**
- * Stage 7: what the tool returned becomes what the model may see.
+ * The last stage: what the tool returned becomes what the model may see.
  *
  * - Shape: `rawOutput` is parsed with the tool's output schema. Keys it does not declare are stripped
  *   (allow-list redaction), so they never reach the model, the result event or the audit.
- * - Mismatch: refused BAD_OUTPUT (not retryable). The effect did happen, so the idempotency record is
- *   still completed (outcome EXECUTION_ERROR, code BAD_OUTPUT) and a duplicate never re-runs it.
+ * - Mismatch: refused BAD_OUTPUT (not retryable). The effect did happen, so the idempotency layer
+ *   still completes the record (outcome EXECUTION_ERROR, code BAD_OUTPUT): a duplicate never re-runs it.
  * - Size: an output larger than `tool.maxResultBytes` (default {@link DEFAULT_MAX_RESULT_BYTES}) is
  *   shortened deterministically with a visible `_truncated` note (see {@link truncateOutput}); the pass
  *   decision says so.
- * - On success `state.output` is set and the claim is completed with outcome SUCCESS and that output,
- *   so duplicates get exactly what this call's requester got.
+ * - On success `state.output` is set: what the requester gets, and what the idempotency layer stores
+ *   for duplicates.
  */
-export const validateOutputStage: GuardStage = async (state, deps) => {
-  const accepted = await acceptOutput(state, deps, state.rawOutput);
+export const validateOutputStage: GuardStage = async (state) => {
+  const accepted = await acceptOutput(state, state.rawOutput);
   if (!accepted.ok) return { kind: 'refuse', error: accepted.error };
   return accepted.note === undefined
     ? { kind: 'continue' }
     : { kind: 'continue', reason: `output truncated to fit ${accepted.maxBytes} bytes` };
 };
 
-export type AcceptedOutput =
+type AcceptedOutput =
   | { readonly ok: true; readonly output: unknown; readonly note?: string; readonly maxBytes: number }
   | { readonly ok: false; readonly error: ToolgateError };
 
-/**
- * Validates, redacts and sizes `raw` as this call's output, sets `state.output`, and settles the
- * idempotency claim (completed either way: the effect happened). Shared by the execute stage for a
- * result confirmed by a status check, which must pass the same shape and redaction rules.
- */
-export async function acceptOutput(
-  state: CallState,
-  deps: PipelineDeps,
-  raw: unknown,
-): Promise<AcceptedOutput> {
+/** Validates, redacts and sizes `raw` as this call's output and sets `state.output`. */
+async function acceptOutput(state: CallState, raw: unknown): Promise<AcceptedOutput> {
   const tool = state.tool;
   if (tool === undefined) {
     return {
@@ -60,13 +50,11 @@ export async function acceptOutput(
     const error = new ToolgateError('BAD_OUTPUT', badOutputMessage(parsed.error.issues, tool.stateChanging), {
       retryable: false,
     });
-    await completeClaim(state, deps, 'EXECUTION_ERROR', { code: error.code, message: error.message });
     return { ok: false, error };
   }
   const maxBytes = tool.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
   const sized = truncateOutput(parsed.data, maxBytes);
   state.output = sized.value;
-  await completeClaim(state, deps, 'SUCCESS', sized.value);
   return sized.note === undefined
     ? { ok: true, output: sized.value, maxBytes }
     : { ok: true, output: sized.value, note: sized.note, maxBytes };

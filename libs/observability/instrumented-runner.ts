@@ -1,6 +1,6 @@
 import type { ExecutionContext, NormalizedToolCall } from '../core/types.js';
 import type { RunOptions } from '../pipeline/guard-pipeline.js';
-import type { Clock } from '../ports/clock.js';
+import type { Clock } from '../core/clock.js';
 import type { ToolgateMetrics } from './metrics.js';
 import { recordResult } from './pipeline-metrics.js';
 import type { TraceContext } from './trace-context.js';
@@ -38,8 +38,9 @@ export interface InstrumentedRunner {
  * returned unchanged; metrics and tracing never alter them or make a run reject. Structurally a
  * drop-in for anything that takes `{ run(call, ctx, opts) }` (the executor's `CallRunner`).
  *
- * For stage spans and stage metrics, construct the pipeline with `tracing.stages` and
- * `observer: pipelineObserver(metrics)` — those hooks live inside the pipeline.
+ * The call's stage spans come with the run (`CallTracing.run` passes the pipeline its
+ * `aroundLayer` hook); for stage metrics, construct the pipeline with
+ * `observer: pipelineObserver(metrics)`.
  */
 export function instrumentPipeline(pipeline: PipelineRunner, options: InstrumentOptions): InstrumentedRunner {
   const { metrics, clock } = options;

@@ -10,10 +10,8 @@ import {
   type TracerProvider,
 } from '@opentelemetry/api';
 import type { ExecutionContext, NormalizedToolCall } from '../core/types.js';
-import { STAGES } from '../guards/stages.js';
-import type { AttemptRecord } from '../pipeline/audit-record.js';
-import type { PipelineRun, RunOptions } from '../pipeline/guard-pipeline.js';
-import type { Stage, StageResult } from '../pipeline/stage.js';
+import type { AttemptRecord, StageDecision } from '../core/audit-record.js';
+import type { AroundLayer, PipelineRun, RunOptions } from '../pipeline/guard-pipeline.js';
 import { tokenEquivalents } from '../cost/token-equivalents.js';
 import {
   childSpanId,
@@ -93,17 +91,15 @@ export interface TracedRun extends PipelineRun {
 
 /** Call and stage tracing bound to one tracer. */
 export interface CallTracing {
-  /** The stages wrapped in spans; pass them to `new GuardPipeline(deps, tracing.stages)`. */
-  readonly stages: readonly Stage[];
   /**
    * Runs `pipeline.run(call, ctx, options)` inside the call's span (started with
    * `tracer.startActiveSpan`, so instrumented clients the tool uses nest under it when a context
-   * manager is registered). Stage spans find their call span through the `call` object itself, so
-   * they nest correctly without any context manager. Outcome, retries, token equivalents and the
-   * error code are set on the span when the run ends; the status is ERROR only for
-   * EXECUTION_ERROR (refusals are the pipeline working, UNRESOLVED is not a failure). Rejects only
-   * if `pipeline.run` does (GuardPipeline never does). One run per `call` object at a time: the
-   * object is what links stage spans to their call span.
+   * manager is registered), with an `aroundLayer` hook that puts one span per layer under the call
+   * span — explicitly parented, so they nest correctly without any context manager — and one per
+   * tool invocation under the layer that made it. Outcome, retries, token equivalents and the error
+   * code are set on the call span when the run ends; the status is ERROR only for EXECUTION_ERROR
+   * (refusals are the pipeline working, UNRESOLVED is not a failure). Rejects only if
+   * `pipeline.run` does (GuardPipeline never does).
    */
   run(
     pipeline: PipelineRunner,
@@ -116,15 +112,9 @@ export interface CallTracing {
 /** Longest tool name or id put on a span; the model chooses these strings. */
 const MAX_ATTRIBUTE_CHARS = 256;
 
-/** Creates {@link CallTracing} for `tracer`, wrapping `stages` (default: the pipeline's STAGES). */
-export function createCallTracing(
-  tracer: Tracer,
-  stages: readonly Stage[] = STAGES,
-  hex?: HexSource,
-): CallTracing {
-  const callContexts = new WeakMap<NormalizedToolCall, Context>();
+/** Creates {@link CallTracing} for `tracer`. */
+export function createCallTracing(tracer: Tracer, hex?: HexSource): CallTracing {
   return {
-    stages: Object.freeze(stages.map((stage) => tracedStage(tracer, stage, callContexts))),
     run(pipeline, call, ctx, options = {}) {
       const { parent, ...runOptions } = options;
       const name = clip(call.name);
@@ -133,9 +123,9 @@ export function createCallTracing(
         { kind: SpanKind.INTERNAL, attributes: callAttributes(call, ctx, name) },
         parentContext(ctx.traceId, parent, hex),
         async (span): Promise<TracedRun> => {
-          callContexts.set(call, trace.setSpan(ROOT_CONTEXT, span));
           try {
-            const ran = await pipeline.run(call, ctx, runOptions);
+            const aroundLayer = layerSpans(tracer, trace.setSpan(ROOT_CONTEXT, span));
+            const ran = await pipeline.run(call, ctx, { ...runOptions, aroundLayer });
             annotateCall(span, ran);
             return { ...ran, outgoing: outgoingContext(span, ctx.traceId, parent, hex) };
           } catch (err) {
@@ -143,7 +133,6 @@ export function createCallTracing(
             span.setStatus({ code: SpanStatusCode.ERROR });
             throw err;
           } finally {
-            callContexts.delete(call);
             span.end();
           }
         },
@@ -152,35 +141,28 @@ export function createCallTracing(
   };
 }
 
-function tracedStage(tracer: Tracer, stage: Stage, calls: WeakMap<NormalizedToolCall, Context>): Stage {
-  return {
-    name: stage.name,
-    run: (state, deps) => {
-      const parent = calls.get(state.call);
-      // A run not started through CallTracing.run gets no stage spans rather than orphan traces.
-      if (parent === undefined) return stage.run(state, deps);
-      return tracer.startActiveSpan(
-        `toolgate.stage ${stage.name}`,
-        { kind: SpanKind.INTERNAL, attributes: { 'toolgate.stage': stage.name } },
-        parent,
-        async (span): Promise<StageResult> => {
-          const attemptsBefore = state.attempts.length;
-          try {
-            const result = await stage.run(state, deps);
-            annotateStage(span, result);
-            return result;
-          } catch (err) {
-            span.recordException(err instanceof Error ? err : String(err));
-            span.setStatus({ code: SpanStatusCode.ERROR });
-            throw err;
-          } finally {
-            attemptSpans(tracer, span, state.attempts.slice(attemptsBefore));
-            span.end();
-          }
-        },
-      );
-    },
-  };
+/**
+ * One run's layer spans, children of `callContext`. A wrapping layer's span covers the layers inside
+ * it; each tool invocation gets its span under the innermost layer that was running when it was
+ * recorded (attempts already given a span are not given another by an enclosing layer).
+ */
+function layerSpans(tracer: Tracer, callContext: Context): AroundLayer {
+  let spannedAttempts = 0;
+  return (name, state, inner) =>
+    tracer.startActiveSpan(
+      `toolgate.stage ${name}`,
+      { kind: SpanKind.INTERNAL, attributes: { 'toolgate.stage': name } },
+      callContext,
+      async (span): Promise<void> => {
+        try {
+          annotateStage(span, await inner());
+        } finally {
+          attemptSpans(tracer, span, state.attempts.slice(spannedAttempts));
+          spannedAttempts = state.attempts.length;
+          span.end();
+        }
+      },
+    );
 }
 
 /** Tool invocations are timed by the pipeline's clock; their spans are written after the fact. */
@@ -233,17 +215,9 @@ function annotateCall(span: Span, ran: PipelineRun): void {
   }
 }
 
-function annotateStage(span: Span, result: StageResult): void {
-  switch (result.kind) {
-    case 'continue':
-      span.setAttribute('toolgate.stage.decision', 'pass');
-      return;
-    case 'refuse':
-      span.setAttributes({ 'toolgate.stage.decision': 'refuse', 'error.type': result.error.code });
-      return;
-    case 'finish':
-      span.setAttributes({ 'toolgate.stage.decision': 'short-circuit', 'toolgate.outcome': result.outcome });
-  }
+function annotateStage(span: Span, own: StageDecision): void {
+  span.setAttribute('toolgate.stage.decision', own.decision);
+  if (own.code !== undefined) span.setAttribute('error.type', own.code);
 }
 
 function outgoingContext(

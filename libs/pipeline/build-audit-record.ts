@@ -1,6 +1,6 @@
 import type { ErrorCode } from '../core/errors.js';
 import type { Outcome } from '../core/outcome.js';
-import type { AuditRecord, StageDecision } from './audit-record.js';
+import type { AuditRecord, StageDecision } from '../core/audit-record.js';
 import type { CallState } from './call-state.js';
 
 /** What a redacted argument value is replaced with in the audit record. */

@@ -1,11 +1,11 @@
 import type { ToolgateError } from '../core/errors.js';
 import type { ExecutionContext } from '../core/types.js';
-import type { Clock } from '../ports/clock.js';
+import type { Clock } from '../core/clock.js';
 import type { IdempotencyStore } from '../ports/idempotency-store.js';
 import type { IdempotencyTombstones } from '../ports/idempotency-tombstones.js';
 import type { RateLimiter } from '../ports/rate-limiter.js';
 import type { ToolDefinition } from '../registry/tool-definition.js';
-import type { StageDecision } from './audit-record.js';
+import type { StageDecision } from '../core/audit-record.js';
 
 /** Finds the definition a call was made against (name, pinned version, tenant override applied). */
 export interface ToolResolver {

@@ -2,13 +2,24 @@ import { classify } from '../core/classify.js';
 import { ToolgateError } from '../core/errors.js';
 import type { Outcome } from '../core/outcome.js';
 import type { ExecutionContext, NormalizedToolCall, ToolCallResult } from '../core/types.js';
-import { STAGES } from '../guards/stages.js';
-import type { AuditRecord, StageDecision } from './audit-record.js';
+import type { AuditRecord, StageDecision, StageName } from '../core/audit-record.js';
 import { buildAuditRecord, redactArguments } from './build-audit-record.js';
 import type { CallState } from './call-state.js';
 import type { PipelineDeps } from './deps.js';
 import { toResultError } from '../core/result-error.js';
-import type { Stage, StageResult } from './stage.js';
+import type { Next, PipelineStep, StageResult, Verdict } from './stage.js';
+
+/**
+ * Observes one step's work, e.g. with a span around it: a stage's decision, or a layer's whole work
+ * including the layers it wraps. The hook must call `inner` once; `inner` runs the step and
+ * resolves its own decision (as recorded in the audit record). The hook cannot change the call: the pipeline ignores what it
+ * returns, and runs the layer itself if the hook fails before calling `inner`.
+ */
+export type AroundLayer = (
+  name: StageName,
+  state: CallState,
+  inner: () => Promise<StageDecision>,
+) => Promise<unknown>;
 
 /** Per-run options. */
 export interface RunOptions {
@@ -16,6 +27,8 @@ export interface RunOptions {
   readonly signal?: AbortSignal;
   /** The idempotency key the call arrived with, computed once by the SDK before the first publish. */
   readonly idempotencyKey?: string;
+  /** Observes each layer of this run (tracing puts a span around each); never changes a decision. */
+  readonly aroundLayer?: AroundLayer;
 }
 
 /** The outcome of one run: the one terminal result for the call and the one audit record of it. */
@@ -24,7 +37,7 @@ export interface PipelineRun {
   readonly audit: AuditRecord;
 }
 
-/** How the stage loop ended, before it is turned into a result. */
+/** How the layers ended the call, before it is turned into a result. */
 interface Ending {
   readonly outcome: Outcome;
   readonly payload?: unknown;
@@ -34,29 +47,34 @@ interface Ending {
 /**
  * The one entry point every tool call passes through.
  *
- * Runs the stages in array order, stopping at the first that does not `continue`. Every stage's
- * decision is timed with `deps.clock` and recorded, refusals included, and reported to
- * `deps.observer` (whose failures are ignored: observation never changes a decision).
+ * Composes the steps as an onion, outermost first (koa-compose's model): a {@link Stage} decides
+ * before the steps inside it and `continue` runs them; a {@link Layer} wraps them, doing work before
+ * and after `await next()` (the idempotency layer settles its claim there, whatever the inner
+ * layers did). `next()` runs at most once per layer. Every decision is timed with `deps.clock` and
+ * recorded, refusals included, in order, and reported to `deps.observer` (whose failures are
+ * ignored: observation never changes a decision). A pass is recorded when the layer calls `next`.
  *
  * - `refuse` ends the call with the outcome of the error's code (`outcomeForCode`).
- * - `finish` ends it with the outcome the stage chose (a duplicate, a settled or unresolved call).
- * - A stage that throws (or returns something that is not a decision) is treated as refusing with
- *   the classified error. One exception keeps invariant 3: if the tool has already been invoked in
- *   this run and is state-changing, an unexpected throw means the effect is unknown, so the outcome
- *   is UNRESOLVED, never a failure.
- * - When every stage continues, the outcome is SUCCESS with `state.output` as payload.
+ * - `finish` ends it with the outcome the layer chose (a duplicate, an unresolved call).
+ * - A layer that throws (or returns something that is not a verdict, or claims `done` without
+ *   running the layers inside it) is treated as refusing with the classified error, and the layers
+ *   outside it receive that verdict from `next()`. One exception keeps invariant 3: if the tool has
+ *   already been invoked in this run and is state-changing, an unexpected throw means the effect is
+ *   unknown, so the outcome is UNRESOLVED, never a failure.
+ * - When every step passes, the outcome is SUCCESS with `state.output` as payload.
  *
  * `run` is total: it never throws and never rejects, and yields exactly one result whose `callId`
- * is the call's id. It performs no retries itself (stage 6 owns retries); running the same call
- * twice is made safe by the idempotency stage, not here.
+ * is the call's id. It performs no retries itself (the execute stage owns retries); running the same
+ * call twice is made safe by the idempotency layer, not here.
  */
 export class GuardPipeline {
   readonly #deps: PipelineDeps;
-  readonly #stages: readonly Stage[];
+  readonly #steps: readonly PipelineStep[];
 
-  constructor(deps: PipelineDeps, stages: readonly Stage[] = STAGES) {
+  /** `steps`: outermost first; the guard pipeline's order is `STAGES` in libs/guards/stages.ts. */
+  constructor(deps: PipelineDeps, steps: readonly PipelineStep[]) {
     this.#deps = deps;
-    this.#stages = stages;
+    this.#steps = Object.freeze([...steps]);
   }
 
   async run(call: NormalizedToolCall, ctx: ExecutionContext, opts: RunOptions = {}): Promise<PipelineRun> {
@@ -72,10 +90,10 @@ export class GuardPipeline {
     const decisions: StageDecision[] = [];
     let ending: Ending;
     try {
-      ending = await this.#runStages(state, decisions);
+      ending = endingOf(await this.#dispatch(0, state, decisions, opts.aroundLayer), state);
     } catch (err) {
-      // Only a defect in the loop itself lands here; stage failures are handled inside it.
-      ending = this.#endingForThrow(err, state);
+      // Only a defect in the composition itself lands here; layer failures are handled inside it.
+      ending = endingOf(this.#verdictForThrow(err, state), state);
     }
     const result = this.#toResult(state, ending);
     const finishedAtMs = this.#now();
@@ -96,65 +114,85 @@ export class GuardPipeline {
     return { result, audit };
   }
 
-  async #runStages(state: CallState, decisions: StageDecision[]): Promise<Ending> {
-    for (const stage of this.#stages) {
-      const t0 = this.#now();
-      let outcome: StageResult;
+  /**
+   * Runs step `i`, and through it the steps inside; resolves the verdict, never rejects. A stage's
+   * decision is observed on its own (then the inner steps run); a layer is observed whole.
+   */
+  async #dispatch(
+    i: number,
+    state: CallState,
+    decisions: StageDecision[],
+    around: AroundLayer | undefined,
+  ): Promise<Verdict> {
+    const step = this.#steps[i];
+    if (step === undefined) return DONE;
+    const t0 = this.#now();
+    let own: StageDecision | undefined;
+    const record = (decision: StageDecision): void => {
+      own = decision;
+      this.#record(state, decisions, decision);
+    };
+    const pass = (reason: string | undefined): void =>
+      record({
+        stage: step.name,
+        decision: 'pass',
+        ...(reason === undefined ? {} : { reason }),
+        durationMs: this.#since(t0),
+      });
+    const fail = (err: unknown): Exclude<Verdict, { kind: 'done' }> => {
+      const failed = this.#verdictForThrow(err, state);
+      record({
+        stage: step.name,
+        decision: 'refuse',
+        reason: failed.error?.message ?? 'The call could not be processed.',
+        ...(failed.error === undefined ? {} : { code: failed.error.code }),
+        durationMs: this.#since(t0),
+      });
+      return failed;
+    };
+    const inner = (): Promise<Verdict> => this.#dispatch(i + 1, state, decisions, around);
+    const observe = <T>(body: () => Promise<T>): Promise<T> =>
+      around === undefined ? body() : observed(around, step.name, state, body, () => own);
+
+    if (!('wrap' in step)) {
+      const decided = await observe(async (): Promise<StageResult> => {
+        try {
+          const result = await step.run(state, this.#deps);
+          if (!isStageResult(result)) throw wiringError(`stage ${step.name} returned no decision`);
+          if (result.kind === 'continue') pass(result.reason);
+          else record(endDecision(step.name, result, this.#since(t0)));
+          return result;
+        } catch (err) {
+          return fail(err);
+        }
+      });
+      return decided.kind === 'continue' ? inner() : decided;
+    }
+
+    let entered = false;
+    const next: Next = (passReason) => {
+      if (entered) return Promise.reject(wiringError(`layer ${step.name} called next() more than once`));
+      entered = true;
+      pass(passReason);
+      return inner();
+    };
+    return observe(async (): Promise<Verdict> => {
+      let verdict: Verdict;
       try {
-        outcome = await stage.run(state, this.#deps);
-        if (!isStageResult(outcome)) {
-          throw new ToolgateError('INTERNAL', 'The call could not be processed.', {
-            cause: new Error(`stage ${stage.name} returned no decision`),
-          });
+        verdict = await step.wrap(state, this.#deps, next);
+        if (!isVerdict(verdict)) throw wiringError(`layer ${step.name} returned no verdict`);
+        if (verdict.kind === 'done' && !entered) {
+          throw wiringError(`layer ${step.name} ended the call as done without running the layers inside it`);
         }
       } catch (err) {
-        const ending = this.#endingForThrow(err, state);
-        this.#record(state, decisions, {
-          stage: stage.name,
-          decision: 'refuse',
-          reason: ending.error?.message ?? 'The call could not be processed.',
-          ...(ending.error === undefined ? {} : { code: ending.error.code }),
-          durationMs: this.#since(t0),
-        });
-        return ending;
+        return fail(err);
       }
-      const durationMs = this.#since(t0);
-      if (outcome.kind === 'continue') {
-        this.#record(state, decisions, {
-          stage: stage.name,
-          decision: 'pass',
-          ...(outcome.reason === undefined ? {} : { reason: outcome.reason }),
-          durationMs,
-        });
-        continue;
-      }
-      if (outcome.kind === 'refuse') {
-        this.#record(state, decisions, {
-          stage: stage.name,
-          decision: 'refuse',
-          reason: outcome.error.message,
-          code: outcome.error.code,
-          durationMs,
-        });
-        return { outcome: outcome.error.outcome, error: outcome.error };
-      }
-      this.#record(state, decisions, {
-        stage: stage.name,
-        decision: 'short-circuit',
-        reason: outcome.reason,
-        ...(outcome.error === undefined ? {} : { code: outcome.error.code }),
-        durationMs,
-      });
-      return {
-        outcome: outcome.outcome,
-        ...(outcome.payload === undefined ? {} : { payload: outcome.payload }),
-        ...(outcome.error === undefined ? {} : { error: outcome.error }),
-      };
-    }
-    return { outcome: 'SUCCESS', ...(state.output === undefined ? {} : { payload: state.output }) };
+      if (!entered && verdict.kind !== 'done') record(endDecision(step.name, verdict, this.#since(t0)));
+      return verdict;
+    });
   }
 
-  #endingForThrow(err: unknown, state: CallState): Ending {
+  #verdictForThrow(err: unknown, state: CallState): Exclude<Verdict, { kind: 'done' }> {
     const error = safeClassify(err);
     if (state.toolInvocations > 0 && state.tool?.stateChanging !== false) {
       const unresolved = new ToolgateError(
@@ -162,9 +200,14 @@ export class GuardPipeline {
         'The action may or may not have been applied. It is being checked; do not repeat it.',
         { cause: error },
       );
-      return { outcome: 'UNRESOLVED', error: unresolved };
+      return {
+        kind: 'finish',
+        outcome: 'UNRESOLVED',
+        error: unresolved,
+        reason: 'an unexpected failure after the tool ran; the outcome is unknown',
+      };
     }
-    return { outcome: error.outcome, error };
+    return { kind: 'refuse', error };
   }
 
   #toResult(state: CallState, ending: Ending): ToolCallResult {
@@ -198,12 +241,82 @@ export class GuardPipeline {
   }
 }
 
+const DONE: Verdict = Object.freeze({ kind: 'done' });
+
+/** The decision of a layer that ended the call itself, without running the layers inside it. */
+function endDecision(
+  stage: StageName,
+  verdict: Exclude<Verdict, { kind: 'done' }>,
+  durationMs: number,
+): StageDecision {
+  if (verdict.kind === 'refuse') {
+    return { stage, decision: 'refuse', reason: verdict.error.message, code: verdict.error.code, durationMs };
+  }
+  return {
+    stage,
+    decision: 'short-circuit',
+    reason: verdict.reason,
+    ...(verdict.error === undefined ? {} : { code: verdict.error.code }),
+    durationMs,
+  };
+}
+
+/**
+ * Runs `body` under an observer's hook; the verdict is always `body`'s own, and `body` runs once
+ * whatever the hook does (see {@link AroundLayer}). `own` reads the layer's recorded decision.
+ */
+async function observed<T>(
+  around: AroundLayer,
+  name: StageName,
+  state: CallState,
+  body: () => Promise<T>,
+  own: () => StageDecision | undefined,
+): Promise<T> {
+  let ran: Promise<T> | undefined;
+  const once = (): Promise<T> => (ran ??= body());
+  const decided = async (): Promise<StageDecision> => {
+    await once();
+    return own() ?? { stage: name, decision: 'pass', durationMs: 0 };
+  };
+  try {
+    await around(name, state, decided);
+  } catch {
+    // Observation never changes a decision; a failing hook only loses its own record.
+  }
+  return once();
+}
+
+function endingOf(verdict: Verdict, state: CallState): Ending {
+  switch (verdict.kind) {
+    case 'done':
+      return { outcome: 'SUCCESS', ...(state.output === undefined ? {} : { payload: state.output }) };
+    case 'refuse':
+      return { outcome: verdict.error.outcome, error: verdict.error };
+    case 'finish':
+      return {
+        outcome: verdict.outcome,
+        ...(verdict.payload === undefined ? {} : { payload: verdict.payload }),
+        ...(verdict.error === undefined ? {} : { error: verdict.error }),
+      };
+  }
+}
+
+function wiringError(detail: string): ToolgateError {
+  return new ToolgateError('INTERNAL', 'The call could not be processed.', { cause: new Error(detail) });
+}
+
 function isStageResult(value: unknown): value is StageResult {
   if (value === null || typeof value !== 'object') return false;
   const v = value as { kind?: unknown; error?: unknown; outcome?: unknown };
   if (v.kind === 'continue') return true;
   if (v.kind === 'refuse') return v.error instanceof ToolgateError;
   return v.kind === 'finish' && typeof v.outcome === 'string';
+}
+
+function isVerdict(value: unknown): value is Verdict {
+  if (value !== null && typeof value === 'object' && (value as { kind?: unknown }).kind === 'done')
+    return true;
+  return isStageResult(value) && value.kind !== 'continue';
 }
 
 function safeClassify(err: unknown): ToolgateError {

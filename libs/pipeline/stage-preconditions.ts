@@ -1,6 +1,6 @@
 import { ToolgateError } from '../core/errors.js';
 import type { ToolDefinition } from '../registry/tool-definition.js';
-import type { StageName } from './audit-record.js';
+import type { StageName } from '../core/audit-record.js';
 import type { CallState } from './call-state.js';
 
 /**

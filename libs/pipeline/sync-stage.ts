@@ -1,3 +1,4 @@
+import { settle } from '../core/settle.js';
 import type { CallState } from './call-state.js';
 import type { PipelineDeps } from './deps.js';
 import type { GuardStage, StageResult } from './stage.js';
@@ -7,11 +8,5 @@ import type { GuardStage, StageResult } from './stage.js';
  * becomes a rejected promise rather than a synchronous throw, so callers only ever handle rejection.
  */
 export function syncStage(body: (state: CallState, deps: PipelineDeps) => StageResult): GuardStage {
-  return (state, deps) => {
-    try {
-      return Promise.resolve(body(state, deps));
-    } catch (err) {
-      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
-    }
-  };
+  return (state, deps) => settle(() => body(state, deps));
 }

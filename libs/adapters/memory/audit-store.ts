@@ -1,5 +1,5 @@
 import { indexedColumns } from '../../audit/columns.js';
-import { deepFreeze } from '../../audit/deep-freeze.js';
+import { deepFreeze } from '../../core/deep-freeze.js';
 import { prepareEnvelope } from '../../audit/envelope.js';
 import { groupByChain, linkRecords } from '../../audit/hash-chain.js';
 import {
@@ -23,7 +23,7 @@ import type {
   WhoDidOptions,
   WhoDidTarget,
 } from '../../ports/audit-store.js';
-import { settle } from './settle.js';
+import { settle } from '../../core/settle.js';
 
 /**
  * The audit store in process memory, with the PostgreSQL adapter's semantics: per-tenant hash chains,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { deepFreeze } from '../../audit/deep-freeze.js';
+import { deepFreeze } from '../../core/deep-freeze.js';
 import { queryLimit } from '../../audit/query.js';
-import type { Clock } from '../../ports/clock.js';
+import type { Clock } from '../../core/clock.js';
 import type {
   CaseChange,
   CaseFilter,
@@ -13,7 +13,7 @@ import type {
   TransitionResult,
 } from '../../ports/case-store.js';
 import { applyTransition, dueBound, matchesExpected, newCase } from '../../reconcile/case-model.js';
-import { settle } from './settle.js';
+import { settle } from '../../core/settle.js';
 
 /**
  * Reconciliation cases in process memory, with the PostgreSQL adapter's semantics: the same case

@@ -1,4 +1,4 @@
-import type { Clock } from '../../ports/clock.js';
+import type { Clock } from '../../core/clock.js';
 import type {
   ClaimResult,
   IdempotencyStore,
@@ -12,7 +12,7 @@ import {
   checkComplete,
   type IdempotencyStoreOptions,
 } from './idempotency-options.js';
-import { settle } from './settle.js';
+import { settle } from '../../core/settle.js';
 
 type MemoryRecord =
   | {

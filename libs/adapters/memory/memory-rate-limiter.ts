@@ -1,7 +1,7 @@
-import type { Clock } from '../../ports/clock.js';
+import type { Clock } from '../../core/clock.js';
 import type { BucketLimit, RateLimiter, TakeResult } from '../../ports/rate-limiter.js';
 import { checkKey, checkTake } from './argument-checks.js';
-import { settle } from './settle.js';
+import { settle } from '../../core/settle.js';
 import { fullRefillMs, takeTokens, type BucketState } from './token-bucket.js';
 
 /**

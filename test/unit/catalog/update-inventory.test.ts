@@ -61,7 +61,7 @@ describe('update_inventory', () => {
     expect(await onHand('SKU-21')).toBe(5);
     expect(h.downstreams.faults.inventory.received('adjust')).toBe(1);
     expect(h.downstreams.faults.inventory.received('findMovement')).toBe(1);
-    expect(audit.decisions.at(-1)?.reason).toMatch(/status check/);
+    expect(audit.decisions.find((d) => d.stage === 'execute')?.reason).toMatch(/status check/);
   });
 
   it('removing more than is on hand is a caller error naming what is there; nothing moves', async () => {

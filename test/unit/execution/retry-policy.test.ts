@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   backoffCapMs,
   backoffDelayMs,
-  isRetryableKind,
+  isTransientKind,
   isRetrySafe,
   maxAttempts,
   worstCaseBackoffMs,
@@ -59,10 +59,10 @@ describe('retry policy', () => {
   });
 
   it('only timeouts and server errors are retryable kinds; `none` is never safe', () => {
-    expect(isRetryableKind('TIMEOUT')).toBe(true);
-    expect(isRetryableKind('SERVER_ERROR')).toBe(true);
+    expect(isTransientKind('TIMEOUT')).toBe(true);
+    expect(isTransientKind('SERVER_ERROR')).toBe(true);
     for (const code of ['CALLER_ERROR', 'BREAKER_OPEN', 'RATE_LIMITED', 'BAD_OUTPUT', 'INTERNAL'] as const) {
-      expect(isRetryableKind(code)).toBe(false);
+      expect(isTransientKind(code)).toBe(false);
     }
     expect(isRetrySafe({ kind: 'none' })).toBe(false);
     expect(isRetrySafe({ kind: 'forwards-key' })).toBe(true);

@@ -159,11 +159,11 @@ describe('execute stage: retries only when safe', () => {
       makeTool({ execute, timeoutMs: 30, retrySafety: { kind: 'status-check', check } }),
     );
     const ran = await runTail(state, deps);
-    expect(ran.end).toMatchObject({
-      kind: 'finish',
-      outcome: 'SUCCESS',
-      payload: { orderId: 'O-5512', status: 'done' },
-    });
+    expect(ran.endedAt).toBe('all');
+    expect(ran.state.output).toEqual({ orderId: 'O-5512', status: 'done' });
+    expect(ran.passReasons.execute).toBe(
+      'the effect was already applied (confirmed by a status check); not run again',
+    );
     expect(seen).toHaveLength(1);
     const dup = await deps.store.claim(KEY, argumentsFingerprint(ARGS), 'b', 1000);
     expect(dup).toMatchObject({ kind: 'completed', stored: { outcome: 'SUCCESS' } });
@@ -299,11 +299,8 @@ describe('execute stage: a dead owner was taken over', () => {
       });
     const state = makeState(makeTool({ execute, retrySafety: { kind: 'status-check', check } }));
     const ran = await runTail(state, deps);
-    expect(ran.end).toMatchObject({
-      kind: 'finish',
-      outcome: 'SUCCESS',
-      payload: { orderId: 'O-5512', status: 'refunded' },
-    });
+    expect(ran.endedAt).toBe('all');
+    expect(ran.state.output).toEqual({ orderId: 'O-5512', status: 'refunded' });
     expect(seen).toHaveLength(0);
     expect(state.toolInvocations).toBe(0);
     const dup = await deps.store.claim(KEY, argumentsFingerprint(ARGS), 'b', 1000);
@@ -379,12 +376,11 @@ describe('execute stage: a result confirmed by a status check is validated like 
       makeTool({ execute, timeoutMs: 30, retrySafety: { kind: 'status-check', check } }),
     );
     const ran = await runTail(state, makeDeps());
-    expect(ran.end).toEqual({
-      kind: 'finish',
-      outcome: 'SUCCESS',
-      payload: { orderId: 'O-5512', status: 'done' },
-      reason: 'the effect was already applied (confirmed by a status check); not run again',
-    });
+    expect(ran.endedAt).toBe('all');
+    expect(ran.state.output).toEqual({ orderId: 'O-5512', status: 'done' });
+    expect(ran.passReasons.execute).toBe(
+      'the effect was already applied (confirmed by a status check); not run again',
+    );
   });
 });
 
@@ -413,11 +409,8 @@ describe('execute stage: the status check after the last attempt', () => {
     const { seen, checks, tool } = everyAttemptTimesOut(['not-applied', 'applied']);
     const deps = makeDeps();
     const ran = await runTail(makeState(tool), deps);
-    expect(ran.end).toMatchObject({
-      kind: 'finish',
-      outcome: 'SUCCESS',
-      payload: { orderId: 'O-5512', status: 'refunded' },
-    });
+    expect(ran.endedAt).toBe('all');
+    expect(ran.state.output).toEqual({ orderId: 'O-5512', status: 'refunded' });
     expect(seen).toHaveLength(2);
     // Before the retry (attempt 2), then after the last attempt (3).
     expect(checks).toEqual([2, 3]);

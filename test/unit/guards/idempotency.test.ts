@@ -3,7 +3,8 @@ import { MemoryIdempotencyStore } from '../../../libs/adapters/memory/index.js';
 import { argumentsFingerprint, idempotencyKey } from '../../../libs/core/idempotency-key.js';
 import { ManualClock } from '../../../libs/core/manual-clock.js';
 import { systemClock } from '../../../libs/core/system-clock.js';
-import { claimLeaseMs, idempotencyStage } from '../../../libs/guards/idempotency.js';
+import { claimLeaseMs, claimStage, idempotencyLayer } from '../../../libs/guards/idempotency.js';
+import { STAGES } from '../../../libs/guards/stages.js';
 import type { ClaimResult, IdempotencyStore } from '../../../libs/ports/idempotency-store.js';
 import { makeDeps, makeState, makeTool, runTail, wrapStore } from './stage-harness.js';
 
@@ -33,10 +34,20 @@ function counting(inner: IdempotencyStore) {
   return { store, calls };
 }
 
+describe('idempotency layer: its place in the pipeline', () => {
+  it('is the step named idempotency in the one ordered list, the layer that wraps execute and validate-output', () => {
+    const names = STAGES.map((s) => s.name);
+    expect(names.slice(names.indexOf('idempotency'))).toEqual(['idempotency', 'execute', 'validate-output']);
+    expect(STAGES).toContain(idempotencyLayer);
+    expect(idempotencyLayer.name).toBe('idempotency');
+    expect('wrap' in idempotencyLayer).toBe(true);
+  });
+});
+
 describe('idempotency stage: the key', () => {
   it('computes the key from the verified context and raw arguments when none was provided', async () => {
     const state = makeState(makeTool());
-    const result = await idempotencyStage(state, makeDeps());
+    const result = await claimStage(state, makeDeps());
     expect(result).toEqual({ kind: 'continue' });
     expect(state.idempotencyKey).toBe(KEY);
     expect(state.resourceKey).toBe('t1:task:task-1');
@@ -44,7 +55,7 @@ describe('idempotency stage: the key', () => {
 
   it('accepts a provided key that matches the call', async () => {
     const state = makeState(makeTool(), { providedKey: KEY });
-    expect(await idempotencyStage(state, makeDeps())).toEqual({ kind: 'continue' });
+    expect(await claimStage(state, makeDeps())).toEqual({ kind: 'continue' });
     expect(state.idempotencyKey).toBe(KEY);
   });
 
@@ -52,7 +63,7 @@ describe('idempotency stage: the key', () => {
     const { store, calls } = counting(new MemoryIdempotencyStore(systemClock));
     const otherCallsKey = idempotencyKey({ ...COORDS, index: 1 }, 'issue_refund', ARGS);
     const state = makeState(makeTool(), { providedKey: otherCallsKey });
-    const result = await idempotencyStage(state, makeDeps({ store }));
+    const result = await claimStage(state, makeDeps({ store }));
     expect(result).toMatchObject({ kind: 'refuse', error: { code: 'MALFORMED_EVENT' } });
     expect(calls.claim).toBe(0);
     expect(state.idempotencyKey).toBeUndefined();
@@ -77,7 +88,7 @@ describe('idempotency stage: the key', () => {
   it('uses the tool conflict key as the resource key', async () => {
     const tool = makeTool({ conflictKey: (args, ctx) => `${ctx.tenant}:order:${String(args.orderId)}` });
     const state = makeState(tool);
-    await idempotencyStage(state, makeDeps());
+    await claimStage(state, makeDeps());
     expect(state.resourceKey).toBe('t1:order:O-5512');
   });
 });
@@ -87,7 +98,7 @@ describe('idempotency stage: claim answers', () => {
     const { store, calls } = counting(new MemoryIdempotencyStore(systemClock));
     const tool = makeTool({ stateChanging: false, retrySafety: { kind: 'read-only' } });
     const state = makeState(tool);
-    expect(await idempotencyStage(state, makeDeps({ store }))).toEqual({
+    expect(await claimStage(state, makeDeps({ store }))).toEqual({
       kind: 'continue',
       reason: 'read-only',
     });
@@ -105,7 +116,7 @@ describe('idempotency stage: claim answers', () => {
       },
     });
     const tool = makeTool({ timeoutMs: 1_000, retry: { maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 150 } });
-    await idempotencyStage(makeState(tool), makeDeps({ store }));
+    await claimStage(makeState(tool), makeDeps({ store }));
     // 3 × 1000 + (100 + 150) + 1000 margin
     expect(leases).toEqual([4_250]);
     expect(claimLeaseMs(tool, { resultTtlMs: 1, leaseMarginMs: 1_000 })).toBe(4_250);
@@ -152,7 +163,7 @@ describe('idempotency stage: claim answers', () => {
   it('conflict → IDEMPOTENCY_CONFLICT', async () => {
     const deps = makeDeps();
     await deps.store.claim(KEY, 'a-different-fingerprint', 'executor-z', 5_000);
-    const result = await idempotencyStage(makeState(makeTool()), deps);
+    const result = await claimStage(makeState(makeTool()), deps);
     expect(result).toMatchObject({ kind: 'refuse', error: { code: 'IDEMPOTENCY_CONFLICT' } });
   });
 
@@ -175,7 +186,7 @@ describe('idempotency stage: a concurrent duplicate in flight elsewhere', () => 
     const deps = makeDeps();
     await deps.store.claim(KEY, FP, 'executor-z', 10_000);
     const state = makeState(makeTool());
-    const pending = idempotencyStage(state, deps);
+    const pending = claimStage(state, deps);
     await new Promise((r) => setTimeout(r, 40));
     await deps.store.complete(
       KEY,
@@ -193,7 +204,7 @@ describe('idempotency stage: a concurrent duplicate in flight elsewhere', () => 
   it('claims the key when the owner releases it (its attempt definitely failed)', async () => {
     const deps = makeDeps();
     await deps.store.claim(KEY, FP, 'executor-z', 10_000);
-    const pending = idempotencyStage(makeState(makeTool()), deps);
+    const pending = claimStage(makeState(makeTool()), deps);
     await new Promise((r) => setTimeout(r, 30));
     await deps.store.release(KEY, 'executor-z');
     await expect(pending).resolves.toEqual({ kind: 'continue' });
@@ -203,7 +214,7 @@ describe('idempotency stage: a concurrent duplicate in flight elsewhere', () => 
     const deps = makeDeps();
     await deps.store.claim(KEY, FP, 'executor-z', 60);
     const state = makeState(makeTool());
-    const result = await idempotencyStage(state, deps);
+    const result = await claimStage(state, deps);
     expect(result).toMatchObject({ kind: 'continue', reason: expect.stringContaining('safe path') });
     expect(state.takenOver).toBe(true);
   });
@@ -212,7 +223,7 @@ describe('idempotency stage: a concurrent duplicate in flight elsewhere', () => 
     const deps = makeDeps();
     await deps.store.claim(KEY, FP, 'executor-z', 10_000);
     const controller = new AbortController();
-    const pending = idempotencyStage(makeState(makeTool(), { signal: controller.signal }), deps);
+    const pending = claimStage(makeState(makeTool(), { signal: controller.signal }), deps);
     setTimeout(() => controller.abort(), 30);
     await expect(pending).resolves.toMatchObject({ kind: 'finish', outcome: 'UNRESOLVED' });
   });
@@ -221,7 +232,7 @@ describe('idempotency stage: a concurrent duplicate in flight elsewhere', () => 
     const deps = makeDeps();
     await deps.store.claim(KEY, FP, 'executor-z', 10_000);
     const state = makeState(makeTool(), { ctx: { deadlineMs: Date.now() + 40 } });
-    await expect(idempotencyStage(state, deps)).resolves.toMatchObject({
+    await expect(claimStage(state, deps)).resolves.toMatchObject({
       kind: 'finish',
       outcome: 'UNRESOLVED',
     });
@@ -239,10 +250,7 @@ describe('idempotency stage: a concurrent duplicate in flight elsewhere', () => 
       },
     });
     const controller = new AbortController();
-    const pending = idempotencyStage(
-      makeState(makeTool(), { signal: controller.signal }),
-      makeDeps({ store }),
-    );
+    const pending = claimStage(makeState(makeTool(), { signal: controller.signal }), makeDeps({ store }));
     await new Promise((r) => setTimeout(r, 200));
     controller.abort();
     await pending;
@@ -366,7 +374,7 @@ describe('idempotency stage: tombstones make an expired record visible', () => {
       tombstones: t.store,
       observer: { onClaimAfterExpiry: (tool: string) => expired.push(tool) },
     };
-    const result = await idempotencyStage(makeState(makeTool()), deps);
+    const result = await claimStage(makeState(makeTool()), deps);
     expect(result).toEqual({
       kind: 'continue',
       reason:
@@ -381,13 +389,13 @@ describe('idempotency stage: tombstones make an expired record visible', () => {
     const t = tombstones(false);
     const base = makeDeps();
     const deps = { ...base, tombstones: t.store, settings: { ...base.settings, tombstoneTtlMs: 5_000 } };
-    expect(await idempotencyStage(makeState(makeTool()), deps)).toEqual({ kind: 'continue' });
+    expect(await claimStage(makeState(makeTool()), deps)).toEqual({ kind: 'continue' });
     expect(t.marks).toEqual([{ key: KEY, ttlMs: 5_000 }]);
   });
 
   it('a failing tombstone store or observer changes no decision', async () => {
     const down = { ...makeDeps(), tombstones: tombstones(new Error('down')).store };
-    expect(await idempotencyStage(makeState(makeTool()), down)).toEqual({ kind: 'continue' });
+    expect(await claimStage(makeState(makeTool()), down)).toEqual({ kind: 'continue' });
     const throwing = {
       ...makeDeps(),
       tombstones: tombstones(true).store,
@@ -397,13 +405,13 @@ describe('idempotency stage: tombstones make an expired record visible', () => {
         },
       },
     };
-    expect(await idempotencyStage(makeState(makeTool()), throwing)).toMatchObject({ kind: 'continue' });
+    expect(await claimStage(makeState(makeTool()), throwing)).toMatchObject({ kind: 'continue' });
   });
 
   it('a read-only tool marks nothing', async () => {
     const t = tombstones(false);
     const tool = makeTool({ stateChanging: false, retrySafety: { kind: 'read-only' } });
-    await idempotencyStage(makeState(tool), { ...makeDeps(), tombstones: t.store });
+    await claimStage(makeState(tool), { ...makeDeps(), tombstones: t.store });
     expect(t.marks).toEqual([]);
   });
 });
@@ -426,7 +434,7 @@ describe('idempotency stage: waiting for the owner, on a manual clock', () => {
       },
     });
     const state = makeState(makeTool());
-    const pending = idempotencyStage(state, makeDeps({ store, clock }));
+    const pending = claimStage(state, makeDeps({ store, clock }));
     await untilAsleep(clock);
     await clock.advance(1_001);
     await expect(pending).resolves.toMatchObject({ kind: 'continue' });
@@ -446,7 +454,7 @@ describe('idempotency stage: waiting for the owner, on a manual clock', () => {
         return claims === 1 ? inner.claim(...a) : Promise.reject(new Error('connection lost'));
       },
     });
-    const pending = idempotencyStage(makeState(makeTool()), makeDeps({ store, clock }));
+    const pending = claimStage(makeState(makeTool()), makeDeps({ store, clock }));
     await untilAsleep(clock);
     await clock.advance(10);
     await expect(pending).resolves.toMatchObject({
@@ -459,7 +467,7 @@ describe('idempotency stage: waiting for the owner, on a manual clock', () => {
     const store = wrapStore(new MemoryIdempotencyStore(systemClock), {
       claim: () => Promise.reject(new Error('connection lost')),
     });
-    await expect(idempotencyStage(makeState(makeTool()), makeDeps({ store }))).resolves.toMatchObject({
+    await expect(claimStage(makeState(makeTool()), makeDeps({ store }))).resolves.toMatchObject({
       kind: 'refuse',
       error: {
         code: 'DEPENDENCY_UNAVAILABLE',
@@ -472,7 +480,7 @@ describe('idempotency stage: waiting for the owner, on a manual clock', () => {
 describe('idempotency stage: what each refusal and stop says', () => {
   it('a foreign key is MALFORMED_EVENT with a sentence naming what the key covers', async () => {
     const otherCallsKey = idempotencyKey({ ...COORDS, index: 1 }, 'issue_refund', ARGS);
-    const result = await idempotencyStage(makeState(makeTool(), { providedKey: otherCallsKey }), makeDeps());
+    const result = await claimStage(makeState(makeTool(), { providedKey: otherCallsKey }), makeDeps());
     expect(result).toMatchObject({
       kind: 'refuse',
       error: {
@@ -486,7 +494,7 @@ describe('idempotency stage: what each refusal and stop says', () => {
   it('a conflict says the key was used with other arguments', async () => {
     const deps = makeDeps();
     await deps.store.claim(KEY, 'a-different-fingerprint', 'executor-z', 5_000);
-    expect(await idempotencyStage(makeState(makeTool()), deps)).toMatchObject({
+    expect(await claimStage(makeState(makeTool()), deps)).toMatchObject({
       error: {
         code: 'IDEMPOTENCY_CONFLICT',
         message: 'The same idempotency key was already used with different arguments.',
@@ -497,7 +505,7 @@ describe('idempotency stage: what each refusal and stop says', () => {
   it('arguments that are not JSON data are refused SCHEMA_INVALID before any claim', async () => {
     const { store, calls } = counting(new MemoryIdempotencyStore(systemClock));
     const state = makeState(makeTool(), { args: { orderId: 'O-1', amount: Number.NaN } });
-    expect(await idempotencyStage(state, makeDeps({ store }))).toMatchObject({
+    expect(await claimStage(state, makeDeps({ store }))).toMatchObject({
       kind: 'refuse',
       error: { code: 'SCHEMA_INVALID' },
     });
@@ -506,7 +514,7 @@ describe('idempotency stage: what each refusal and stop says', () => {
 
   it('refuses INTERNAL when run before the tool was resolved', async () => {
     const state = { ...makeState(makeTool()), tool: undefined };
-    expect(await idempotencyStage(state, makeDeps())).toEqual({
+    expect(await claimStage(state, makeDeps())).toEqual({
       kind: 'refuse',
       error: expect.objectContaining({
         code: 'INTERNAL',
@@ -520,7 +528,7 @@ describe('idempotency stage: what each refusal and stop says', () => {
     await deps.store.claim(KEY, FP, 'executor-z', 10_000);
     const controller = new AbortController();
     controller.abort();
-    const result = await idempotencyStage(makeState(makeTool(), { signal: controller.signal }), deps);
+    const result = await claimStage(makeState(makeTool(), { signal: controller.signal }), deps);
     expect(result).toMatchObject({
       kind: 'finish',
       outcome: 'UNRESOLVED',
@@ -535,7 +543,7 @@ describe('idempotency stage: what each refusal and stop says', () => {
   it('an unreachable store keeps its error as the cause', async () => {
     const down = new Error('connection lost');
     const store = wrapStore(new MemoryIdempotencyStore(systemClock), { claim: () => Promise.reject(down) });
-    const result = await idempotencyStage(makeState(makeTool()), makeDeps({ store }));
+    const result = await claimStage(makeState(makeTool()), makeDeps({ store }));
     expect(result.kind === 'refuse' && result.error.cause).toBe(down);
   });
 
@@ -549,7 +557,7 @@ describe('idempotency stage: what each refusal and stop says', () => {
       { outcome: 'EXECUTION_ERROR', result, completedAtMs: 1 },
       60_000,
     );
-    expect(await idempotencyStage(makeState(makeTool()), deps)).toMatchObject({
+    expect(await claimStage(makeState(makeTool()), deps)).toMatchObject({
       kind: 'finish',
       error: { code: 'TIMEOUT', message: 'It was not carried out.', retryable: false },
     });
@@ -564,14 +572,14 @@ describe('idempotency stage: the resource key', () => {
       },
     });
     const state = makeState(tool);
-    await idempotencyStage(state, makeDeps());
+    await claimStage(state, makeDeps());
     expect(state.resourceKey).toBe('t1:task:task-1');
   });
 
   it('falls back to the task when there are no validated arguments to key on', async () => {
     const fixed = makeTool({ conflictKey: (_args, ctx) => `${ctx.tenant}:fixed` });
     const state = { ...makeState(fixed), args: undefined };
-    await idempotencyStage(state, makeDeps());
+    await claimStage(state, makeDeps());
     expect(state.resourceKey).toBe('t1:task:task-1');
   });
 });
@@ -582,7 +590,7 @@ describe('idempotency stage: the wait releases what it held', () => {
     const store = new MemoryIdempotencyStore(clock);
     await store.claim(KEY, FP, 'executor-z', 1_000);
     const state = makeState(makeTool(), { ctx: { deadlineMs: T0 + 60_000 } });
-    const pending = idempotencyStage(state, makeDeps({ store, clock }));
+    const pending = claimStage(state, makeDeps({ store, clock }));
     while (clock.pendingSleepers === 0) await new Promise((r) => setImmediate(r));
     await store.complete(KEY, 'executor-z', { outcome: 'SUCCESS', result: 1, completedAtMs: T0 }, 60_000);
     await clock.advance(10);

@@ -6,12 +6,12 @@ import type { ExecutionContext, NormalizedToolCall } from '../../../libs/core/ty
 import { createCircuitBreakers } from '../../../libs/execution/breakers.js';
 import { createOutboundLimiter } from '../../../libs/execution/outbound-limiter.js';
 import { createExecuteStage } from '../../../libs/guards/execute.js';
-import { idempotencyStage } from '../../../libs/guards/idempotency.js';
+import { idempotencyLayer } from '../../../libs/guards/idempotency.js';
 import { validateOutputStage } from '../../../libs/guards/validate-output.js';
 import type { CallState } from '../../../libs/pipeline/call-state.js';
 import type { PipelineDeps } from '../../../libs/pipeline/deps.js';
-import type { GuardStage, StageResult } from '../../../libs/pipeline/stage.js';
-import type { Clock } from '../../../libs/ports/clock.js';
+import type { GuardStage, StageResult, Verdict } from '../../../libs/pipeline/stage.js';
+import type { Clock } from '../../../libs/core/clock.js';
 import type { IdempotencyStore } from '../../../libs/ports/idempotency-store.js';
 import type { BucketLimit } from '../../../libs/ports/rate-limiter.js';
 import type { ToolDefinition, ToolInvocation } from '../../../libs/registry/tool-definition.js';
@@ -123,25 +123,40 @@ export interface Ran {
   readonly end: StageResult;
   /** The stage that ended it, or 'all' when every stage continued. */
   readonly endedAt: 'idempotency' | 'execute' | 'validate-output' | 'all';
+  /** The reasons the inner stages gave when they continued (recorded on their pass decisions). */
+  readonly passReasons: Partial<Record<'execute' | 'validate-output', string>>;
   readonly state: CallState;
 }
 
-/** Runs idempotency → execute → validate-output the way the pipeline does: stop at the first non-continue. */
+/**
+ * Runs the idempotency layer around execute → validate-output, with the real layer (its claim and
+ * its settlement) and the inner stages in order, stopping at the first that does not continue.
+ */
 export async function runTail(
   state: CallState,
   deps: PipelineDeps,
   execute: GuardStage = createExecuteStage({ random: () => 0.5 }),
 ): Promise<Ran> {
-  const stages = [
-    ['idempotency', idempotencyStage],
-    ['execute', execute],
-    ['validate-output', validateOutputStage],
-  ] as const;
-  for (const [name, stage] of stages) {
-    const end = await stage(state, deps);
-    if (end.kind !== 'continue') return { end, endedAt: name, state };
-  }
-  return { end: { kind: 'continue' }, endedAt: 'all', state };
+  let endedAt: Ran['endedAt'] = 'idempotency';
+  const passReasons: Ran['passReasons'] = {};
+  const inner = async (): Promise<Verdict> => {
+    const stages = [
+      ['execute', execute],
+      ['validate-output', validateOutputStage],
+    ] as const;
+    for (const [name, stage] of stages) {
+      const end = await stage(state, deps);
+      if (end.kind !== 'continue') {
+        endedAt = name;
+        return end;
+      }
+      if (end.reason !== undefined) passReasons[name] = end.reason;
+    }
+    endedAt = 'all';
+    return { kind: 'done' };
+  };
+  const verdict = await idempotencyLayer.wrap(state, deps, inner);
+  return { end: verdict.kind === 'done' ? { kind: 'continue' } : verdict, endedAt, passReasons, state };
 }
 
 /** A tool body that never answers until its signal aborts (a hung downstream). */

@@ -9,6 +9,7 @@ import { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
 import { call, context, countingRefundTool, harness, type Harness } from '../pipeline/fixtures.js';
 import { MemoryTracerProvider } from './memory-tracer.js';
 import { parsePromText } from './prom-text.js';
+import { STAGES } from '../../../libs/guards/stages.js';
 
 let h: Harness | undefined;
 afterEach(() => {
@@ -35,7 +36,7 @@ describe('instrumentPipeline', () => {
     const metrics = createToolgateMetrics(registry, { isKnownTool: knownToolsOf(h.registry, h.clock) });
     const provider = new MemoryTracerProvider();
     const tracing = createCallTracing(toolgateTracer(provider));
-    const pipeline = new GuardPipeline({ ...h.deps, observer: pipelineObserver(metrics) }, tracing.stages);
+    const pipeline = new GuardPipeline({ ...h.deps, observer: pipelineObserver(metrics) }, STAGES);
     const runner = instrumentPipeline(pipeline, { metrics, tracing, clock: h.clock });
 
     const gauge = async () =>

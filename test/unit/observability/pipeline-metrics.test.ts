@@ -9,6 +9,7 @@ import {
 import { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
 import { call, context, countingRefundTool, harness, principal, type Harness } from '../pipeline/fixtures.js';
 import { parsePromText } from './prom-text.js';
+import { STAGES } from '../../../libs/guards/stages.js';
 
 let h: Harness | undefined;
 afterEach(() => {
@@ -22,7 +23,7 @@ describe('metrics wired into a real guard pipeline', () => {
     h = harness([refund.tool]);
     const registry = new Registry();
     const metrics = createToolgateMetrics(registry, { isKnownTool: knownToolsOf(h.registry, h.clock) });
-    const pipeline = new GuardPipeline({ ...h.deps, observer: pipelineObserver(metrics) });
+    const pipeline = new GuardPipeline({ ...h.deps, observer: pipelineObserver(metrics) }, STAGES);
 
     const runs = [
       call({ order_id: 'O-1', amount: 5 }),

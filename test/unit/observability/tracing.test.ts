@@ -10,6 +10,7 @@ import { createCallTracing, toolgateTracer } from '../../../libs/observability/t
 import { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
 import { call, context, countingRefundTool, harness, principal, type Harness } from '../pipeline/fixtures.js';
 import { MemoryTracerProvider, type RecordedSpan } from './memory-tracer.js';
+import { STAGES } from '../../../libs/guards/stages.js';
 
 const INCOMING_TRACE = '0af7651916cd43dd8448eb211c80319c';
 const AGENT_SPAN = 'b7ad6b7169203331';
@@ -24,7 +25,7 @@ function setup(tool = countingRefundTool()) {
   h = harness([tool.tool]);
   const provider = new MemoryTracerProvider();
   const tracing = createCallTracing(toolgateTracer(provider));
-  const pipeline = new GuardPipeline(h.deps, tracing.stages);
+  const pipeline = new GuardPipeline(h.deps, STAGES);
   return { tool, provider, tracing, pipeline, h };
 }
 
@@ -70,6 +71,7 @@ describe('call and stage spans carry the incoming trace id', () => {
     expect(root.attributes['toolgate.idempotency_key']).toBe(run.result.idempotencyKey);
     expect(JSON.stringify(root.attributes)).not.toContain('O-1'); // arguments are not attributes
 
+    // In the order they ended: the idempotency layer's span wraps the two steps inside it.
     const stages = byName(spans, 'toolgate.stage ');
     expect(stages.map((s) => s.name.slice('toolgate.stage '.length))).toEqual([
       'resolve',
@@ -77,9 +79,9 @@ describe('call and stage spans carry the incoming trace id', () => {
       'authorize',
       'rate-limit',
       'business-rules',
-      'idempotency',
       'execute',
       'validate-output',
+      'idempotency',
     ]);
     for (const s of stages) {
       expect(s.parentSpanId).toBe(root.spanId);
@@ -203,7 +205,7 @@ describe('without an SDK or outside a traced run', () => {
   it('the global no-op API: runs normally, nothing recorded, outgoing ids still valid', async () => {
     h = harness([countingRefundTool().tool]);
     const tracing = createCallTracing(toolgateTracer());
-    const pipeline = new GuardPipeline(h.deps, tracing.stages);
+    const pipeline = new GuardPipeline(h.deps, STAGES);
     const parent = parseTraceparent(`00-${INCOMING_TRACE}-${AGENT_SPAN}-01`);
     const run = await tracing.run(pipeline, call({ order_id: 'O-8', amount: 5 }), context(), { parent });
     expect(run.result.outcome).toBe('SUCCESS');
@@ -212,7 +214,7 @@ describe('without an SDK or outside a traced run', () => {
     expect(run.outgoing.spanId).not.toBe(AGENT_SPAN);
   });
 
-  it('traced stages used by a plain pipeline.run record no spans (no orphan traces)', async () => {
+  it('a plain pipeline.run, outside a traced run, records no spans (no orphan traces)', async () => {
     const { provider, pipeline } = setup();
     const { result } = await pipeline.run(call({ order_id: 'O-9', amount: 5 }), context());
     expect(result.outcome).toBe('SUCCESS');

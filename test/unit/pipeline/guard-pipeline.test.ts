@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ToolgateError } from '../../../libs/core/errors.js';
-import type { StageDecision } from '../../../libs/pipeline/audit-record.js';
+import type { StageDecision } from '../../../libs/core/audit-record.js';
 import { REDACTED } from '../../../libs/pipeline/build-audit-record.js';
 import { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
 import { CONTINUE } from '../../../libs/pipeline/stage.js';
-import type { Stage } from '../../../libs/pipeline/stage.js';
+import type { PipelineStep, Stage } from '../../../libs/pipeline/stage.js';
 import { STAGES } from '../../../libs/guards/stages.js';
 import { defineTool } from '../../../libs/registry/define-tool.js';
 import { call, context, countingRefundTool, harness, principal } from './fixtures.js';
@@ -20,7 +20,7 @@ afterEach(() => {
 function setup(overrides: Parameters<typeof countingRefundTool>[0] = {}) {
   const refund = countingRefundTool(overrides);
   h = harness([refund.tool]);
-  return { refund, pipeline: new GuardPipeline(h.deps), h };
+  return { refund, pipeline: new GuardPipeline(h.deps, STAGES), h };
 }
 
 const stageNames = (decisions: readonly StageDecision[]) => decisions.map((d) => `${d.stage}:${d.decision}`);
@@ -204,7 +204,7 @@ describe('GuardPipeline: results and audit records', () => {
     const refund = countingRefundTool();
     h = harness([refund.tool]);
     let laterRan = false;
-    const stages: Stage[] = [
+    const stages: PipelineStep[] = [
       STAGES[0]!,
       {
         name: 'authorize',
@@ -242,7 +242,7 @@ describe('GuardPipeline: results and audit records', () => {
   it('a throw after a state-changing tool ran is UNRESOLVED, never a failure', async () => {
     const refund = countingRefundTool();
     h = harness([refund.tool]);
-    const stages: Stage[] = [
+    const stages: PipelineStep[] = [
       STAGES[0]!,
       {
         name: 'execute',
@@ -275,7 +275,7 @@ describe('GuardPipeline: results and audit records', () => {
       execute: () => Promise.resolve({ status: 'shipped' }),
     });
     h = harness([lookup]);
-    const stages: Stage[] = [
+    const stages: PipelineStep[] = [
       STAGES[0]!,
       {
         name: 'execute',
@@ -296,7 +296,7 @@ describe('GuardPipeline: results and audit records', () => {
   it('a finish is recorded as a short-circuit and its outcome and payload are returned', async () => {
     const refund = countingRefundTool();
     h = harness([refund.tool]);
-    const stages: Stage[] = [
+    const stages: PipelineStep[] = [
       STAGES[0]!,
       {
         name: 'idempotency',
@@ -325,7 +325,7 @@ describe('GuardPipeline: results and audit records', () => {
   it('a pass reason is kept on the decision', async () => {
     const refund = countingRefundTool();
     h = harness([refund.tool]);
-    const stages: Stage[] = [
+    const stages: PipelineStep[] = [
       STAGES[0]!,
       { name: 'idempotency', run: () => Promise.resolve({ kind: 'continue', reason: 'read-only' }) },
     ];
@@ -344,15 +344,18 @@ describe('GuardPipeline: results and audit records', () => {
     const refund = countingRefundTool();
     h = harness([refund.tool]);
     const seen: string[] = [];
-    const pipeline = new GuardPipeline({
-      ...h.deps,
-      observer: {
-        onStage: (tool, d) => {
-          seen.push(`${tool}/${d.stage}/${d.decision}`);
-          throw new Error('metrics backend down');
+    const pipeline = new GuardPipeline(
+      {
+        ...h.deps,
+        observer: {
+          onStage: (tool, d) => {
+            seen.push(`${tool}/${d.stage}/${d.decision}`);
+            throw new Error('metrics backend down');
+          },
         },
       },
-    });
+      STAGES,
+    );
     const { result } = await pipeline.run(call({ order_id: 'O-1', amount: 75 }), context());
     expect(result.outcome).toBe('POLICY_VIOLATION');
     expect(seen).toEqual([

@@ -6,12 +6,13 @@ import { resolveStage } from '../../../libs/guards/resolve.js';
 import { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
 import type { StageResult } from '../../../libs/pipeline/stage.js';
 import { REFUND_RULES, countingRefundTool, harness } from './fixtures.js';
+import { STAGES } from '../../../libs/guards/stages.js';
 
 const refund = countingRefundTool({
   rateLimit: { capacity: 3, refillPerSecond: 1, per: ['principal', 'tenant'] },
 });
 const h = harness([refund.tool], { rules: REFUND_RULES });
-const pipeline = new GuardPipeline(h.deps);
+const pipeline = new GuardPipeline(h.deps, STAGES);
 afterAll(() => h.close());
 
 const CURRENT: { value: unknown; thrown: unknown } = { value: undefined, thrown: undefined };

@@ -1,5 +1,5 @@
-import type { Outcome } from '../core/outcome.js';
-import type { ErrorCode } from '../core/errors.js';
+import type { Outcome } from './outcome.js';
+import type { ErrorCode } from './errors.js';
 
 /** The stages of the guard pipeline, in order. The executing order is the array in guards/stages.ts. */
 export type StageName =
