@@ -4,7 +4,8 @@ import type { KafkaClusterSettings, LocalServersConfig } from './config.js';
 import { withFileLock } from './file-lock.js';
 import { kafkaNode, newClusterId } from './kafka-server.js';
 import type { LauncherLog } from './log.js';
-import { bringDown, type ManagedServer } from './managed-server.js';
+import { bringDown, bringUp, type ManagedServer } from './managed-server.js';
+import { kafkaAnswers } from './kafka-probe.js';
 import { isOurs, readPidFile } from './process-control.js';
 import { acquireServer, downByHand, releaseServer, tidyServer, upByHand } from './shared-server.js';
 
@@ -23,9 +24,13 @@ const clusterDir = (cfg: LocalServersConfig): string =>
  * The cluster's nodes: node i (id i + 1) serves clients on `firstPort + i` and its controller on
  * `firstPort + nodes + i`; every node is a voter of the controller quorum. A node counts as up
  * when the whole cluster answers (a quorum needs a majority), and every node of one fresh start is
- * formatted with the same cluster id, kept in the cluster's run directory.
+ * formatted with the same cluster id, kept in the cluster's run directory. With `keepStorage` the
+ * nodes start on the storage they have (see {@link restartKafkaClusterNode}).
  */
-export function kafkaClusterNodes(cfg: LocalServersConfig): ManagedServer[] {
+export function kafkaClusterNodes(
+  cfg: LocalServersConfig,
+  options: { readonly keepStorage?: boolean } = {},
+): ManagedServer[] {
   const c = cfg.kafkaCluster;
   const controllerPort = (i: number): number => c.firstPort + c.nodes + i;
   const voters = Array.from({ length: c.nodes }, (_, i) => `${i + 1}@${c.host}:${controllerPort(i)}`).join(
@@ -47,7 +52,27 @@ export function kafkaClusterNodes(cfg: LocalServersConfig): ManagedServer[] {
         minInsyncReplicas: c.minInsyncReplicas,
       },
       answerWith: kafkaClusterBrokers(c),
+      keepStorage: options.keepStorage === true,
     }),
+  );
+}
+
+/**
+ * Starts node `nodeId` (1-based) of a running cluster again on its own storage, e.g. after it was
+ * killed: it rejoins with its id, catches up from the leaders and goes back into the in-sync
+ * replicas. Resolves once the cluster answers with the node among its brokers; what it led before
+ * stays with the leaders elected meanwhile until a preferred-leader election moves it back.
+ */
+export async function restartKafkaClusterNode(
+  cfg: LocalServersConfig,
+  nodeId: number,
+  log: LauncherLog,
+): Promise<void> {
+  const node = kafkaClusterNodes(cfg, { keepStorage: true })[nodeId - 1];
+  if (node === undefined) throw new RangeError(`the kafka cluster has no node ${nodeId}`);
+  const address = kafkaClusterBrokers(cfg.kafkaCluster)[nodeId - 1]!;
+  await withClusterLock(cfg, () =>
+    bringUp({ ...node, answers: () => kafkaAnswers([address]) }, cfg.startTimeoutMs, log),
   );
 }
 
@@ -75,7 +100,7 @@ async function ensureCluster(
   });
   if (running.length > 0 && running.length < nodes.length) {
     log(`kafka cluster: ${running.length} of ${nodes.length} nodes running; starting every node again`);
-    for (const node of running) await bringDown(node, log);
+    await Promise.all(running.map((node) => bringDown(node, log)));
   }
   const idFile = join(clusterDir(cfg), 'cluster-id');
   if (running.length < nodes.length || !existsSync(idFile)) writeFileSync(idFile, `${newClusterId()}\n`);
@@ -99,7 +124,11 @@ export function acquireKafkaCluster(
   );
 }
 
-/** Drops `holder`'s leases; stops the nodes when a test run started them and no lease is left. */
+/**
+ * Drops `holder`'s leases; stops the nodes when a test run started them and no lease is left.
+ * Every stop of the cluster stops its nodes at once: stopped one after another, the last node has
+ * no quorum left to shut down cleanly with and waits out the whole grace before its SIGKILL.
+ */
 export function releaseKafkaCluster(
   cfg: LocalServersConfig,
   keep: boolean,
@@ -107,7 +136,7 @@ export function releaseKafkaCluster(
   holder = process.pid,
 ): Promise<void> {
   return withClusterLock(cfg, async () => {
-    for (const node of kafkaClusterNodes(cfg)) await releaseServer(node, keep, log, holder);
+    await Promise.all(kafkaClusterNodes(cfg).map((node) => releaseServer(node, keep, log, holder)));
   });
 }
 
@@ -121,15 +150,14 @@ export function kafkaClusterUpByHand(cfg: LocalServersConfig, log: LauncherLog):
 /** `npm run kafka-cluster:down`: stops every node, whatever holds leases. */
 export function kafkaClusterDownByHand(cfg: LocalServersConfig, log: LauncherLog): Promise<void> {
   return withClusterLock(cfg, async () => {
-    for (const node of kafkaClusterNodes(cfg)) await downByHand(node, log);
+    await Promise.all(kafkaClusterNodes(cfg).map((node) => downByHand(node, log)));
   });
 }
 
 /** CI clean-up: stops nodes a test run started and no live run holds; resolves with how many. */
 export function tidyKafkaCluster(cfg: LocalServersConfig, log: LauncherLog): Promise<number> {
   return withClusterLock(cfg, async () => {
-    let stopped = 0;
-    for (const node of kafkaClusterNodes(cfg)) if (await tidyServer(node, log)) stopped += 1;
-    return stopped;
+    const stopped = await Promise.all(kafkaClusterNodes(cfg).map((node) => tidyServer(node, log)));
+    return stopped.filter(Boolean).length;
   });
 }

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { KafkaSettings, LocalServersConfig } from './config.js';
@@ -30,11 +30,18 @@ export interface KafkaNodeSpec {
   readonly cluster?: KafkaClusterNode;
   /** Addresses that must answer before the node counts as up (default: the node itself). */
   readonly answerWith?: readonly string[];
+  /**
+   * Start on the storage an earlier start formatted (a restart after a stop or a kill): nothing is
+   * deleted or formatted, the node keeps its id, log and offsets, and no warm-up runs (the internal
+   * topics exist). Rejects when there is no formatted storage to start on.
+   */
+  readonly keepStorage?: boolean;
 }
 
 /**
  * A KRaft node (broker+controller) as a {@link ManagedServer}. Each fresh start formats empty
- * storage with `spec.clusterId()`, so a run never sees topics from an earlier one.
+ * storage with `spec.clusterId()`, so a run never sees topics from an earlier one; with
+ * `spec.keepStorage` it starts on the storage it has.
  */
 export function kafkaNode(cfg: LocalServersConfig, spec: KafkaNodeSpec): ManagedServer {
   const k: KafkaSettings = {
@@ -58,30 +65,34 @@ export function kafkaNode(cfg: LocalServersConfig, spec: KafkaNodeSpec): Managed
     portVariables:
       spec.cluster === undefined ? ['KAFKA_PORT', 'KAFKA_CONTROLLER_PORT'] : ['TOOLGATE_KAFKA_CLUSTER_PORT'],
     answers: () => kafkaAnswers(spec.answerWith ?? [address]),
-    warmUp: () => warmUpKafka(spec.answerWith ?? [address]),
+    ...(spec.keepStorage === true ? {} : { warmUp: () => warmUpKafka(spec.answerWith ?? [address]) }),
     async prepare(log) {
       const libs = await ensureKafkaLibs(cfg.cacheDir, cfg.mavenCommand, k, log);
       const java = findJava(k.minJava, cfg.javaHome);
       const dataDir = join(runDir, 'data');
-      rmSync(dataDir, { recursive: true, force: true });
-      mkdirSync(dataDir, { recursive: true });
       const props = join(runDir, 'server.properties');
       const log4j = join(runDir, 'log4j2.properties');
-      writeFileSync(props, renderServerProperties(k, dataDir, spec.cluster));
-      writeFileSync(log4j, renderLog4j2Properties(join(runDir, 'server.log')));
-      rmSync(join(runDir, 'stdout.log'), { force: true });
       const classpath = `${libs}/*`;
-      const clusterId = spec.clusterId();
-      await run(
-        java.bin,
-        ['-cp', classpath, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', props],
-        {
-          cwd: runDir,
-        },
-      );
-      log(
-        `${spec.name} ${k.version}: storage formatted in ${dataDir} (cluster ${clusterId}, java ${java.major})`,
-      );
+      if (spec.keepStorage === true) {
+        if (!existsSync(join(dataDir, 'meta.properties')))
+          throw new Error(`${spec.name}: no formatted storage in ${dataDir} to start on again`);
+        log(`${spec.name} ${k.version}: starting again on its storage in ${dataDir}`);
+      } else {
+        rmSync(dataDir, { recursive: true, force: true });
+        mkdirSync(dataDir, { recursive: true });
+        writeFileSync(props, renderServerProperties(k, dataDir, spec.cluster));
+        writeFileSync(log4j, renderLog4j2Properties(join(runDir, 'server.log')));
+        const clusterId = spec.clusterId();
+        await run(
+          java.bin,
+          ['-cp', classpath, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', props],
+          { cwd: runDir },
+        );
+        log(
+          `${spec.name} ${k.version}: storage formatted in ${dataDir} (cluster ${clusterId}, java ${java.major})`,
+        );
+      }
+      rmSync(join(runDir, 'stdout.log'), { force: true });
       return {
         command: java.bin,
         args: [

@@ -9,6 +9,7 @@ import type { IdempotencyStore } from '../../libs/ports/idempotency-store.js';
 import { createPolicyEngine } from '../../libs/policy/index.js';
 import { ToolRegistry } from '../../libs/registry/tool-registry.js';
 import type { ToolDefinition } from '../../libs/registry/tool-definition.js';
+import { STAGES } from '../../libs/guards/stages.js';
 
 /** A pipeline wired like the executor process wires it, over the Redis a scenario chooses. */
 export interface ChaosPipeline {
@@ -44,16 +45,19 @@ export function chaosPipeline(opts: ChaosPipelineOptions): ChaosPipeline {
     systemClock,
   );
   const rateLimiter = new RedisRateLimiter(opts.redis, { keyPrefix: opts.keyPrefix });
-  const pipeline = new GuardPipeline({
-    tools: registry,
-    idempotency: opts.idempotency ?? new RedisIdempotencyStore(opts.redis, { keyPrefix: opts.keyPrefix }),
-    rateLimiter,
-    policy: opts.policy ?? createPolicyEngine([], 'chaos'),
-    breakers,
-    outbound: createOutboundLimiter(rateLimiter, {}, systemClock),
-    clock: systemClock,
-    owner: opts.owner,
-    settings: { resultTtlMs: 600_000, leaseMarginMs: 1_000 },
-  });
+  const pipeline = new GuardPipeline(
+    {
+      tools: registry,
+      idempotency: opts.idempotency ?? new RedisIdempotencyStore(opts.redis, { keyPrefix: opts.keyPrefix }),
+      rateLimiter,
+      policy: opts.policy ?? createPolicyEngine([], 'chaos'),
+      breakers,
+      outbound: createOutboundLimiter(rateLimiter, {}, systemClock),
+      clock: systemClock,
+      owner: opts.owner,
+      settings: { resultTtlMs: 600_000, leaseMarginMs: 1_000 },
+    },
+    STAGES,
+  );
   return { pipeline, registry, breakers };
 }

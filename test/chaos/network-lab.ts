@@ -255,6 +255,6 @@ export function labExecutor(
     ownerId: parts.owner,
     groupId: `${stack.prefix}-executors`,
     maxConcurrency: 8,
-    backoff: { firstDelayMs: 50, maxDelayMs: 1_000 },
+    backoff: { baseDelayMs: 50, maxDelayMs: 1_000 },
   });
 }

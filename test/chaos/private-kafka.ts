@@ -1,10 +1,16 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadLocalConfig } from '../../deploy/local/config.js';
+import { loadLocalConfig, type LocalServersConfig } from '../../deploy/local/config.js';
+import {
+  acquireKafkaCluster,
+  kafkaClusterDownByHand,
+  kafkaClusterNodes,
+  restartKafkaClusterNode,
+} from '../../deploy/local/kafka-cluster-server.js';
 import { kafkaServer } from '../../deploy/local/kafka-server.js';
 import { stderrLog } from '../../deploy/local/log.js';
 import { bringDown, bringUp, type ManagedServer } from '../../deploy/local/managed-server.js';
-import type { SpawnSpec } from '../../deploy/local/process-control.js';
+import { isAlive, readPidFile, type SpawnSpec } from '../../deploy/local/process-control.js';
 import { freePort } from '../helpers/ports.js';
 
 /**
@@ -76,4 +82,51 @@ function advertise(propertiesFile: string, address: string): void {
     propertiesFile,
     text.replace(/^advertised\.listeners=.*$/m, `advertised.listeners=PLAINTEXT://${address}`),
   );
+}
+
+/**
+ * A three-node Kafka cluster of the suite's own (deploy/local's cluster launcher, replication 3,
+ * min.insync.replicas 2) on ports no shared server uses, so a scenario can kill a node without
+ * disturbing the shared cluster other suites run on.
+ */
+export interface PrivateKafkaCluster {
+  readonly brokers: string[];
+  /** Node ids, 1-based, in the order of `brokers`. */
+  readonly nodeIds: readonly number[];
+  /** SIGKILLs node `nodeId` (no clean shutdown) and resolves once the process is gone. */
+  kill(nodeId: number): Promise<void>;
+  /** Starts node `nodeId` again on its storage; resolves once it answers. */
+  restart(nodeId: number): Promise<void>;
+  /** Stops every node and deletes the cluster's run directory. */
+  destroy(): Promise<void>;
+}
+
+export async function startPrivateKafkaCluster(): Promise<PrivateKafkaCluster> {
+  const base = loadLocalConfig();
+  // Six ports (three clients', three controllers') in 23000–23899: clear of the shared servers and
+  // of the private Redis Cluster's nodes (21000–21905) and bus ports (31000–31905).
+  const firstPort = 23_000 + 10 * Math.floor(Math.random() * 90);
+  const cfg: LocalServersConfig = { ...base, kafkaCluster: { ...base.kafkaCluster, firstPort } };
+  const up = await acquireKafkaCluster(cfg, stderrLog);
+  const nodes = kafkaClusterNodes(cfg);
+  const node = (nodeId: number): ManagedServer => {
+    const found = nodes[nodeId - 1];
+    if (found === undefined) throw new RangeError(`the private cluster has no node ${nodeId}`);
+    return found;
+  };
+  return {
+    brokers: up.brokers,
+    nodeIds: nodes.map((_, i) => i + 1),
+    async kill(nodeId) {
+      const pid = readPidFile(node(nodeId).pidFile);
+      if (pid === undefined) throw new Error(`node ${nodeId} of the private cluster is not running`);
+      process.kill(pid, 'SIGKILL');
+      while (isAlive(pid)) await new Promise((r) => setTimeout(r, 20));
+    },
+    restart: (nodeId) => restartKafkaClusterNode(cfg, nodeId, stderrLog),
+    async destroy() {
+      await kafkaClusterDownByHand(cfg, stderrLog);
+      rmSync(join(cfg.cacheDir, 'run', `kafka-cluster-${firstPort}`), { recursive: true, force: true });
+    },
+  };
 }

@@ -1,8 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPrincipalVerifier } from '../../libs/auth/principal-verifier.js';
-import { systemClock } from '../../libs/core/system-clock.js';
-import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
-import { createCallConsumer } from '../../services/executor/executor.js';
 import { connectRedis } from '../../libs/adapters/redis/connect.js';
 import { RedisIdempotencyStore } from '../../libs/adapters/redis/index.js';
 import { loadLocalConfig, type LocalServersConfig } from '../../deploy/local/config.js';
@@ -15,16 +11,11 @@ import {
   restartRedisClusterNode,
   type RedisClusterUp,
 } from '../../deploy/local/redis-cluster-server.js';
-import {
-  AUDIENCE,
-  createExecutorStack,
-  ISSUER,
-  PARTITIONS,
-  type ExecutorStack,
-} from '../integration/executor/executor-stack.js';
-import { LEDGER_DDL, ledgerRows } from '../integration/executor/ledger-tools.js';
+import { createExecutorStack, type ExecutorStack } from '../integration/executor/executor-stack.js';
+import { LEDGER_DDL } from '../integration/executor/ledger-tools.js';
 import { chaosPipeline, type ChaosPipeline } from './chaos-pipeline.js';
 import { chaosScale, scaledTimeout } from './chaos-scale.js';
+import { ledgerCalls, ledgerExecutor, tallyLedger } from './ledger-scenario.js';
 import { logTail } from './log-tail.js';
 import { lossyLedgerTool } from './lossy-ledger.js';
 import { collectTopic, type CollectorSource } from './topic-collector.js';
@@ -102,36 +93,11 @@ describe('Redis master failover', () => {
       const results = await collectTopic(source, 'results');
       const dlq = await collectTopic(source, 'dlq');
       const executors = ['a', 'b'].map((name) =>
-        createCallConsumer({
-          publisher: stack.bus,
-          subscriber: stack.bus,
-          codec: stack.codec,
-          topics: stack.topics,
-          replyTopics: { [stack.topics.results]: PARTITIONS.results },
-          pipeline: built.pipeline,
-          tools: built.registry,
-          verifier: createPrincipalVerifier({ keys: stack.jwks, issuer: ISSUER, audience: AUDIENCE }),
-          clock: systemClock,
-          logger: executorLog,
-          ownerId: `${stack.prefix}-failover-${name}`,
-          groupId: `${stack.prefix}-executors`,
-          maxConcurrency: 24,
-          backoff: { firstDelayMs: 50, maxDelayMs: 1_000 },
-        }),
+        ledgerExecutor(stack, built, { bus: stack.bus, name: `failover-${name}`, logger: executorLog }),
       );
       for (const executor of executors) await executor.start();
 
-      const template = await stack.request({ key: 'k0', seq: 0, ref: 'template' });
-      const calls: ToolCallRequestedEvent[] = [];
-      for (let i = 0; i < CALLS; i++) {
-        const callId = `${stack.prefix}-c${i}`;
-        calls.push(
-          await stack.request(
-            { key: `k${i % KEYS}`, seq: i, ref: callId },
-            { callId, index: i, principalAssertion: template.principalAssertion, traceId: template.traceId },
-          ),
-        );
-      }
+      const calls = await ledgerCalls(stack, { count: CALLS, keys: KEYS, tag: 'c' });
       const perTick = Math.max(1, Math.ceil(CALLS / 80));
       const publishing = (async () => {
         for (let i = 0; i < calls.length; i += perTick) {
@@ -182,31 +148,18 @@ describe('Redis master failover', () => {
       await results.stop();
       await dlq.stop();
 
-      const rows = await ledgerRows(stack.db.pool);
-      const rowsByCall = new Map<string, number>();
-      for (const r of rows) rowsByCall.set(r.callRef, (rowsByCall.get(r.callRef) ?? 0) + 1);
-      const first = new Map<string, string>();
-      const second = new Map<string, string>();
-      results.events.forEach((e, i) => (i < firstWave ? first : second).set(e.callId, e.outcome));
-      const tally = (m: Map<string, string>): Record<string, number> => {
-        const t: Record<string, number> = {};
-        for (const o of m.values()) t[o] = (t[o] ?? 0) + 1;
-        return t;
-      };
+      const firstWaveResults = results.events.slice(0, firstWave);
+      const first = await tallyLedger(stack, calls, firstWaveResults, dlq.events);
+      const second = await tallyLedger(stack, calls, results.events.slice(firstWave), dlq.events);
+      const only = (outcomes: readonly string[]): string | undefined => outcomes[outcomes.length - 1];
       // The failover as callers saw it: from the kill to the last first-wave answer that was not a
       // success (a call refused while its keys' master was away).
-      const failed = results.events
-        .map((e, i) => ({ e, i }))
-        .filter(({ e, i }) => i < firstWave && e.outcome !== 'SUCCESS');
-      const lastFailureMs = Math.max(0, ...failed.map(({ i }) => (arrivedAt[i] ?? killedAt) - killedAt));
-      const failureCodes: Record<string, number> = {};
-      for (const { e } of results.events
-        .filter((e) => e.outcome !== 'SUCCESS' && e.outcome !== 'DUPLICATE')
-        .map((e) => ({ e }))) {
-        const code = `${e.outcome}:${e.error?.code ?? ''}`;
-        failureCodes[code] = (failureCodes[code] ?? 0) + 1;
-      }
-      const openCases = new Set(dlq.events.filter((d) => d.reason === 'UNRESOLVED').map((d) => d.callId));
+      const lastFailureMs = Math.max(
+        0,
+        ...firstWaveResults.flatMap((e, i) =>
+          e.outcome === 'SUCCESS' ? [] : [(arrivedAt[i] ?? killedAt) - killedAt],
+        ),
+      );
       const figures = {
         scale: SCALE.name,
         calls: CALLS,
@@ -214,39 +167,41 @@ describe('Redis master failover', () => {
         answeredAtKill,
         restartedAfterMs,
         failuresUntilMsAfterKill: lastFailureMs,
-        failureCodes,
-        ledgerRows: rows.length,
-        duplicates: [...rowsByCall.values()].filter((n) => n > 1).length,
-        answered: calls.filter((c) => first.has(c.callId)).length,
-        firstWave: tally(first),
-        secondWave: tally(second),
-        openCases: openCases.size,
+        failureCodes: first.failureCodes,
+        ledgerRows: second.ledgerRows,
+        duplicates: second.duplicates,
+        answered: first.answered,
+        firstWave: first.outcomes,
+        secondWave: second.outcomes,
+        openCases: second.openCases.size,
       };
       console.log(`[chaos redis-failover] ${JSON.stringify(figures)}`);
 
       expect(figures.duplicates).toBe(0);
-      expect(figures.answered).toBe(CALLS);
+      expect(first.unanswered).toEqual([]);
+      expect(second.unanswered).toEqual([]);
       for (const c of calls) {
-        const ran = rowsByCall.get(c.callId) ?? 0;
-        const outcome = first.get(c.callId)!;
+        const ran = second.ran(c.callId);
+        const outcome = only(first.outcomesOf(c.callId));
+        const again = only(second.outcomesOf(c.callId));
         if (outcome === 'SUCCESS') {
           expect(ran, c.callId).toBe(1);
           // Its record survived the failover: the second delivery is answered from it.
-          expect(second.get(c.callId), c.callId).toBe('DUPLICATE');
+          expect(again, c.callId).toBe('DUPLICATE');
         } else if (outcome === 'EXECUTION_ERROR') {
           // Refused while its master was away (fail closed, not run). The second delivery runs it,
           // or — when the refused claim could not be given back before the master died and its
           // replica holds it — takes the key over as a call that may have run: UNRESOLVED with its
           // case, never a second run.
-          if (second.get(c.callId) === 'UNRESOLVED') {
-            expect(openCases.has(c.callId), c.callId).toBe(true);
+          if (again === 'UNRESOLVED') {
+            expect(second.openCases.has(c.callId), c.callId).toBe(true);
             expect(ran, c.callId).toBe(0);
           } else {
-            expect(second.get(c.callId), c.callId).toBe('SUCCESS');
+            expect(again, c.callId).toBe('SUCCESS');
             expect(ran, c.callId).toBe(1);
           }
         } else if (outcome === 'UNRESOLVED') {
-          expect(openCases.has(c.callId), c.callId).toBe(true);
+          expect(second.openCases.has(c.callId), c.callId).toBe(true);
         }
       }
     },

@@ -1,6 +1,6 @@
 import { createPolicyEngine } from '../../libs/policy/index.js';
 import { ToolRegistry } from '../../libs/registry/tool-registry.js';
-import type { CatalogFactory } from '../../services/executor/catalog.js';
+import type { CatalogFactory } from '../../libs/catalog/catalog.js';
 import { SAFETY_LEDGER_DDL, safetyLedgerTools } from './safety-ledger.js';
 
 /**

@@ -10,6 +10,8 @@ import { decodeRead, type ExecutorStack } from '../integration/executor/executor
 export interface TopicCollector<K extends EventKind> {
   /** Every record of the topic once, in arrival order (a record read twice is kept once). */
   readonly events: EventKinds[K][];
+  /** Where each of `events` was read: `positions[i]` is the partition and offset of `events[i]`. */
+  readonly positions: ReadonlyArray<{ readonly partition: number; readonly offset: number }>;
   readonly undecodable: number;
   /** Why kafkajs stopped a collector consumer for good (each was replaced by a new one). */
   readonly crashes: readonly string[];
@@ -35,6 +37,7 @@ export async function collectTopic<K extends EventKind>(
 ): Promise<TopicCollector<K>> {
   const topic = stack.topics[kind];
   const events: EventKinds[K][] = [];
+  const positions: Array<{ partition: number; offset: number }> = [];
   const seen = new Set<string>();
   const crashes: string[] = [];
   let undecodable = 0;
@@ -71,6 +74,7 @@ export async function collectTopic<K extends EventKind>(
             headers: message.headers,
           });
           events.push(event);
+          positions.push({ partition, offset: Number(message.offset) });
         } catch {
           undecodable += 1;
         }
@@ -97,6 +101,7 @@ export async function collectTopic<K extends EventKind>(
   await startConsumer();
   return {
     events,
+    positions,
     get undecodable() {
       return undecodable;
     },

@@ -71,6 +71,9 @@ export interface KafkaEventBusOptions {
  * sequence numbers after a failure; kafkajs does not, and already serializes an idempotent
  * producer's requests per broker (its EOS broker lock), so 1 costs nothing and leaves no doubt
  * about ordering. The partitioner is kafkajs' Java-compatible murmur2 (`partitionForKey`).
+ * Its retries never end and wait at most 1 s apart: with kafkajs' default cap (30 s) the doubling
+ * waits reach 10–20 s while a dead leader is being replaced (~9 s), and publishing stays stopped
+ * that long after the new leader is there.
  */
 export class KafkaEventBus implements EventBus {
   private readonly kafka: Kafka;
@@ -95,6 +98,7 @@ export class KafkaEventBus implements EventBus {
     });
     this.producer = this.kafka.producer({
       idempotent: true,
+      retry: { retries: Number.MAX_SAFE_INTEGER, maxRetryTime: 1_000 },
       maxInFlightRequests: 1,
       allowAutoTopicCreation: false,
       createPartitioner: Partitioners.DefaultPartitioner,
