@@ -21,14 +21,15 @@ import type { ExecutionContext, NormalizedToolCall } from '../libs/core/types.js
 import { createCircuitBreakers } from '../libs/execution/breakers.js';
 import { createOutboundLimiter } from '../libs/execution/outbound-limiter.js';
 import { GuardPipeline } from '../libs/pipeline/guard-pipeline.js';
-import type { StageName } from '../libs/pipeline/audit-record.js';
+import type { StageName } from '../libs/core/audit-record.js';
 import { createPolicyEngine } from '../libs/policy/index.js';
-import type { Clock } from '../libs/ports/clock.js';
+import type { Clock } from '../libs/core/clock.js';
 import type { IdempotencyStore } from '../libs/ports/idempotency-store.js';
 import type { RateLimiter } from '../libs/ports/rate-limiter.js';
 import { ToolRegistry } from '../libs/registry/tool-registry.js';
 import type { ToolInvocation } from '../libs/registry/tool-definition.js';
 import { NOOP_TOOL, noopTool } from './lib/bench-tools.js';
+import { STAGES } from '../libs/guards/stages.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -55,23 +56,28 @@ function pipelineFor(
 ): GuardPipeline {
   const registry = new ToolRegistry();
   registry.register(noopTool);
-  return new GuardPipeline({
-    tools: registry,
-    idempotency: adapters.idempotency,
-    rateLimiter: adapters.rateLimiter,
-    policy: createPolicyEngine([], 'bench'),
-    breakers: createCircuitBreakers({
-      errorThresholdPercentage: 50,
-      volumeThreshold: 20,
-      resetTimeoutMs: 10_000,
-      timeoutMs: false,
-    }),
-    outbound: createOutboundLimiter(adapters.rateLimiter, {}, clock),
-    clock,
-    owner: 'bench-executor',
-    settings: { resultTtlMs: 600_000, leaseMarginMs: 5_000 },
-    ...(onStage === undefined ? {} : { observer: { onStage: (_tool, d) => onStage(d.stage, d.durationMs) } }),
-  });
+  return new GuardPipeline(
+    {
+      tools: registry,
+      idempotency: adapters.idempotency,
+      rateLimiter: adapters.rateLimiter,
+      policy: createPolicyEngine([], 'bench'),
+      breakers: createCircuitBreakers({
+        errorThresholdPercentage: 50,
+        volumeThreshold: 20,
+        resetTimeoutMs: 10_000,
+        timeoutMs: false,
+      }),
+      outbound: createOutboundLimiter(adapters.rateLimiter, {}, clock),
+      clock,
+      owner: 'bench-executor',
+      settings: { resultTtlMs: 600_000, leaseMarginMs: 5_000 },
+      ...(onStage === undefined
+        ? {}
+        : { observer: { onStage: (_tool, d) => onStage(d.stage, d.durationMs) } }),
+    },
+    STAGES,
+  );
 }
 
 let runCounter = 0;

@@ -1,9 +1,10 @@
 /**
- * Wiring for benchmarks on the real servers, as services/executor/main.ts wires production: the
- * Kafka event bus, the registry codec, Redis idempotency and rate limits, breakers, the outbound
- * limiter, the guard pipeline and the executor — plus counting wrappers around the executor's
- * ports, so a benchmark knows when the first batch arrived and when the last result was
- * acknowledged by the broker, without a consumer of its own competing for the CPU.
+ * Wiring for benchmarks on the real servers: the Kafka event bus, the registry codec, Redis
+ * idempotency and rate limits, and the executor built by `createExecutor` as production builds it
+ * (breakers, outbound limiter, guard pipeline, instrumentation) — plus counting wrappers around the
+ * executor's bus and its pipeline runs, so a benchmark knows when the first batch arrived and when
+ * the last result was acknowledged by the broker, without a consumer of its own competing for the
+ * CPU.
  */
 import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -19,16 +20,13 @@ import type { Principal } from '../../libs/core/types.js';
 import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
 import { RegistryEventCodec } from '../../libs/events/registry-codec.js';
 import { topicNames, type TopicNames } from '../../libs/events/topics.js';
-import { createCircuitBreakers } from '../../libs/execution/breakers.js';
-import { createOutboundLimiter } from '../../libs/execution/outbound-limiter.js';
-import { GuardPipeline } from '../../libs/pipeline/guard-pipeline.js';
 import type { EventPublisher, KeyedSubscriber, OutgoingMessage } from '../../libs/ports/event-bus.js';
 import { createPolicyEngine } from '../../libs/policy/index.js';
-import { createCallConsumer, type Executor } from '../../services/executor/executor.js';
+import { createExecutor } from '../../services/executor/create-executor.js';
+import type { Executor } from '../../services/executor/executor.js';
 import type { CallRunner } from '../../services/executor/executor-deps.js';
-import type { ExecutorLogger } from '../../services/executor/logger.js';
+import type { Logger } from '../../libs/ports/logger.js';
 import { benchRegistry } from './bench-tools.js';
-import { coalescingPublisher } from '../../libs/bus/coalescing-publisher.js';
 import { nowMs } from './report.js';
 
 export const ISSUER = 'toolgate-bench-agents';
@@ -278,23 +276,6 @@ export async function createBenchExecutor(o: BenchExecutorOptions): Promise<Benc
     maxRetriesPerRequest: 2,
     ...(o.redisAutoPipelining === true ? { enableAutoPipelining: true } : {}),
   });
-  const registry = benchRegistry();
-  const breakers = createCircuitBreakers(
-    { errorThresholdPercentage: 50, volumeThreshold: 20, resetTimeoutMs: 30_000, timeoutMs: false },
-    systemClock,
-  );
-  const rateLimiter = new RedisRateLimiter(redis, { keyPrefix: o.redisPrefix });
-  const pipeline = new GuardPipeline({
-    tools: registry,
-    idempotency: new RedisIdempotencyStore(redis, { keyPrefix: o.redisPrefix }),
-    rateLimiter,
-    policy: createPolicyEngine([], 'bench'),
-    breakers,
-    outbound: createOutboundLimiter(rateLimiter, {}, systemClock),
-    clock: systemClock,
-    owner: o.ownerId,
-    settings: { resultTtlMs: o.resultTtlMs ?? 600_000, leaseMarginMs: 5_000 },
-  });
 
   const counts: ExecutorCounts = {
     results: 0,
@@ -304,10 +285,10 @@ export async function createBenchExecutor(o: BenchExecutorOptions): Promise<Benc
     errors: 0,
   };
   const waiters: Array<{ n: number; resolve: () => void }> = [];
-  const sink: EventPublisher = o.coalescePublishes === false ? bus : coalescingPublisher(bus);
+  // Counts what the broker acknowledged; the executor's coalescing (unless switched off) sits in front.
   const publisher: EventPublisher = {
     async publish(topic, messages) {
-      await sink.publish(topic, messages);
+      await bus.publish(topic, messages);
       if (topic !== o.topics.results) return;
       counts.results += messages.length;
       counts.lastResultAtMs = nowMs();
@@ -327,7 +308,7 @@ export async function createBenchExecutor(o: BenchExecutorOptions): Promise<Benc
       return sub;
     },
   };
-  const runner: CallRunner = {
+  const countingRuns = (pipeline: CallRunner): CallRunner => ({
     async run(call, ctx, opts) {
       const started = nowMs();
       const run = await pipeline.run(call, ctx, opts);
@@ -336,9 +317,9 @@ export async function createBenchExecutor(o: BenchExecutorOptions): Promise<Benc
       counts.outcomes.set(outcome, (counts.outcomes.get(outcome) ?? 0) + 1);
       return run;
     },
-  };
+  });
   const ignore = (): void => undefined;
-  const logger: ExecutorLogger = {
+  const logger: Logger = {
     debug: ignore,
     info: ignore,
     warn: ignore,
@@ -346,22 +327,30 @@ export async function createBenchExecutor(o: BenchExecutorOptions): Promise<Benc
       counts.errors += 1;
     },
   };
-  const executor = createCallConsumer({
-    publisher,
-    subscriber,
+  const executor = createExecutor({
+    catalog: { registry: benchRegistry(), policy: createPolicyEngine([], 'bench'), downstreamLimits: {} },
+    bus: {
+      publish: (topic, messages) => publisher.publish(topic, messages),
+      subscribeKeyed: (options, handler) => subscriber.subscribeKeyed(options, handler),
+    },
     codec,
     topics: o.topics,
     replyTopics: { [o.topics.results]: o.resultsPartitions },
-    pipeline: runner,
-    tools: registry,
+    idempotency: new RedisIdempotencyStore(redis, { keyPrefix: o.redisPrefix }),
+    rateLimiter: new RedisRateLimiter(redis, { keyPrefix: o.redisPrefix }),
     verifier: createPrincipalVerifier({ keys: o.jwks, issuer: ISSUER, audience: AUDIENCE }),
-    clock: systemClock,
-    logger,
     ownerId: o.ownerId,
     groupId: o.groupId,
-    maxConcurrency: o.maxConcurrency * o.partitionsConcurrently,
+    settings: {
+      maxConcurrency: o.maxConcurrency * o.partitionsConcurrently,
+      resultTtlMs: o.resultTtlMs ?? 600_000,
+      shutdownTimeoutMs: 10_000,
+      coalesceOutputs: o.coalescePublishes !== false,
+    },
+    clock: systemClock,
+    logger,
     fromBeginning: true,
-    shutdownTimeoutMs: 10_000,
+    aroundRuns: countingRuns,
   });
   let closed: Promise<void> | undefined;
   return {
@@ -375,7 +364,6 @@ export async function createBenchExecutor(o: BenchExecutorOptions): Promise<Benc
     close() {
       closed ??= (async () => {
         await executor.stop();
-        breakers.shutdown();
         await bus.close();
         await deleteRedisKeys(redis, o.redisPrefix);
         await redis.quit();

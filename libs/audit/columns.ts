@@ -1,5 +1,5 @@
 import { isEffectApplied, type Outcome } from '../core/outcome.js';
-import type { AuditRecord } from '../pipeline/audit-record.js';
+import type { AuditRecord } from '../core/audit-record.js';
 import type { AttemptLabel } from '../ports/audit-store.js';
 
 /**

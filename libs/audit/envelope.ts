@@ -1,6 +1,6 @@
 import { ToolgateError } from '../core/errors.js';
 import { OUTCOMES } from '../core/outcome.js';
-import type { AuditRecord } from '../pipeline/audit-record.js';
+import type { AuditRecord } from '../core/audit-record.js';
 import type { AuditEnvelope, AuditSource } from '../ports/audit-store.js';
 import { storableText, toStorableJson } from './storable-json.js';
 

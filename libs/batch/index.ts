@@ -1,3 +1,2 @@
 /** Running the calls of one model turn: per-resource order, bounded concurrency, one deadline. */
 export { runBatch, type BatchCall, type BatchItem, type RunBatchOptions, type RunCall } from './run-batch.js';
-export { Semaphore } from './semaphore.js';

@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { ExecutionContext, NormalizedToolCall, ToolCallResult } from '../core/types.js';
-import type { Clock } from '../ports/clock.js';
-import { Semaphore } from './semaphore.js';
+import type { Clock } from '../core/clock.js';
+import { runByKey } from './run-by-key.js';
 
 /** One call of a batch, with its verified context. */
 export interface BatchCall {
@@ -53,7 +53,7 @@ export type RunCall = (
 /**
  * Runs the calls of one model turn: same-resource calls serialized in input order (no
  * lost update on one SKU), independent calls in parallel, at most `concurrency` at a time, all within
- * one batch deadline.
+ * one batch deadline. The scheduling is {@link runByKey}'s, keyed by `conflictKey`.
  *
  * Returns one {@link BatchItem} per call, in input order, as soon as every call has finished or the
  * deadline has passed — whichever is first. Calls that finished keep their results whatever happened
@@ -61,46 +61,26 @@ export type RunCall = (
  * aborted through their signal and reported `still-running` (their promises are left to settle on
  * their own; their late results are not reported, so each call still has exactly one answer), and
  * calls not yet begun are reported `not-started` and never begun.
+ *
+ * What this adds to the scheduler is the turn's side of it: one answer per call even when the
+ * deadline cuts the batch short (the bus's `processBatchByKey` instead waits for every running
+ * message, because a message's offset may only be committed once it finished).
  */
 export async function runBatch(
   calls: readonly BatchCall[],
   run: RunCall,
   opts: RunBatchOptions,
 ): Promise<BatchItem[]> {
+  if (calls.length === 0) return [];
   const items: (BatchItem | undefined)[] = new Array<BatchItem | undefined>(calls.length).fill(undefined);
   const started = new Array<boolean>(calls.length).fill(false);
-  if (calls.length === 0) return [];
 
   const stop = new AbortController();
-  // Every queued and running call listens on this one signal; a wide batch is not a leak.
+  // Every running call listens on this one signal; a wide batch is not a leak.
   setMaxListeners(0, stop.signal);
   const onParentAbort = (): void => stop.abort(opts.signal?.reason);
   if (opts.signal?.aborted) stop.abort(opts.signal.reason);
   else opts.signal?.addEventListener('abort', onParentAbort, { once: true });
-
-  const slots = new Semaphore(Math.max(1, Math.floor(opts.concurrency) || 1));
-  const lanes = partition(calls, opts.conflictKey);
-
-  const runLane = async (lane: readonly number[]): Promise<void> => {
-    for (const index of lane) {
-      if (stop.signal.aborted) return;
-      const acquired = await slots.acquire(stop.signal);
-      if (!acquired) return;
-      try {
-        const { call, ctx } = calls[index]!;
-        started[index] = true;
-        // Promise.resolve().then: a runner that throws synchronously is caught like one that rejects.
-        items[index] = await Promise.resolve()
-          .then(() => run(call, ctx, stop.signal))
-          .then(
-            (result): BatchItem => ({ status: 'completed', result }),
-            (error: unknown): BatchItem => ({ status: 'crashed', error }),
-          );
-      } finally {
-        slots.release();
-      }
-    }
-  };
 
   const timer = new AbortController();
   const deadline = opts.clock.sleep(Math.max(0, opts.batchDeadlineMs), timer.signal).then(
@@ -111,7 +91,24 @@ export async function runBatch(
     if (stop.signal.aborted) resolve('cancelled');
     else stop.signal.addEventListener('abort', () => resolve('cancelled'), { once: true });
   });
-  const all = Promise.all(lanes.map(runLane)).then(() => 'done' as const);
+  const all = runByKey(
+    calls,
+    ({ call, ctx }, index) => {
+      started[index] = true;
+      return run(call, ctx, stop.signal);
+    },
+    {
+      maxConcurrency: Math.max(1, Math.floor(opts.concurrency) || 1),
+      keyOf: ({ call, ctx }) => opts.conflictKey(call, ctx),
+      stopped: () => stop.signal.aborted,
+      onSettled: (index, settlement) => {
+        // A late settlement (after the deadline) lands here too, but the answer was taken already.
+        items[index] = settlement.ok
+          ? { status: 'completed', result: settlement.value }
+          : { status: 'crashed', error: settlement.error };
+      },
+    },
+  ).then(() => 'done' as const);
 
   const ended = await Promise.race([all, deadline, cancelled]);
   timer.abort();
@@ -123,34 +120,4 @@ export async function runBatch(
   return items.map(
     (item, i): BatchItem => item ?? (started[i] ? { status: 'still-running' } : { status: 'not-started' }),
   );
-}
-
-/**
- * Groups call indexes into lanes: one lane per conflict key (input order kept), and one lane per
- * call without a key. Lanes are listed in the order of their first call, so the earliest calls get
- * the first slots.
- */
-function partition(calls: readonly BatchCall[], conflictKey: RunBatchOptions['conflictKey']): number[][] {
-  const lanes: number[][] = [];
-  const byKey = new Map<string, number[]>();
-  calls.forEach(({ call, ctx }, index) => {
-    let key: string | undefined;
-    try {
-      key = conflictKey(call, ctx);
-    } catch {
-      key = undefined;
-    }
-    if (key === undefined) {
-      lanes.push([index]);
-      return;
-    }
-    let lane = byKey.get(key);
-    if (lane === undefined) {
-      lane = [];
-      byKey.set(key, lane);
-      lanes.push(lane);
-    }
-    lane.push(index);
-  });
-  return lanes;
 }

@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { BusMessage, MessageContext, MessageHandler, TopicPartition } from '../ports/event-bus.js';
 import { BatchProgress } from './batch-progress.js';
-import { IndexHeap } from './index-heap.js';
+import { IndexHeap } from '../batch/index-heap.js';
 import { LaneTracker } from './lane-tracker.js';
 import type { BusLogger } from './logger.js';
 

@@ -1,5 +1,5 @@
 import type { BatchControl, BusMessage, MessageBatch } from '../ports/event-bus.js';
-import { IndexHeap } from './index-heap.js';
+import { runByKey } from '../batch/run-by-key.js';
 
 /** Bounds and error reporting for {@link processBatchByKey}. */
 export interface KeyedProcessorOptions {
@@ -28,7 +28,8 @@ export interface KeyedBatchOutcome {
 }
 
 /**
- * Runs a batch with per-key ordering:
+ * Runs a fetched batch of one partition with per-key ordering ({@link runByKey} keyed by the
+ * message key, which carries the resource the message is about):
  * - messages with the same key run one at a time, in offset (= publish) order;
  * - messages with different keys run concurrently, at most `maxConcurrency` at once, the oldest
  *   ready message first;
@@ -36,6 +37,11 @@ export interface KeyedBatchOutcome {
  *   lowest unfinished one), followed by a heartbeat;
  * - once `control.isStale()` turns true no new message starts; running ones finish and are
  *   marked, and the call resolves — the rest is redelivered to whoever owns the partition next.
+ *
+ * What this adds to the scheduler is the bus's side of it: the offset marks, the heartbeat, the
+ * partition's staleness as the stop switch, and a failed message counted as finished. It works on
+ * one batch at a time; a subscriber that wants per-key order across batches and partitions uses
+ * the keyed subscription (its lanes live beside this file) instead.
  *
  * Resolves when nothing is running any more; never rejects because of `handle`.
  */
@@ -45,62 +51,24 @@ export function processBatchByKey(
   handle: (message: BusMessage) => Promise<void>,
   options: KeyedProcessorOptions,
 ): Promise<KeyedBatchOutcome> {
-  const { maxConcurrency } = options;
-  if (!Number.isInteger(maxConcurrency) || maxConcurrency < 1) {
-    throw new RangeError(`maxConcurrency must be a positive integer, got ${maxConcurrency}`);
-  }
   const messages = batch.messages;
-  // For each message, the index of the next message with the same key (-1: none).
-  const nextOfSameKey = new Array<number>(messages.length).fill(-1);
-  const lastIndexOfKey = new Map<string, number>();
-  const ready = new IndexHeap();
-  messages.forEach((message, i) => {
-    const previous = lastIndexOfKey.get(message.key);
-    if (previous === undefined) ready.push(i);
-    else nextOfSameKey[previous] = i;
-    lastIndexOfKey.set(message.key, i);
-  });
-
-  let running = 0;
-  let handled = 0;
   let failed = 0;
-
-  return new Promise((resolve) => {
-    const finishIfIdle = (): void => {
-      if (running === 0 && (ready.size === 0 || control.isStale())) {
-        resolve({ handled, failed, notStarted: messages.length - handled - failed });
-      }
-    };
-
-    const runOne = async (index: number): Promise<void> => {
+  return runByKey(messages, handle, {
+    maxConcurrency: options.maxConcurrency,
+    keyOf: (message) => message.key,
+    stopped: () => control.isStale(),
+    onSettled: (index, settlement) => {
       const message = messages[index]!;
-      try {
-        await handle(message);
-        handled += 1;
-      } catch (error) {
+      if (!settlement.ok) {
         failed += 1;
         try {
-          options.onError?.(error, message);
+          options.onError?.(settlement.error, message);
         } catch {
           // A failing report must not stop the partition either.
         }
       }
       control.markDone(message.offset);
       void control.heartbeat();
-      running -= 1;
-      const next = nextOfSameKey[index]!;
-      if (next >= 0) ready.push(next);
-      pump();
-    };
-
-    const pump = (): void => {
-      while (running < maxConcurrency && ready.size > 0 && !control.isStale()) {
-        running += 1;
-        void runOne(ready.pop()!);
-      }
-      finishIfIdle();
-    };
-
-    pump();
-  });
+    },
+  }).then(({ started, notStarted }) => ({ handled: started - failed, failed, notStarted }));
 }

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { createPolicyEngine } from '../policy/policy-engine.js';
 import type { PolicyEngine } from '../pipeline/deps.js';
-import type { Clock } from '../ports/clock.js';
+import type { Clock } from '../core/clock.js';
 import type { BucketLimit } from '../ports/rate-limiter.js';
 import type { ToolDefinition } from '../registry/tool-definition.js';
 import { ToolRegistry } from '../registry/tool-registry.js';

@@ -38,6 +38,20 @@ export function idempotencyKey(ctx: CallCoordinates, tool: string, args: unknown
 }
 
 /**
+ * The resource key of a call that names no resource of its own: `<tenant>:task:<taskId>`.
+ *
+ * Used when the tool declares no conflict key, or when one cannot be derived (unparseable or
+ * invalid arguments, a key function that throws, a key too long). It is the call's partition key
+ * on the calls topic and the key its claim record carries, so the calls of one task that name no
+ * resource run one at a time, in publish order, on one lane. Every writer of a call event (the SDK,
+ * the executor when it records the claim, the reconciler when it re-submits a call) uses this one
+ * function: a re-submitted call must land on the same lane as the original.
+ */
+export function taskResourceKey(ctx: Pick<CallCoordinates, 'tenant' | 'taskId'>): string {
+  return `${ctx.tenant}:task:${ctx.taskId}`;
+}
+
+/**
  * Hex SHA-256 of the canonical JSON of `args`. Stored beside a claimed idempotency key so that the
  * same key arriving with different arguments is detected as a conflict (a caller bug) instead of
  * being answered with the other call's result. Key-order independent; throws like {@link canonicalJson}.

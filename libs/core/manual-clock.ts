@@ -1,4 +1,4 @@
-import type { Clock } from '../ports/clock.js';
+import type { Clock } from './clock.js';
 
 interface Sleeper {
   readonly dueMs: number;

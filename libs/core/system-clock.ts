@@ -1,4 +1,4 @@
-import type { Clock } from '../ports/clock.js';
+import type { Clock } from './clock.js';
 
 /**
  * The real clock: `now()` is `Date.now()`; `sleep(ms, signal)` resolves after about `ms` (negative

@@ -76,3 +76,13 @@ export interface ToolCallResult {
   /** Number of times the tool itself was invoked for this attempt (0 when refused before execution). */
   readonly toolInvocations: number;
 }
+
+/**
+ * What a downstream answers when asked whether the effect of one call exists (a tool's status
+ * check): `applied` with the result the call produced, `not-applied`, or `unknown` when it cannot
+ * tell.
+ */
+export type StatusCheckAnswer =
+  | { readonly state: 'applied'; readonly result: unknown }
+  | { readonly state: 'not-applied' }
+  | { readonly state: 'unknown' };

@@ -1,5 +1,5 @@
 import avro from 'avsc';
-import type { EventCodec } from '../ports/event-codec.js';
+import type { EventCodec } from './event-codec.js';
 import { EVENT_KINDS, type EventKind, type EventKinds } from './contracts.js';
 import { loadSchemas, type AvroSchemaJson } from './schema-files.js';
 import { DEFAULT_MAX_EVENT_BYTES } from './size-limits.js';

@@ -2,7 +2,7 @@ import avro from 'avsc';
 import { SchemaRegistry, SchemaType, COMPATIBILITY } from '@kafkajs/confluent-schema-registry';
 import { createRequire } from 'node:module';
 import { ToolgateError } from '../core/errors.js';
-import type { EventCodec } from '../ports/event-codec.js';
+import type { EventCodec } from './event-codec.js';
 import { EVENT_KINDS, type EventKind, type EventKinds } from './contracts.js';
 import { DEFAULT_MAX_EVENT_BYTES } from './size-limits.js';
 import { loadSchemas, type AvroSchemaJson } from './schema-files.js';

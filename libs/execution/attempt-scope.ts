@@ -1,6 +1,6 @@
 import { ToolgateError } from '../core/errors.js';
 import { systemClock } from '../core/system-clock.js';
-import type { Clock } from '../ports/clock.js';
+import type { Clock } from '../core/clock.js';
 
 /** Why an attempt's signal fired. */
 export type AbortCause = 'timeout' | 'deadline' | 'caller';

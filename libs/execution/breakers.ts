@@ -3,7 +3,7 @@ import { classify } from '../core/classify.js';
 import { ToolgateError } from '../core/errors.js';
 import { systemClock } from '../core/system-clock.js';
 import type { CircuitBreakers } from '../pipeline/deps.js';
-import type { Clock } from '../ports/clock.js';
+import type { Clock } from '../core/clock.js';
 
 /** Settings shared by every downstream's breaker. */
 export interface BreakerOptions {

@@ -1,6 +1,6 @@
 import { ToolgateError } from '../core/errors.js';
 import type { OutboundLimiter } from '../pipeline/deps.js';
-import type { Clock } from '../ports/clock.js';
+import type { Clock } from '../core/clock.js';
 import type { BucketLimit, RateLimiter } from '../ports/rate-limiter.js';
 
 /** The bucket key of a downstream's outbound budget in the shared rate limiter. */

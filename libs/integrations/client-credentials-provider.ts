@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { ToolgateError } from '../core/errors.js';
 import { attemptScope, raceAbort } from '../execution/attempt-scope.js';
-import type { Clock } from '../ports/clock.js';
+import type { Clock } from '../core/clock.js';
 import { errorForStatus, errorForTransport, HttpStatusError } from './http-error.js';
-import { silentIntegrationLogger, type IntegrationLogger } from './logger.js';
+import { silentLogger, type Logger } from '../ports/logger.js';
 import { clientCredentialNames, type SecretsSource } from './secrets-source.js';
 import type { TokenProvider } from './token-provider.js';
 
@@ -14,7 +14,7 @@ export interface ClientCredentialsOptions {
   /** Per-tenant client id and secret, under {@link clientCredentialNames}. */
   readonly secrets: SecretsSource;
   readonly clock: Clock;
-  readonly logger?: IntegrationLogger;
+  readonly logger?: Logger;
   /**
    * Refresh this long before expiry (default 60 000 ms), capped at half the token's lifetime so a
    * short-lived token is not refreshed on every call.
@@ -54,7 +54,7 @@ interface Cached {
  *   the REST mapping (SERVER_ERROR / TIMEOUT); a malformed answer → SERVER_ERROR.
  */
 export function createClientCredentialsProvider(options: ClientCredentialsOptions): TokenProvider {
-  const logger = options.logger ?? silentIntegrationLogger;
+  const logger = options.logger ?? silentLogger;
   const doFetch = options.fetch ?? fetch;
   const margin = options.refreshBeforeExpiryMs ?? 60_000;
   const timeoutMs = options.timeoutMs ?? 5_000;

@@ -1,4 +1,4 @@
-import type { Clock } from '../ports/clock.js';
+import type { Clock } from '../core/clock.js';
 import {
   assertDeposit,
   DEFAULT_MAX_REFERENCE_TTL_MS,

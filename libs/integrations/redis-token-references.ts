@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { z } from 'zod';
 import { systemClock } from '../core/system-clock.js';
-import type { Clock } from '../ports/clock.js';
+import type { Clock } from '../core/clock.js';
 import {
   assertDeposit,
   DEFAULT_MAX_REFERENCE_TTL_MS,

@@ -2,9 +2,9 @@ import type { z } from 'zod';
 import { ToolgateError } from '../core/errors.js';
 import { attemptScope } from '../execution/attempt-scope.js';
 import type { OutboundLimiter } from '../pipeline/deps.js';
-import type { Clock } from '../ports/clock.js';
+import type { Clock } from '../core/clock.js';
 import { errorForStatus, errorForTransport, HttpStatusError, type StatusWordings } from './http-error.js';
-import { silentIntegrationLogger, type IntegrationLogger } from './logger.js';
+import { silentLogger, type Logger } from '../ports/logger.js';
 import type { TokenProvider } from './token-provider.js';
 
 /**
@@ -57,7 +57,7 @@ export interface RestClientOptions {
    * attempt spends one token more.)
    */
   readonly outbound?: OutboundLimiter;
-  readonly logger?: IntegrationLogger;
+  readonly logger?: Logger;
   /** Largest body read from an answer. Default 1 MiB; larger is BAD_OUTPUT. */
   readonly maxResponseBytes?: number;
   /** Default: global fetch. */
@@ -86,13 +86,13 @@ export interface RestClientOptions {
 export class RestClient {
   readonly #o: RestClientOptions;
   readonly #base: URL;
-  readonly #logger: IntegrationLogger;
+  readonly #logger: Logger;
   readonly #fetch: typeof fetch;
 
   constructor(options: RestClientOptions) {
     this.#o = options;
     this.#base = new URL(options.baseUrl);
-    this.#logger = options.logger ?? silentIntegrationLogger;
+    this.#logger = options.logger ?? silentLogger;
     this.#fetch = options.fetch ?? fetch;
   }
 

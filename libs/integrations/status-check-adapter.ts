@@ -2,8 +2,8 @@ import { classify } from '../core/classify.js';
 import { ToolgateError } from '../core/errors.js';
 import type { ErrorCode } from '../core/errors.js';
 import { attemptScope, raceAbort } from '../execution/attempt-scope.js';
-import type { Clock } from '../ports/clock.js';
-import { silentIntegrationLogger, type IntegrationLogger } from './logger.js';
+import type { Clock } from '../core/clock.js';
+import { silentLogger, type Logger } from '../ports/logger.js';
 import type { SubmissionLedger } from './submission-ledger.js';
 
 /**
@@ -72,7 +72,7 @@ export interface StatusCheckAdapterOptions {
   readonly clock: Clock;
   readonly ledger: SubmissionLedger;
   readonly timing: StatusCheckTiming;
-  readonly logger?: IntegrationLogger;
+  readonly logger?: Logger;
 }
 
 /** After these, the system definitely did not apply the submission: it refused, or it was never sent. */
@@ -122,7 +122,7 @@ type PollVerdict<Rec> =
 export class StatusCheckAdapter<Req, Rec> {
   readonly #system: StatusCheckedSystem<Req, Rec>;
   readonly #o: StatusCheckAdapterOptions;
-  readonly #logger: IntegrationLogger;
+  readonly #logger: Logger;
 
   constructor(system: StatusCheckedSystem<Req, Rec>, options: StatusCheckAdapterOptions) {
     const t = options.timing;
@@ -134,7 +134,7 @@ export class StatusCheckAdapter<Req, Rec> {
     }
     this.#system = system;
     this.#o = options;
-    this.#logger = options.logger ?? silentIntegrationLogger;
+    this.#logger = options.logger ?? silentLogger;
   }
 
   /**

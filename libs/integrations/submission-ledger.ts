@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { Clock } from '../ports/clock.js';
+import type { Clock } from '../core/clock.js';
 
 /**
  * When a submission to a system without idempotency keys was last sent, per logical call. It makes

@@ -2,7 +2,7 @@ import { ERROR_CODES } from '../core/errors.js';
 import { OUTCOMES } from '../core/outcome.js';
 import type { CaseReason, CaseState } from '../ports/case-store.js';
 import type { BreakerState } from '../execution/breakers.js';
-import type { StageDecision, StageName } from '../pipeline/audit-record.js';
+import type { StageDecision, StageName } from '../core/audit-record.js';
 
 /**
  * Label values are a closed set: everything that reaches a label goes through one of these

@@ -1,6 +1,6 @@
 import type { ToolCallResult } from '../core/types.js';
 import type { PipelineObserver } from '../pipeline/deps.js';
-import type { Clock } from '../ports/clock.js';
+import type { Clock } from '../core/clock.js';
 import type { KnownToolPredicate } from './metric-labels.js';
 import type { ToolgateMetrics } from './metrics.js';
 import { tokenEquivalents } from '../cost/token-equivalents.js';

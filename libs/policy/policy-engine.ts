@@ -1,3 +1,4 @@
+import { deepFreeze } from '../core/deep-freeze.js';
 import type { ExecutionContext } from '../core/types.js';
 import type { PolicyDecision, PolicyEngine } from '../pipeline/deps.js';
 import type { ToolDefinition } from '../registry/tool-definition.js';
@@ -81,12 +82,4 @@ function shown(value: unknown): string {
     }
   }
   return text.length > MAX_SHOWN_CHARS ? `${text.slice(0, MAX_SHOWN_CHARS)}…` : text;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object') {
-    for (const inner of Object.values(value)) deepFreeze(inner);
-    Object.freeze(value);
-  }
-  return value;
 }

@@ -1,6 +1,6 @@
 import type { ErrorCode } from '../core/errors.js';
 import type { Outcome } from '../core/outcome.js';
-import type { AuditRecord } from '../pipeline/audit-record.js';
+import type { AuditRecord } from '../core/audit-record.js';
 
 /** Who wrote an audit record: the executor for pipeline runs, the reconciler or a person for resolutions. */
 export type AuditSource = 'executor' | 'reconciler' | 'operator';

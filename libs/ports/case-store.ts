@@ -1,4 +1,4 @@
-import type { StatusCheckAnswer } from '../registry/tool-definition.js';
+import type { StatusCheckAnswer } from '../core/types.js';
 
 /**
  * Where a reconciliation case stands (the allowed moves are in libs/reconcile/case-model.ts):

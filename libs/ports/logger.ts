@@ -3,9 +3,10 @@
  * a process passes its own (child) logger and tests pass a recording one; nothing logs through a
  * global.
  *
- * Callers log ids, codes, topic coordinates and timings — never a principal assertion, a call's
- * arguments, a tool's output or record contents. A logger must not throw
- * into its caller's logic; wrap one that might (see libs/observability `busLogger`).
+ * Callers log ids, codes, downstream names, statuses, topic coordinates and timings — never a
+ * principal assertion, a credential or token, a call's arguments, a tool's output, record contents,
+ * or a downstream request's body or query string. A logger must not throw into its caller's logic;
+ * wrap one that might (see libs/observability `busLogger`).
  */
 export interface Logger {
   debug(obj: object, msg?: string): void;

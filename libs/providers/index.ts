@@ -22,6 +22,8 @@ export type {
   OpenAIToolCall,
   OpenAIToolDefinition,
   OpenAIToolMessage,
+  ProviderMessages,
+  ProviderTurn,
 } from './provider-shapes.js';
 export { assertSameCallIds } from './result-ids.js';
 export { modelReadableResult, UNRESOLVED_MESSAGE } from './result-text.js';

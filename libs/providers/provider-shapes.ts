@@ -182,3 +182,29 @@ export interface AnthropicToolDefinition {
   readonly description?: string;
   readonly input_schema: JsonSchemaObject;
 }
+
+/**
+ * One assistant response whose tool calls are to be run, tagged with its provider. The tag is
+ * explicit rather than sniffed from the shape: both SDKs' types evolve, and a wrong guess would
+ * answer a turn in the other provider's format.
+ *
+ * `response` is what the provider SDK returned: for OpenAI a `ChatCompletion` or its
+ * `ChatCompletionMessage`, for Anthropic a `Message` (or just `{ content }`). The types are
+ * toolgate's own structural shapes of those (above), so using toolgate
+ * does not require either SDK to be installed.
+ */
+export type ProviderTurn =
+  | {
+      readonly provider: 'openai';
+      readonly response: OpenAIChatCompletion | OpenAIAssistantMessage;
+    }
+  | { readonly provider: 'anthropic'; readonly response: AnthropicMessage };
+
+/**
+ * Tool results in each provider's shape, appended to the conversation after the assistant turn.
+ * The messages are assignable to the SDKs' own parameter types (`ChatCompletionToolMessageParam`,
+ * Anthropic's `MessageParam`), so they go straight into the next request.
+ */
+export type ProviderMessages =
+  | { readonly provider: 'openai'; readonly messages: OpenAIToolMessage[] }
+  | { readonly provider: 'anthropic'; readonly messages: AnthropicToolResultMessage[] };

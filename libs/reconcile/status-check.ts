@@ -1,5 +1,5 @@
 import { attemptScope, raceAbort } from '../execution/attempt-scope.js';
-import type { Clock } from '../ports/clock.js';
+import type { Clock } from '../core/clock.js';
 import type { StatusCheckAnswer, ToolDefinition, ToolInvocation } from '../registry/tool-definition.js';
 
 /** A status check's answer, and why it is `unknown` when it is. */

@@ -1,6 +1,6 @@
 import type { OpenAIFunctionTool } from '../providers/provider-shapes.js';
 import { assertUniqueNames } from './assert-unique-names.js';
-import { deepFreeze } from './deep-freeze.js';
+import { deepFreeze } from '../core/deep-freeze.js';
 import { inputJsonSchema } from './input-json-schema.js';
 import type { ExportableTool, JsonSchema } from './input-json-schema.js';
 import { toStrictJsonSchema } from './strict-schema.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { deepFreeze } from './deep-freeze.js';
+import { deepFreeze } from '../core/deep-freeze.js';
 import { ToolDefinitionError } from './definition-error.js';
 import type { ToolDefinition } from './tool-definition.js';
 import { inputObjectOf } from './zod-introspect.js';

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
-import type { ExecutionContext, Principal } from '../core/types.js';
+import type { Backoff } from '../core/backoff.js';
+import type { ExecutionContext, Principal, StatusCheckAnswer } from '../core/types.js';
 
 /** How a tool is made safe to run again when an earlier attempt's outcome is unknown. */
 export type RetrySafety<I> =
@@ -15,16 +16,13 @@ export type RetrySafety<I> =
 /** Asks the downstream whether the effect of this call exists. Must itself be read-only. */
 export type StatusCheck<I> = (args: I, inv: ToolInvocation) => Promise<StatusCheckAnswer>;
 
-export type StatusCheckAnswer =
-  | { readonly state: 'applied'; readonly result: unknown }
-  | { readonly state: 'not-applied' }
-  | { readonly state: 'unknown' };
+/** Defined in core because the case store records it too; re-exported for tool authors. */
+export type { StatusCheckAnswer } from '../core/types.js';
 
-export interface RetryPolicy {
+/** A tool's retries: the waits between attempts grow as any backoff does (see `Backoff`). */
+export interface RetryPolicy extends Backoff {
   /** Total attempts including the first (1 = no retry). */
   readonly maxAttempts: number;
-  readonly baseDelayMs: number;
-  readonly maxDelayMs: number;
 }
 
 export interface RateLimitSpec {

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { ToolCallResult } from '../core/types.js';
-import type { TurnCall } from '../../services/sdk/index.js';
+import type { TurnCallRecord } from './fixture-harness.js';
 import type { CallExpectation, CallRef } from './fixture-schema.js';
 
 /** One call as a round saw it: the SDK's view of the call and toolgate's result. */
@@ -100,7 +100,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /** The SDK's view of a call folded with its result. */
-export function observe(call: TurnCall, result: ToolCallResult): ObservedCall {
+export function observe(call: TurnCallRecord, result: ToolCallResult): ObservedCall {
   return {
     providerCallId: call.providerCallId,
     tool: call.tool,

@@ -1,4 +1,4 @@
-import type { ProviderMessages, ProviderTurn } from '../../services/sdk/index.js';
+import type { ProviderMessages, ProviderTurn } from '../providers/provider-shapes.js';
 import type { FixtureRound } from './fixture-schema.js';
 
 /**

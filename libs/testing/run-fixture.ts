@@ -1,8 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { Catalog } from '../catalog/catalog.js';
 import type { Principal } from '../core/types.js';
-import type { ProviderMessages } from '../../services/sdk/index.js';
-import type { AgentHarness, HarnessWorld } from './agent-harness.js';
+import type { ProviderMessages } from '../providers/provider-shapes.js';
+import type { FixtureHarness, HarnessWorld } from './fixture-harness.js';
 import { checkCall, observe, type ObservedCall } from './call-checks.js';
 import type { AgentFixture, CallRef, FixtureRound } from './fixture-schema.js';
 import { MockLLMClient } from './mock-llm-client.js';
@@ -51,10 +50,7 @@ let runs = 0;
  * when the fixture names a principal the harness was not given, and when a turn itself cannot run
  * (the client is stopped, the response repeats a call id).
  */
-export async function runFixture<C extends Catalog>(
-  fixture: AgentFixture,
-  harness: AgentHarness<C>,
-): Promise<FixtureRun> {
+export async function runFixture(fixture: AgentFixture, harness: FixtureHarness): Promise<FixtureRun> {
   const principal = principalOf(fixture, harness.principals);
   runs += 1;
   const { toolgate, world } = harness;

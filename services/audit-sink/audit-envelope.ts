@@ -1,12 +1,7 @@
 import { ToolgateError, type ErrorCode } from '../../libs/core/errors.js';
 import { prepareEnvelope } from '../../libs/audit/envelope.js';
 import type { AuditRecordEvent } from '../../libs/events/contracts.js';
-import type {
-  AttemptRecord,
-  AuditRecord,
-  StageDecision,
-  StageName,
-} from '../../libs/pipeline/audit-record.js';
+import type { AttemptRecord, AuditRecord, StageDecision, StageName } from '../../libs/core/audit-record.js';
 import type { AuditEnvelope } from '../../libs/ports/audit-store.js';
 
 /**

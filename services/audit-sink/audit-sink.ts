@@ -3,7 +3,7 @@ import { systemClock } from '../../libs/core/system-clock.js';
 import type { AuditRecordEvent, DeadLetterEvent, DeadLetterReason } from '../../libs/events/contracts.js';
 import type { TopicNames } from '../../libs/events/topics.js';
 import type { AuditEnvelope, AuditStore } from '../../libs/ports/audit-store.js';
-import type { Clock } from '../../libs/ports/clock.js';
+import type { Clock } from '../../libs/core/clock.js';
 import type {
   BatchControl,
   BatchHandler,
@@ -12,16 +12,11 @@ import type {
   EventSubscriber,
   Subscription,
 } from '../../libs/ports/event-bus.js';
-import type { EventCodec } from '../../libs/ports/event-codec.js';
+import type { EventCodec } from '../../libs/events/event-codec.js';
 import { withLogContext } from '../../libs/observability/logger.js';
 import { childSpanId, readTraceContext, traceHeaders } from '../../libs/observability/trace-context.js';
 import { toAuditEnvelope } from './audit-envelope.js';
-import {
-  backoffDelay,
-  DEFAULT_BACKOFF,
-  waitUnlessAborted,
-  type BackoffPolicy,
-} from '../../libs/core/backoff.js';
+import { DEFAULT_BACKOFF, retryWithBackoff, type Backoff } from '../../libs/core/backoff.js';
 import type { Logger } from '../../libs/ports/logger.js';
 import { auditPoisonLetter } from './poison-letter.js';
 
@@ -45,7 +40,7 @@ export interface AuditSinkDeps {
   /** Where a partition the group never consumed starts: earliest (default true) or the log end. */
   readonly fromBeginning?: boolean;
   /** Retry pacing while the store, the broker or the schema registry is unreachable. */
-  readonly backoff?: BackoffPolicy;
+  readonly backoff?: Backoff;
   /** Cap on the raw bytes of a poison event kept in its dead letter. Default 64 KiB. */
   readonly maxRawPayloadBytes?: number;
   /** Told of every dead letter the broker acknowledged (e.g. `metrics.observeDeadLetter`). Must not throw. */
@@ -93,25 +88,22 @@ export function createAuditSink(deps: AuditSinkDeps): AuditSink {
   let starting: Promise<void> | undefined;
   let stopping: Promise<void> | undefined;
 
-  /** Runs `step` until it resolves; undefined when the batch turned stale first. */
-  const untilDone = async <T>(
+  /** Runs `step` until it resolves (backoff, no jitter); undefined when the batch turned stale first. */
+  const untilDone = <T>(
     what: string,
     log: Logger,
     control: BatchControl,
     step: () => Promise<T>,
-  ): Promise<{ value: T } | undefined> => {
-    for (let retry = 1; ; retry++) {
-      if (control.isStale()) return undefined;
-      try {
-        return { value: await step() };
-      } catch (err) {
-        const delayMs = backoffDelay(backoff, retry);
+  ): Promise<{ readonly value: T } | undefined> =>
+    retryWithBackoff(step, {
+      backoff,
+      clock,
+      signal: control.signal,
+      onRetry: ({ err, retry, delayMs }) => {
         log.warn({ err: errorText(err), retry, delayMs }, `${what} failed; retrying`);
         void control.heartbeat();
-        if (!(await waitUnlessAborted(clock, delayMs, control.signal))) return undefined;
-      }
-    }
-  };
+      },
+    });
 
   const decodeOne = async (message: BusMessage): Promise<Decoded> => {
     let event: AuditRecordEvent | undefined;

@@ -1,8 +1,8 @@
-import { hostname } from 'node:os';
 import { z } from 'zod';
 import {
   DATABASE_POOL_MAX,
   DATABASE_URL,
+  defaultInstanceId,
   nonEmpty,
   parseEnv,
   PARTITION_ENV,
@@ -11,11 +11,11 @@ import {
   serviceSettings,
   ServiceConfigError,
   type ServiceSettings,
-} from '../executor/service-env.js';
+} from '../../libs/runtime/env.js';
 
 /**
  * The environment the audit sink reads. Topic prefix, partition counts, Kafka timing, HTTP_PORT and
- * LOG_LEVEL are the variables every service shares (executor/service-env.ts): every service ensures
+ * LOG_LEVEL are the variables every service shares (libs/runtime/env.ts): every service ensures
  * the same topics, and a count that disagrees is refused.
  */
 const EnvSchema = z.object({
@@ -72,7 +72,7 @@ export function loadAuditSinkConfig(
     databaseMigrationUrl: e.DATABASE_MIGRATION_URL,
     databasePoolMax: e.DATABASE_POOL_MAX,
     groupId: e.AUDIT_SINK_GROUP_ID,
-    sinkId: e.AUDIT_SINK_ID ?? `audit-sink-${hostname()}-${process.pid}`,
+    sinkId: e.AUDIT_SINK_ID ?? defaultInstanceId('audit-sink'),
     partitionsConcurrently: e.PARTITIONS_CONCURRENTLY,
     chainConcurrency: e.CHAIN_CONCURRENCY,
     partitions: { audit: e.AUDIT_PARTITIONS, dlq: e.DLQ_PARTITIONS },

@@ -1,6 +1,6 @@
 import type { AuditRecordEvent, DeadLetterEvent } from '../../libs/events/contracts.js';
 import type { BusMessage } from '../../libs/ports/event-bus.js';
-import { poisonOrigin } from '../executor/dead-letter-event.js';
+import { poisonOrigin } from '../../libs/runtime/events.js';
 
 /** Bytes of an unstorable audit record its dead letter keeps by default (see auditPoisonLetter). */
 export const DEFAULT_AUDIT_CAPTURE_BYTES = 64 * 1024;

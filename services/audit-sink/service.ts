@@ -1,10 +1,14 @@
 import { PostgresAuditStore } from '../../libs/adapters/postgres/audit-store.js';
-import { topicNames } from '../../libs/events/topics.js';
 import { createToolgateMetrics } from '../../libs/observability/metrics.js';
-import { openConsumerLag, openKafka, openPostgres } from '../executor/service-clients.js';
-import { createService, type Service, type ServiceOptions } from '../executor/service-runtime.js';
+import { openConsumerLag, openKafka, openPostgres } from '../../libs/runtime/clients.js';
+import {
+  createService,
+  type Service,
+  type ServiceMain,
+  type ServiceOptions,
+} from '../../libs/runtime/service.js';
 import { createAuditSink } from './audit-sink.js';
-import type { AuditSinkConfig } from './config.js';
+import { loadAuditSinkConfig, type AuditSinkConfig } from './config.js';
 
 /** What a caller may supply instead of the defaults. */
 export type AuditSinkServiceOptions = ServiceOptions;
@@ -22,37 +26,27 @@ export function createAuditSinkService(
   config: AuditSinkConfig,
   options: AuditSinkServiceOptions = {},
 ): Service {
-  const topics = topicNames(config.topicPrefix);
   return createService({
     name: 'audit-sink',
     settings: config,
-    base: { sinkId: config.sinkId },
+    instance: { field: 'sinkId', id: config.sinkId },
     logger: options.logger,
     async open(context) {
+      const { topics } = context;
       const pool = await openPostgres(context, {
         url: config.databaseUrl,
         max: config.databasePoolMax,
         ready: true,
         migrationUrl: config.databaseMigrationUrl,
       });
-      const { bus, codec } = await openKafka(context, {
-        settings: config,
-        clientId: config.sinkId,
-        topics,
-        ensure: [
-          { topic: topics.audit, partitions: config.partitions.audit },
-          { topic: topics.dlq, partitions: config.partitions.dlq },
-        ],
-      });
+      const { bus, codec } = await openKafka(context, [
+        { topic: topics.audit, partitions: config.partitions.audit },
+        { topic: topics.dlq, partitions: config.partitions.dlq },
+      ]);
       const metrics = createToolgateMetrics(context.registry, {
         // The sink records no per-tool series; every name would count as "unknown".
         isKnownTool: () => false,
-        consumerLag: openConsumerLag(context, {
-          settings: config,
-          clientId: config.sinkId,
-          groupId: config.groupId,
-          topics: [topics.audit],
-        }),
+        consumerLag: openConsumerLag(context, { groupId: config.groupId, topics: [topics.audit] }),
       });
       return createAuditSink({
         subscriber: bus,
@@ -70,3 +64,12 @@ export function createAuditSinkService(
     },
   });
 }
+
+/** `toolgate audit-sink`, and main.ts: the audit-sink process from the environment. */
+export const AUDIT_SINK_MAIN: ServiceMain<AuditSinkConfig> = {
+  command: 'audit-sink',
+  summary: 'run the audit sink: the audit topic into the append-only Postgres log',
+  serviceName: 'toolgate-audit-sink',
+  load: () => loadAuditSinkConfig(),
+  create: (config) => createAuditSinkService(config),
+};

@@ -1,4 +1,4 @@
-import type { Clock } from '../../libs/ports/clock.js';
+import type { Clock } from '../../libs/core/clock.js';
 
 /**
  * Runs `fn` with a signal that aborts after `ms` on `clock`, for downstream reads made outside the

@@ -1,5 +1,5 @@
 import type { Principal } from '../../libs/core/types.js';
-import type { Clock } from '../../libs/ports/clock.js';
+import type { Clock } from '../../libs/core/clock.js';
 import type { Order, OrdersApi } from '../downstreams/orders/orders-api.js';
 import { boundedCall } from './bounded-call.js';
 import { actingIdentities, hasRole, ORDER_STAFF_ROLES } from './principal-facts.js';

@@ -5,7 +5,7 @@ import { MemorySingleUseStore } from '../../libs/adapters/memory/single-use-stor
 import type { ConfinedFs } from '../../libs/integrations/confined-fs.js';
 import { MemorySubmissionLedger, type SubmissionLedger } from '../../libs/integrations/submission-ledger.js';
 import type { PreviewKey } from '../../libs/patterns/preview/preview-key.js';
-import type { Clock } from '../../libs/ports/clock.js';
+import type { Clock } from '../../libs/core/clock.js';
 import type { JobStore } from '../../libs/ports/job-store.js';
 import type { SingleUseStore } from '../../libs/ports/single-use-store.js';
 import { LegacyFilingClient } from '../legacy-filing/client.js';

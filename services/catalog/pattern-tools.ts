@@ -1,5 +1,5 @@
 import { PreviewGate } from '../../libs/patterns/preview/preview-gate.js';
-import type { Clock } from '../../libs/ports/clock.js';
+import type { Clock } from '../../libs/core/clock.js';
 import type { ToolDefinition } from '../../libs/registry/tool-definition.js';
 import type { StoreDownstreams } from '../downstreams/store-downstreams.js';
 import type { PatternBackends } from './pattern-backends.js';

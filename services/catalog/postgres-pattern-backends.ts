@@ -4,7 +4,7 @@ import { PostgresJobStore } from '../../libs/adapters/postgres/job-store.js';
 import { PostgresSingleUseStore } from '../../libs/adapters/postgres/single-use-store.js';
 import { ConfinedFs } from '../../libs/integrations/confined-fs.js';
 import { PostgresSubmissionLedger } from '../../libs/integrations/submission-ledger.js';
-import type { Clock } from '../../libs/ports/clock.js';
+import type { Clock } from '../../libs/core/clock.js';
 import type { StoreCatalogConfig } from './config.js';
 import { legacyFilingClient, type PatternBackends } from './pattern-backends.js';
 import { ensurePurchaseOrderSchema, PostgresPurchaseOrders } from './tools/purchase-order-postgres.js';

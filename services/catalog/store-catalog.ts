@@ -1,10 +1,10 @@
 import type { PolicyEngine } from '../../libs/pipeline/deps.js';
 import { createPolicyEngine } from '../../libs/policy/policy-engine.js';
-import type { Clock } from '../../libs/ports/clock.js';
+import type { Clock } from '../../libs/core/clock.js';
 import type { BucketLimit } from '../../libs/ports/rate-limiter.js';
 import type { ToolDefinition } from '../../libs/registry/tool-definition.js';
 import { ToolRegistry } from '../../libs/registry/tool-registry.js';
-import type { CatalogEnv, CatalogFactory } from '../executor/catalog.js';
+import type { CatalogEnv, CatalogFactory } from '../../libs/catalog/catalog.js';
 import { createPostgresDownstreams } from '../downstreams/postgres/postgres-downstreams.js';
 import type { StoreDownstreams } from '../downstreams/store-downstreams.js';
 import { loadStoreCatalogConfig, type StoreCatalogConfig } from './config.js';

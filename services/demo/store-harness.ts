@@ -1,11 +1,11 @@
 import type { Principal } from '../../libs/core/types.js';
-import type { HarnessWorld } from '../../libs/testing/agent-harness.js';
+import type { HarnessWorld } from '../../libs/testing/fixture-harness.js';
 import type { PatternBackends } from '../catalog/pattern-backends.js';
 import { buildStoreCatalog, type StoreCatalog } from '../catalog/store-catalog.js';
 import { createMemoryDownstreams } from '../downstreams/memory-downstreams.js';
 import type { DownstreamName, StoreDownstreams } from '../downstreams/store-downstreams.js';
 import { systemClock } from '../../libs/core/system-clock.js';
-import type { Clock } from '../../libs/ports/clock.js';
+import type { Clock } from '../../libs/core/clock.js';
 import { DEMO_PRINCIPALS } from './principals.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { Outcome } from '../../libs/core/outcome.js';
 import type { ToolCallResult } from '../../libs/core/types.js';
-import type { AuditRecord } from '../../libs/pipeline/audit-record.js';
+import type { AuditRecord } from '../../libs/core/audit-record.js';
 import type { WhoDidAnswer, WhoDidEntry } from '../../libs/ports/audit-store.js';
 import type { Principal } from '../../libs/core/types.js';
 import { formatDollars } from '../catalog/money.js';

@@ -1,4 +1,4 @@
-import type { Clock } from '../../libs/ports/clock.js';
+import type { Clock } from '../../libs/core/clock.js';
 import { DownstreamError } from './downstream-error.js';
 import { seededRandom } from './seeded-random.js';
 

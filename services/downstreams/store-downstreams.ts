@@ -1,4 +1,4 @@
-import type { Clock } from '../../libs/ports/clock.js';
+import type { Clock } from '../../libs/core/clock.js';
 import type { CrmApi } from './crm/crm-api.js';
 import { FaultInjector } from './faults.js';
 import type { BetweenReadAndWrite } from './inventory/race-window.js';

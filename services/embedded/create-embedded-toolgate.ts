@@ -10,7 +10,7 @@ import type { ManagedCircuitBreakers } from '../../libs/execution/breakers.js';
 import type { PolicyEngine } from '../../libs/pipeline/deps.js';
 import type { AuditStore } from '../../libs/ports/audit-store.js';
 import type { CaseStore } from '../../libs/ports/case-store.js';
-import type { Clock } from '../../libs/ports/clock.js';
+import type { Clock } from '../../libs/core/clock.js';
 import type { BucketLimit } from '../../libs/ports/rate-limiter.js';
 import type { ToolCallResolution, ToolgateClient } from '../sdk/index.js';
 import { quietLogger, type TopologyLogger } from './topology-logger.js';

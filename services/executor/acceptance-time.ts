@@ -1,14 +1,5 @@
+import { LOG_APPEND_TIME, TIMESTAMP_TYPE_CONFIG } from '../../libs/runtime/clients.js';
 import type { Logger } from '../../libs/ports/logger.js';
-
-/** The topic config that makes a message's timestamp the broker's append time. */
-export const TIMESTAMP_TYPE_CONFIG = 'message.timestamp.type';
-/** The value of {@link TIMESTAMP_TYPE_CONFIG} the calls topic needs; the broker default is CreateTime. */
-export const LOG_APPEND_TIME = 'LogAppendTime';
-
-/** The configs the calls topic is created with (by the services and `toolgate topics create`). */
-export const CALLS_TOPIC_CONFIGS: Readonly<Record<string, string>> = Object.freeze({
-  [TIMESTAMP_TYPE_CONFIG]: LOG_APPEND_TIME,
-});
 
 /**
  * The instant a call's principal assertion is judged at: when the broker accepted the call (its

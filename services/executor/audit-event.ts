@@ -1,7 +1,7 @@
 import { canonicalJson } from '../../libs/core/canonical-json.js';
 import type { AuditRecordEvent } from '../../libs/events/contracts.js';
-import type { AuditRecord } from '../../libs/pipeline/audit-record.js';
-import { wholeMs } from './json-text.js';
+import type { AuditRecord } from '../../libs/core/audit-record.js';
+import { wholeMs } from '../../libs/runtime/events.js';
 
 /**
  * Most bytes of JSON the audited arguments, and the audited result, may each take in one audit

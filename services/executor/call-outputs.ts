@@ -1,6 +1,6 @@
 import type { AuditRecordEvent, DeadLetterEvent, ToolCallResultEvent } from '../../libs/events/contracts.js';
 import type { TopicNames } from '../../libs/events/topics.js';
-import type { EventCodec } from '../../libs/ports/event-codec.js';
+import type { EventCodec } from '../../libs/events/event-codec.js';
 import type { Outgoing } from './publish-outcome.js';
 
 /** What one handled message produces; any part may be absent (poison has no result, no audit). */

@@ -1,25 +1,27 @@
-import { readFileSync } from 'node:fs';
-import { hostname } from 'node:os';
 import type { JSONWebKeySet } from 'jose';
 import { z } from 'zod';
 import { DEFAULT_PRINCIPAL_AUDIENCE, DEFAULT_PRINCIPAL_ISSUER } from '../../libs/auth/principal-defaults.js';
 import { EXECUTOR_DEFAULTS } from './create-executor.js';
 import {
   DATABASE_URL,
+  defaultInstanceId,
   IDEMPOTENCY_ENV,
-  replicaAcksOf,
+  idempotencySettings,
+  jwksFromEnv,
   nonEmpty,
   parseEnv,
   PARTITION_ENV,
   partitionCounts,
   positiveInt,
+  readTextFile,
   REDIS_URL,
   SERVICE_ENV,
   serviceSettings,
   ServiceConfigError,
+  type IdempotencySettings,
   type PartitionCounts,
   type ServiceSettings,
-} from './service-env.js';
+} from '../../libs/runtime/env.js';
 
 /** The environment the executor reads, with defaults; each variable is documented where it is used. */
 const EnvSchema = z.object({
@@ -68,8 +70,7 @@ const EnvSchema = z.object({
 type Env = z.infer<typeof EnvSchema>;
 
 /** The executor's configuration, parsed once from the environment by {@link loadExecutorConfig}. */
-export interface ExecutorConfig extends ServiceSettings {
-  readonly redisUrl: string;
+export interface ExecutorConfig extends ServiceSettings, IdempotencySettings {
   /** Opened only when the catalog asks for Postgres. */
   readonly databaseUrl: string | undefined;
   readonly groupId: string;
@@ -82,14 +83,10 @@ export interface ExecutorConfig extends ServiceSettings {
     readonly audience: string;
     readonly maxTokenAgeSec?: number;
   };
-  readonly redisKeyPrefix: string;
-  /** Replicas each idempotency write must reach (REDIS_REPLICA_ACKS); undefined: no waiting. */
-  readonly redisReplicaAcks: { readonly replicas: number; readonly timeoutMs: number } | undefined;
   /** Undefined: the store catalog. */
   readonly catalogModule: string | undefined;
   /** Life of a completed key's tombstone; 0 keeps none (no retention signal). */
   readonly tombstoneTtlMs: number;
-  readonly resultTtlMs: number;
   readonly leaseMarginMs: number;
   readonly breaker: { readonly errorPercent: number; readonly volume: number; readonly resetMs: number };
   readonly shutdownTimeoutMs: number;
@@ -111,16 +108,16 @@ export class ExecutorConfigError extends ServiceConfigError {
  */
 export function loadExecutorConfig(
   env: Readonly<Record<string, string | undefined>> = process.env,
-  readFile: (path: string) => string = (path) => readFileSync(path, 'utf8'),
+  readFile: (path: string) => string = readTextFile,
 ): ExecutorConfig {
   const e = parseEnv(EnvSchema, env, (problems) => new ExecutorConfigError(problems));
   const jwks = principalKeys(e, readFile);
   return {
     ...serviceSettings(e),
-    redisUrl: e.REDIS_URL,
+    ...idempotencySettings(e),
     databaseUrl: e.DATABASE_URL,
     groupId: e.TOOLGATE_GROUP_ID,
-    executorId: e.EXECUTOR_ID ?? `executor-${hostname()}-${process.pid}`,
+    executorId: e.EXECUTOR_ID ?? defaultInstanceId('executor'),
     maxConcurrency: e.MAX_CONCURRENCY,
     partitions: partitionCounts(e),
     principal: {
@@ -129,10 +126,7 @@ export function loadExecutorConfig(
       audience: e.PRINCIPAL_AUDIENCE,
       ...(e.PRINCIPAL_MAX_AGE_SEC === undefined ? {} : { maxTokenAgeSec: e.PRINCIPAL_MAX_AGE_SEC }),
     },
-    redisKeyPrefix: e.REDIS_KEY_PREFIX,
-    redisReplicaAcks: replicaAcksOf(e),
     catalogModule: e.TOOLGATE_CATALOG_MODULE,
-    resultTtlMs: e.RESULT_TTL_MS,
     leaseMarginMs: e.LEASE_MARGIN_MS,
     tombstoneTtlMs: e.IDEMPOTENCY_TOMBSTONE_TTL_MS,
     breaker: { errorPercent: e.BREAKER_ERROR_PERCENT, volume: e.BREAKER_VOLUME, resetMs: e.BREAKER_RESET_MS },
@@ -141,38 +135,14 @@ export function loadExecutorConfig(
   };
 }
 
-const JwksSchema = z.object({
-  keys: z
-    .array(z.looseObject({ kty: z.string(), kid: z.string().optional() }))
-    .min(1, 'needs at least one key'),
-});
-
 function principalKeys(e: Env, readFile: (path: string) => string): JSONWebKeySet {
-  const inline = e.PRINCIPAL_JWKS?.trim();
-  const file = e.PRINCIPAL_JWKS_FILE?.trim();
-  if ((inline === undefined || inline === '') === (file === undefined || file === '')) {
+  const jwks = jwksFromEnv(
+    { inline: ['PRINCIPAL_JWKS', e.PRINCIPAL_JWKS], file: ['PRINCIPAL_JWKS_FILE', e.PRINCIPAL_JWKS_FILE] },
+    readFile,
+    (problems) => new ExecutorConfigError(problems),
+  );
+  if (jwks === undefined) {
     throw new ExecutorConfigError(['PRINCIPAL_JWKS / PRINCIPAL_JWKS_FILE: set exactly one of the two']);
   }
-  const name = inline ? 'PRINCIPAL_JWKS' : 'PRINCIPAL_JWKS_FILE';
-  let text: string;
-  try {
-    text = inline ? inline : readFile(file as string);
-  } catch (err) {
-    throw new ExecutorConfigError([
-      `${name}: cannot read the file (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
-    ]);
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw new ExecutorConfigError([`${name}: not valid JSON`]);
-  }
-  const jwks = JwksSchema.safeParse(json);
-  if (!jwks.success) {
-    throw new ExecutorConfigError(
-      jwks.error.issues.map((issue) => `${name}: ${issue.path.join('.')} ${issue.message}`),
-    );
-  }
-  return jwks.data;
+  return jwks;
 }

@@ -1,7 +1,7 @@
 import type { Tracer } from '@opentelemetry/api';
 import { Registry } from 'prom-client';
 import type { PrincipalVerifier } from '../../libs/auth/principal-verifier.js';
-import type { BackoffPolicy } from '../../libs/core/backoff.js';
+import type { Backoff } from '../../libs/core/backoff.js';
 import { systemClock } from '../../libs/core/system-clock.js';
 import type { Catalog } from '../../libs/catalog/catalog.js';
 import { coalescingPublisher } from '../../libs/bus/coalescing-publisher.js';
@@ -9,14 +9,16 @@ import type { TopicNames } from '../../libs/events/topics.js';
 import { createCircuitBreakers, type ManagedCircuitBreakers } from '../../libs/execution/breakers.js';
 import { createOutboundLimiter } from '../../libs/execution/outbound-limiter.js';
 import type { ConsumerLagReader } from '../../libs/observability/consumer-lag.js';
+import { STAGES } from '../../libs/guards/stages.js';
 import { GuardPipeline } from '../../libs/pipeline/guard-pipeline.js';
-import type { Clock } from '../../libs/ports/clock.js';
+import type { Clock } from '../../libs/core/clock.js';
 import type { EventPublisher, KeyedSubscriber } from '../../libs/ports/event-bus.js';
-import type { EventCodec } from '../../libs/ports/event-codec.js';
+import type { EventCodec } from '../../libs/events/event-codec.js';
 import type { IdempotencyStore } from '../../libs/ports/idempotency-store.js';
 import type { IdempotencyTombstones } from '../../libs/ports/idempotency-tombstones.js';
 import type { Logger } from '../../libs/ports/logger.js';
 import type { RateLimiter } from '../../libs/ports/rate-limiter.js';
+import type { CallRunner } from './executor-deps.js';
 import { createCallConsumer, type Executor } from './executor.js';
 import { createExecutorTelemetry } from './telemetry.js';
 
@@ -104,7 +106,13 @@ export interface ExecutorOptions {
   /** See `ExecutorDeps.publishGraceMs`. */
   readonly publishGraceMs?: number;
   /** See `ExecutorDeps.backoff`. */
-  readonly backoff?: BackoffPolicy;
+  readonly backoff?: Backoff;
+  /**
+   * Wraps the instrumented pipeline where the call consumer runs it, e.g. to time or count each run
+   * (the benchmarks do). The wrapper must call the runner it is given exactly once per call and
+   * return its run unchanged. Default: none.
+   */
+  readonly aroundRuns?: (runner: CallRunner) => CallRunner;
 }
 
 /** A running executor and what operators and tests look at. */
@@ -176,7 +184,7 @@ export function createExecutor(options: ExecutorOptions): GuardedExecutor {
       },
       observer: telemetry.pipelineObserver,
     },
-    telemetry.stages,
+    STAGES,
   );
   const consumer = createCallConsumer({
     publisher: settings.coalesceOutputs ? coalescingPublisher(options.bus) : options.bus,
@@ -184,7 +192,7 @@ export function createExecutor(options: ExecutorOptions): GuardedExecutor {
     codec: options.codec,
     topics: options.topics,
     replyTopics: options.replyTopics,
-    pipeline: telemetry.instrument(pipeline),
+    pipeline: options.aroundRuns?.(telemetry.instrument(pipeline)) ?? telemetry.instrument(pipeline),
     tools: catalog.registry,
     verifier: options.verifier,
     ...(options.trustsMessageTimestamps === undefined

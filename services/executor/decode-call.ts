@@ -2,10 +2,10 @@ import { ToolgateError } from '../../libs/core/errors.js';
 import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
 import { callTooLarge } from '../../libs/events/size-limits.js';
 import { OversizedEventError } from '../../libs/events/wire-format.js';
-import type { Clock } from '../../libs/ports/clock.js';
-import type { EventCodec } from '../../libs/ports/event-codec.js';
+import type { Clock } from '../../libs/core/clock.js';
+import type { EventCodec } from '../../libs/events/event-codec.js';
 import type { BusMessage } from '../../libs/ports/event-bus.js';
-import { backoffDelay, waitUnlessAborted, type BackoffPolicy } from '../../libs/core/backoff.js';
+import { retryWithBackoff, type Backoff } from '../../libs/core/backoff.js';
 import type { Logger } from '../../libs/ports/logger.js';
 
 export type DecodedCall =
@@ -30,7 +30,7 @@ export type DecodedCall =
 
 export interface DecodeOptions {
   readonly clock: Clock;
-  readonly backoff: BackoffPolicy;
+  readonly backoff: Backoff;
   /** A child carrying the message's topic, partition and offset (see `withLogContext`). */
   readonly logger: Logger;
   /** Aborts when the batch turns stale or the executor is shut down hard. */
@@ -56,26 +56,37 @@ export async function decodeCall(
   message: BusMessage,
   options: DecodeOptions,
 ): Promise<DecodedCall> {
-  for (let retry = 1; ; retry++) {
-    try {
-      return { kind: 'call', event: await codec.decode('calls', message.value) };
-    } catch (err) {
-      if (err instanceof OversizedEventError && err.decoded !== undefined) {
-        return oversized(err.decoded as ToolCallRequestedEvent, err);
-      }
-      if (!(err instanceof ToolgateError && err.code === 'DEPENDENCY_UNAVAILABLE')) {
+  const decoded = await retryWithBackoff(
+    async (): Promise<DecodedCall> => {
+      try {
+        return { kind: 'call', event: await codec.decode('calls', message.value) };
+      } catch (err) {
+        if (err instanceof OversizedEventError && err.decoded !== undefined) {
+          return oversized(err.decoded as ToolCallRequestedEvent, err);
+        }
+        if (isOutage(err)) throw err;
         return { kind: 'poison', errorMessage: poisonMessage(err) };
       }
-      if (options.signal.aborted) return { kind: 'gave-up' };
-      const delayMs = backoffDelay(options.backoff, retry);
-      if (retry === 1 || retry % 10 === 0) {
-        // The logger is the message's context child: topic, partition and offset are on the line.
-        options.logger.warn({ retry, delayMs }, 'schema registry unavailable; retrying the same message');
-      }
-      void options.heartbeat();
-      if (!(await waitUnlessAborted(options.clock, delayMs, options.signal))) return { kind: 'gave-up' };
-    }
-  }
+    },
+    {
+      backoff: options.backoff,
+      clock: options.clock,
+      signal: options.signal,
+      onRetry: ({ retry, delayMs }) => {
+        if (retry === 1 || retry % 10 === 0) {
+          // The logger is the message's context child: topic, partition and offset are on the line.
+          options.logger.warn({ retry, delayMs }, 'schema registry unavailable; retrying the same message');
+        }
+        void options.heartbeat();
+      },
+    },
+  );
+  return decoded?.value ?? { kind: 'gave-up' };
+}
+
+/** The schema registry cannot be reached: says nothing about the message, so it is retried. */
+function isOutage(err: unknown): boolean {
+  return err instanceof ToolgateError && err.code === 'DEPENDENCY_UNAVAILABLE';
 }
 
 function oversized(event: ToolCallRequestedEvent, err: OversizedEventError): DecodedCall {

@@ -4,11 +4,11 @@ import type { TopicNames } from '../../libs/events/topics.js';
 import type { PipelineRun, RunOptions } from '../../libs/pipeline/guard-pipeline.js';
 import type { TraceContext } from '../../libs/observability/trace-context.js';
 import type { ToolResolver } from '../../libs/pipeline/deps.js';
-import type { Clock } from '../../libs/ports/clock.js';
+import type { Clock } from '../../libs/core/clock.js';
 import type { EventPublisher, KeyedSubscriber } from '../../libs/ports/event-bus.js';
-import type { EventCodec } from '../../libs/ports/event-codec.js';
+import type { EventCodec } from '../../libs/events/event-codec.js';
 import type { IdempotencyStore } from '../../libs/ports/idempotency-store.js';
-import type { BackoffPolicy } from '../../libs/core/backoff.js';
+import type { Backoff } from '../../libs/core/backoff.js';
 import type { Logger } from '../../libs/ports/logger.js';
 import type { ExecutorObserver } from './executor-observer.js';
 
@@ -81,7 +81,7 @@ export interface ExecutorDeps {
   /** After the abort, how long outputs still get to publish before `stop()` gives up. Default 5 s. */
   readonly publishGraceMs?: number;
   /** Retry pacing for an unreachable schema registry or broker. Default 100 ms doubling to 5 s. */
-  readonly backoff?: BackoffPolicy;
+  readonly backoff?: Backoff;
   /** Bytes of an undecodable message its dead letter keeps. Default 0 (size and SHA-256 only). */
   readonly maxRawPayloadBytes?: number;
   /** Unique ids for audit records (one per attempt). Default `crypto.randomUUID`. */

@@ -11,7 +11,7 @@ import type { Logger } from '../../libs/ports/logger.js';
 import { toAuditEvent } from './audit-event.js';
 import { encodeOutputs, type CallOutputs } from './call-outputs.js';
 import { callTrace, outputHeaders, type CallTrace } from './call-trace.js';
-import { callDeadLetter, deadLetterReasonFor, poisonDeadLetter } from './dead-letter-event.js';
+import { callDeadLetter, deadLetterReasonFor, poisonDeadLetter } from '../../libs/runtime/events.js';
 import { decodeCall } from './decode-call.js';
 import { checkEnvelope } from './envelope-check.js';
 import type { ExecutorDeps } from './executor-deps.js';

@@ -1,4 +1,5 @@
-import { runServiceCommand } from '../cli/serve.js';
+import { runServiceMain } from '../../libs/runtime/service.js';
+import { EXECUTOR_MAIN } from './service.js';
 
 /**
  * The executor process, as `toolgate executor` runs it (see service.ts for what it wires), with the
@@ -6,4 +7,4 @@ import { runServiceCommand } from '../cli/serve.js';
  * finish, outputs publish, offsets commit) and it exits 0; a bad configuration or catalog, or a
  * failed start, exits 1. Run with `npx tsx services/executor/main.ts`.
  */
-await runServiceCommand(['executor'], { stdout: process.stdout, stderr: process.stderr });
+await runServiceMain(EXECUTOR_MAIN, [], { stdout: process.stdout, stderr: process.stderr });

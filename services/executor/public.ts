@@ -18,7 +18,7 @@ export {
   type CatalogEnv,
   type CatalogFactory,
 } from '../../libs/catalog/index.js';
-export { loadCatalogFactory } from './catalog.js';
+export { loadCatalogFactory } from '../../libs/runtime/catalog-module.js';
 export {
   createExecutor,
   EXECUTOR_DEFAULTS,
@@ -30,4 +30,4 @@ export {
 export type { Executor } from './executor.js';
 export { loadExecutorConfig, ExecutorConfigError, type ExecutorConfig } from './config.js';
 export { createExecutorService, type ExecutorServiceOptions } from './service.js';
-export type { Service } from './service-runtime.js';
+export type { Service } from '../../libs/runtime/service.js';

@@ -1,8 +1,8 @@
 import { anySignal } from '../../libs/core/any-signal.js';
 import { raceAbort } from '../../libs/execution/attempt-scope.js';
-import type { Clock } from '../../libs/ports/clock.js';
+import type { Clock } from '../../libs/core/clock.js';
 import type { EventPublisher, OutgoingMessage } from '../../libs/ports/event-bus.js';
-import { backoffDelay, waitUnlessAborted, type BackoffPolicy } from '../../libs/core/backoff.js';
+import { backoffCapMs, waitUnlessAborted, type Backoff } from '../../libs/core/backoff.js';
 import type { Logger } from '../../libs/ports/logger.js';
 
 /** One encoded message headed for one topic. */
@@ -15,7 +15,7 @@ export interface Outgoing {
 
 export interface PublishOptions {
   readonly clock: Clock;
-  readonly backoff: BackoffPolicy;
+  readonly backoff: Backoff;
   readonly logger: Logger;
   /** Aborts when the batch turns stale: stop retrying (the message will be delivered again). */
   readonly stale: AbortSignal;
@@ -49,7 +49,7 @@ export async function publishPhases(
       );
       const failed = pending.filter((_, i) => settled[i]!.status === 'rejected');
       if (failed.length === 0) break;
-      const delayMs = backoffDelay(options.backoff, retry);
+      const delayMs = backoffCapMs(options.backoff, retry);
       options.logger.warn(
         {
           failed: failed.map((out) => ({

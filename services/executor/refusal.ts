@@ -1,7 +1,7 @@
 import type { ToolgateError } from '../../libs/core/errors.js';
 import type { ToolCallResult } from '../../libs/core/types.js';
 import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
-import type { AuditRecord, StageName } from '../../libs/pipeline/audit-record.js';
+import type { AuditRecord, StageName } from '../../libs/core/audit-record.js';
 import { redactArguments } from '../../libs/pipeline/build-audit-record.js';
 import type { PipelineRun } from '../../libs/pipeline/guard-pipeline.js';
 import { toResultError } from '../../libs/core/result-error.js';

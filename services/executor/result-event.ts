@@ -1,7 +1,7 @@
 import type { ToolCallResult } from '../../libs/core/types.js';
 import { tokenEquivalents, type CallTokens } from '../../libs/cost/token-equivalents.js';
 import type { ToolCallRequestedEvent, ToolCallResultEvent } from '../../libs/events/contracts.js';
-import { jsonText, wholeMs } from './json-text.js';
+import { jsonText, wholeMs } from '../../libs/runtime/events.js';
 
 /** Who produced a result and when; the rest comes from the request and the run. */
 export interface ResultMeta {

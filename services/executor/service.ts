@@ -1,24 +1,24 @@
 import type { Tracer } from '@opentelemetry/api';
-import {
-  RedisIdempotencyStore,
-  RedisIdempotencyTombstones,
-  RedisRateLimiter,
-} from '../../libs/adapters/redis/index.js';
+import { RedisIdempotencyTombstones, RedisRateLimiter } from '../../libs/adapters/redis/index.js';
 import { createPrincipalVerifier } from '../../libs/auth/principal-verifier.js';
 import type { CatalogFactory } from '../../libs/catalog/catalog.js';
-import { topicNames } from '../../libs/events/topics.js';
 import { callsTimestampsTrusted } from './acceptance-time.js';
-import type { ExecutorConfig } from './config.js';
+import { loadExecutorConfig, type ExecutorConfig } from './config.js';
 import { createExecutor } from './create-executor.js';
 import {
   allTopics,
   lazyPostgres,
   openCatalog,
   openConsumerLag,
+  openIdempotency,
   openKafka,
-  openRedis,
-} from './service-clients.js';
-import { createService, type Service, type ServiceOptions } from './service-runtime.js';
+} from '../../libs/runtime/clients.js';
+import {
+  createService,
+  type Service,
+  type ServiceMain,
+  type ServiceOptions,
+} from '../../libs/runtime/service.js';
 
 /** What a caller may supply instead of what the configuration names. */
 export interface ExecutorServiceOptions extends ServiceOptions {
@@ -36,21 +36,15 @@ export interface ExecutorServiceOptions extends ServiceOptions {
  * /readyz adds "Redis answers" to the lifecycle check (see `createService`).
  */
 export function createExecutorService(config: ExecutorConfig, options: ExecutorServiceOptions = {}): Service {
-  const topics = topicNames(config.topicPrefix);
   return createService({
     name: 'executor',
     settings: config,
-    base: { executorId: config.executorId },
+    instance: { field: 'executorId', id: config.executorId },
     logger: options.logger,
     async open(context) {
-      const { clock, logger } = context;
-      const redis = openRedis(context, { url: config.redisUrl, ready: true });
-      const { bus, codec } = await openKafka(context, {
-        settings: config,
-        clientId: config.executorId,
-        topics,
-        ensure: allTopics(topics, config.partitions),
-      });
+      const { clock, logger, topics } = context;
+      const { redis, idempotency } = openIdempotency(context, config);
+      const { bus, codec } = await openKafka(context, allTopics(topics, config.partitions));
       const catalog = await openCatalog(context, {
         postgres: lazyPostgres(context, { url: config.databaseUrl, max: 10, ready: false }),
         module: config.catalogModule,
@@ -62,10 +56,7 @@ export function createExecutorService(config: ExecutorConfig, options: ExecutorS
         codec,
         topics,
         replyTopics: { [topics.results]: config.partitions.results },
-        idempotency: new RedisIdempotencyStore(redis, {
-          keyPrefix: config.redisKeyPrefix,
-          ...(config.redisReplicaAcks === undefined ? {} : { replicaAcks: config.redisReplicaAcks }),
-        }),
+        idempotency,
         tombstones: new RedisIdempotencyTombstones(redis, { keyPrefix: config.redisKeyPrefix }),
         rateLimiter: new RedisRateLimiter(redis, { keyPrefix: config.redisKeyPrefix }),
         verifier: createPrincipalVerifier({
@@ -94,12 +85,7 @@ export function createExecutorService(config: ExecutorConfig, options: ExecutorS
         },
         instrumentation: {
           registry: context.registry,
-          consumerLag: openConsumerLag(context, {
-            settings: config,
-            clientId: config.executorId,
-            groupId: config.groupId,
-            topics: [topics.calls],
-          }),
+          consumerLag: openConsumerLag(context, { groupId: config.groupId, topics: [topics.calls] }),
           ...(options.tracer === undefined ? {} : { tracer: options.tracer }),
         },
         clock,
@@ -108,3 +94,13 @@ export function createExecutorService(config: ExecutorConfig, options: ExecutorS
     },
   });
 }
+
+/** `toolgate executor`, and main.ts: the executor process from the environment. */
+export const EXECUTOR_MAIN: ServiceMain<ExecutorConfig> = {
+  command: 'executor',
+  summary: 'run an executor: calls from Kafka through the guard pipeline to your tools',
+  serviceName: 'toolgate-executor',
+  load: () => loadExecutorConfig(),
+  catalogModule: (config) => config.catalogModule,
+  create: (config, catalog) => createExecutorService(config, { catalog }),
+};

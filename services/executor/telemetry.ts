@@ -16,8 +16,7 @@ import {
 } from '../../libs/observability/pipeline-metrics.js';
 import { createCallTracing, toolgateTracer, type PipelineRunner } from '../../libs/observability/tracing.js';
 import type { PipelineObserver } from '../../libs/pipeline/deps.js';
-import type { Stage } from '../../libs/pipeline/stage.js';
-import type { Clock } from '../../libs/ports/clock.js';
+import type { Clock } from '../../libs/core/clock.js';
 import type { CallRunner } from './executor-deps.js';
 import { metricsObserver, type ExecutorObserver } from './executor-observer.js';
 
@@ -42,8 +41,6 @@ export interface ExecutorTelemetryOptions {
 /** The executor's metrics and traces, ready to be put into its pipeline and deps. */
 export interface ExecutorTelemetry {
   readonly metrics: ToolgateMetrics;
-  /** The guard stages wrapped in spans: `new GuardPipeline({ ...deps, observer }, stages)`. */
-  readonly stages: readonly Stage[];
   /** Stage latencies, attempts and retries: the pipeline's `observer`. */
   readonly pipelineObserver: PipelineObserver;
   /**
@@ -97,7 +94,6 @@ export function createExecutorTelemetry(options: ExecutorTelemetryOptions): Exec
   const countRefusal = principalRefusalCounter(options.registry);
   return {
     metrics,
-    stages: tracing.stages,
     pipelineObserver: pipelineObserver(metrics),
     observer: { ...metricsObserver(metrics), principalRefused: countRefusal },
     instrument: (pipeline) => instrumentPipeline(pipeline, { metrics, tracing, clock: options.clock }),

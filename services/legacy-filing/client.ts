@@ -1,7 +1,7 @@
-import type { IntegrationLogger } from '../../libs/integrations/logger.js';
+import type { Logger } from '../../libs/ports/logger.js';
 import { RestClient } from '../../libs/integrations/rest-client.js';
 import type { OutboundLimiter } from '../../libs/pipeline/deps.js';
-import type { Clock } from '../../libs/ports/clock.js';
+import type { Clock } from '../../libs/core/clock.js';
 import { errorForLegacyFault } from './legacy-faults.js';
 import {
   isoFromLegacyTimestamp,
@@ -50,7 +50,7 @@ export interface LegacyFilingClientOptions {
   readonly timeoutMs: number;
   /** Shared per-request budget under the downstream name `legacy-filing`. */
   readonly outbound?: OutboundLimiter;
-  readonly logger?: IntegrationLogger;
+  readonly logger?: Logger;
   readonly fetch?: typeof fetch;
 }
 

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { Clock } from '../../libs/ports/clock.js';
+import type { Clock } from '../../libs/core/clock.js';
 import { legacyTimestamp, type LegacyFilingRecord } from './wire.js';
 
 /** A validated submission, in the legacy field vocabulary. */

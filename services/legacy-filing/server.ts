@@ -2,9 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type pg from 'pg';
 import { systemClock } from '../../libs/core/system-clock.js';
-import type { IntegrationLogger } from '../../libs/integrations/logger.js';
-import { silentIntegrationLogger } from '../../libs/integrations/logger.js';
-import type { Clock } from '../../libs/ports/clock.js';
+import { silentLogger, type Logger } from '../../libs/ports/logger.js';
+import type { Clock } from '../../libs/core/clock.js';
 import { LegacyFaults } from './faults.js';
 import { filingsByNaturalKey, insertWithinWindow } from './filing-store.js';
 import { validateSubmission } from './validate-submission.js';
@@ -24,7 +23,7 @@ export interface LegacyFilingServerOptions {
   /** How long a `slow` fault delays the work. Default 0. */
   readonly slowMs?: number;
   readonly clock?: Clock;
-  readonly logger?: IntegrationLogger;
+  readonly logger?: Logger;
 }
 
 /** Counters of what the service saw (for tests and the lab's summary). */
@@ -69,7 +68,7 @@ export async function startLegacyFilingServer(
   options: LegacyFilingServerOptions,
 ): Promise<LegacyFilingServer> {
   const clock = options.clock ?? systemClock;
-  const logger = options.logger ?? silentIntegrationLogger;
+  const logger = options.logger ?? silentLogger;
   const faults = options.faults ?? new LegacyFaults();
   const stats: LegacyFilingStats = {
     submits: 0,

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { hostname } from 'node:os';
 import { z } from 'zod';
 import { DEFAULT_PRINCIPAL_AUDIENCE, DEFAULT_PRINCIPAL_ISSUER } from '../../libs/auth/principal-defaults.js';
 import {
+  defaultInstanceId,
   nonEmpty,
   parseEnv,
   PARTITION_ENV,
@@ -12,7 +12,7 @@ import {
   serviceSettings,
   ServiceConfigError,
   type ServiceSettings,
-} from '../executor/service-env.js';
+} from '../../libs/runtime/env.js';
 import { MIN_CONFIRMATION_SECRET_BYTES } from './confirmation.js';
 
 const list = z
@@ -157,7 +157,6 @@ export function loadMcpGatewayConfig(
       audience: e.PRINCIPAL_AUDIENCE,
     },
     replySlot: e.MCP_REPLY_SLOT,
-    gatewayId:
-      e.MCP_GATEWAY_ID ?? `mcp-gateway-${hostname()}-${process.pid}`.replace(/[^A-Za-z0-9._-]/g, '-'),
+    gatewayId: e.MCP_GATEWAY_ID ?? defaultInstanceId('mcp-gateway').replace(/[^A-Za-z0-9._-]/g, '-'),
   };
 }

@@ -11,7 +11,7 @@ import { silentBusLogger, type BusLogger } from '../../libs/bus/logger.js';
 import { ToolgateError } from '../../libs/core/errors.js';
 import type { Principal, ToolCallResult } from '../../libs/core/types.js';
 import type { ToolDefinition } from '../../libs/registry/tool-definition.js';
-import type { ToolgateClient } from '../sdk/toolgate-client.js';
+import type { ToolgateClient } from '../sdk/index.js';
 import { createBearerCheck } from './bearer-auth.js';
 import { toMcpCallResult, type McpCallResult } from './call-result.js';
 import { confirmationGate } from './confirm-call.js';

@@ -1,12 +1,16 @@
 import { createPrivateKey } from 'node:crypto';
 import { RedisSingleUseStore } from '../../libs/adapters/redis/single-use-store.js';
-import { topicNames } from '../../libs/events/topics.js';
 import { busLogger } from '../../libs/observability/bus-logger.js';
-import type { CatalogFactory } from '../executor/catalog.js';
-import { openCatalog, openKafka, openRedis } from '../executor/service-clients.js';
-import { createService, type Service, type ServiceOptions } from '../executor/service-runtime.js';
-import { createToolgateClient } from '../sdk/toolgate-client.js';
-import type { McpGatewayConfig } from './config.js';
+import type { CatalogFactory } from '../../libs/catalog/catalog.js';
+import { openCatalog, openKafka, openRedis } from '../../libs/runtime/clients.js';
+import {
+  createService,
+  type Service,
+  type ServiceMain,
+  type ServiceOptions,
+} from '../../libs/runtime/service.js';
+import { createToolgateClient } from '../sdk/index.js';
+import { loadMcpGatewayConfig, type McpGatewayConfig } from './config.js';
 import { createMcpGateway } from './gateway.js';
 import { mcpMetrics } from './metrics.js';
 
@@ -29,29 +33,24 @@ export function createMcpGatewayService(
   config: McpGatewayConfig,
   options: McpGatewayServiceOptions = {},
 ): Service {
-  const topics = topicNames(config.topicPrefix);
   return createService({
     name: 'mcp-gateway',
     settings: config,
-    base: { gatewayId: config.gatewayId },
+    instance: { field: 'gatewayId', id: config.gatewayId },
     logger: options.logger,
     async open(context) {
+      const { topics } = context;
       const catalog = await openCatalog(context, {
         postgres: () =>
           Promise.reject(new Error('the MCP gateway reads tool metadata only; it has no database')),
         module: config.catalogModule,
         factory: options.catalog,
       });
-      const redis = openRedis(context, { url: config.redisUrl, ready: true });
-      const { bus, codec } = await openKafka(context, {
-        settings: config,
-        clientId: config.gatewayId,
-        topics,
-        ensure: [
-          { topic: topics.calls, partitions: config.partitions.calls },
-          { topic: topics.results, partitions: config.partitions.results },
-        ],
-      });
+      const redis = openRedis(context, config.redisUrl);
+      const { bus, codec } = await openKafka(context, [
+        { topic: topics.calls, partitions: config.partitions.calls },
+        { topic: topics.results, partitions: config.partitions.results },
+      ]);
       const logger = context.logger.child({ component: 'mcp-gateway' });
       const client = createToolgateClient({
         publisher: bus,
@@ -115,3 +114,13 @@ export function createMcpGatewayService(
     },
   });
 }
+
+/** `toolgate mcp-gateway`, and main.ts: the mcp-gateway process from the environment. */
+export const MCP_GATEWAY_MAIN: ServiceMain<McpGatewayConfig> = {
+  command: 'mcp-gateway',
+  summary: 'run the MCP gateway: MCP clients list and call your tools, guarded, through Kafka',
+  serviceName: 'toolgate-mcp-gateway',
+  load: () => loadMcpGatewayConfig(),
+  catalogModule: (config) => config.catalogModule,
+  create: (config, catalog) => createMcpGatewayService(config, { catalog }),
+};

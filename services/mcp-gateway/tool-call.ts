@@ -1,7 +1,7 @@
 import { ToolgateError } from '../../libs/core/errors.js';
 import type { Principal, ToolCallResult } from '../../libs/core/types.js';
 import type { ToolDefinition } from '../../libs/registry/tool-definition.js';
-import type { ToolgateClient } from '../sdk/toolgate-client.js';
+import type { ToolgateClient } from '../sdk/index.js';
 import { clientKeyOf, logicalTaskId } from './logical-call.js';
 
 /** The provider call id of the one call of an MCP turn (MCP calls have no provider id). */

@@ -1,7 +1,7 @@
 import { approvePreview, DEFAULT_APPROVAL_TTL_MS } from '../../libs/patterns/preview/approve-preview.js';
 import type { AuditRecordEvent } from '../../libs/events/contracts.js';
 import type { AuditStore, StoredAuditRecord } from '../../libs/ports/audit-store.js';
-import type { Clock } from '../../libs/ports/clock.js';
+import type { Clock } from '../../libs/core/clock.js';
 import type { SingleUseStore } from '../../libs/ports/single-use-store.js';
 import { deliver, type DeliveryDeps } from '../reconciler/deliver.js';
 

@@ -1,23 +1,26 @@
-import { readFileSync } from 'node:fs';
-import { hostname } from 'node:os';
 import type { JSONWebKeySet } from 'jose';
 import { z } from 'zod';
 import {
   DATABASE_POOL_MAX,
   DATABASE_URL,
+  defaultInstanceId,
   IDEMPOTENCY_ENV,
+  idempotencySettings,
+  jwksFromEnv,
   nonEmpty,
   parseEnv,
   PARTITION_ENV,
   partitionCounts,
   positiveInt,
+  readTextFile,
   REDIS_URL,
   SERVICE_ENV,
   serviceSettings,
   ServiceConfigError,
+  type IdempotencySettings,
   type PartitionCounts,
   type ServiceSettings,
-} from '../executor/service-env.js';
+} from '../../libs/runtime/env.js';
 
 /** Issuer the console expects on operators' sign-in tokens unless OPS_CONSOLE_ISSUER says otherwise. */
 export const DEFAULT_OPERATOR_ISSUER = 'toolgate-identity';
@@ -29,7 +32,7 @@ const MIN_SESSION_SECRET_BYTES = 32;
 
 /**
  * The environment the console reads. The bus, topic prefix, partition counts, Redis key prefix,
- * result TTL and catalog module use the executor's names and defaults (executor/service-env.ts):
+ * result TTL and catalog module use the executor's names and defaults (libs/runtime/env.ts):
  * the console's actions settle the executors' idempotency records and publish on their topics
  * through the reconciler's operations, so all must agree.
  */
@@ -83,14 +86,11 @@ export interface OperatorAuthConfig {
 }
 
 /** The console's configuration, parsed once from the environment by {@link loadOpsConsoleConfig}. */
-export interface OpsConsoleConfig extends ServiceSettings {
-  readonly redisUrl: string;
+export interface OpsConsoleConfig extends ServiceSettings, IdempotencySettings {
   readonly databaseUrl: string;
   readonly databasePoolMax: number;
   readonly consoleId: string;
   readonly partitions: PartitionCounts;
-  readonly redisKeyPrefix: string;
-  readonly resultTtlMs: number;
   /** Undefined: the store catalog. */
   readonly catalogModule: string | undefined;
   readonly port: number;
@@ -115,19 +115,17 @@ export class OpsConsoleConfigError extends ServiceConfigError {
  */
 export function loadOpsConsoleConfig(
   env: Readonly<Record<string, string | undefined>> = process.env,
-  readFile: (path: string) => string = (path) => readFileSync(path, 'utf8'),
+  readFile: (path: string) => string = readTextFile,
 ): OpsConsoleConfig {
   const e = parseEnv(EnvSchema, env, (problems) => new OpsConsoleConfigError(problems));
   const devLogin = e.OPS_CONSOLE_DEV_LOGIN === 'true';
   return {
     ...serviceSettings(e),
-    redisUrl: e.REDIS_URL,
+    ...idempotencySettings(e),
     databaseUrl: e.DATABASE_URL,
     databasePoolMax: e.DATABASE_POOL_MAX,
-    consoleId: e.OPS_CONSOLE_ID ?? `ops-console-${hostname()}-${process.pid}`,
+    consoleId: e.OPS_CONSOLE_ID ?? defaultInstanceId('ops-console'),
     partitions: partitionCounts(e),
-    redisKeyPrefix: e.REDIS_KEY_PREFIX,
-    resultTtlMs: e.RESULT_TTL_MS,
     catalogModule: e.TOOLGATE_CATALOG_MODULE,
     port: e.OPS_CONSOLE_PORT,
     host: e.OPS_CONSOLE_HOST,
@@ -153,49 +151,24 @@ function sessionSecret(text: string): Buffer {
   return bytes;
 }
 
-const JwksSchema = z.object({
-  keys: z
-    .array(z.looseObject({ kty: z.string(), kid: z.string().optional() }))
-    .min(1, 'needs at least one key'),
-});
-
 /** The identity provider's JWKS; neither variable set is allowed only with the development login. */
 function operatorKeys(
   e: Env,
   readFile: (path: string) => string,
   devLogin: boolean,
 ): JSONWebKeySet | undefined {
-  const inline = e.OPS_CONSOLE_JWKS?.trim() || undefined;
-  const file = e.OPS_CONSOLE_JWKS_FILE?.trim() || undefined;
-  if (inline !== undefined && file !== undefined) {
-    throw new OpsConsoleConfigError(['OPS_CONSOLE_JWKS / OPS_CONSOLE_JWKS_FILE: set at most one of the two']);
-  }
-  if (inline === undefined && file === undefined) {
-    if (devLogin) return undefined;
+  const jwks = jwksFromEnv(
+    {
+      inline: ['OPS_CONSOLE_JWKS', e.OPS_CONSOLE_JWKS],
+      file: ['OPS_CONSOLE_JWKS_FILE', e.OPS_CONSOLE_JWKS_FILE],
+    },
+    readFile,
+    (problems) => new OpsConsoleConfigError(problems),
+  );
+  if (jwks === undefined && !devLogin) {
     throw new OpsConsoleConfigError([
       'OPS_CONSOLE_JWKS / OPS_CONSOLE_JWKS_FILE: required (the identity provider keys operators sign in with), unless OPS_CONSOLE_DEV_LOGIN=true',
     ]);
   }
-  const name = inline !== undefined ? 'OPS_CONSOLE_JWKS' : 'OPS_CONSOLE_JWKS_FILE';
-  let text: string;
-  try {
-    text = inline ?? readFile(file!);
-  } catch (err) {
-    throw new OpsConsoleConfigError([
-      `${name}: cannot read the file (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
-    ]);
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw new OpsConsoleConfigError([`${name}: not valid JSON`]);
-  }
-  const jwks = JwksSchema.safeParse(json);
-  if (!jwks.success) {
-    throw new OpsConsoleConfigError(
-      jwks.error.issues.map((issue) => `${name}: ${issue.path.join('.')} ${issue.message}`),
-    );
-  }
-  return jwks.data;
+  return jwks;
 }

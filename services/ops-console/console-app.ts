@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuditSource, AuditStore, VerifyReport, WhoDidTarget } from '../../libs/ports/audit-store.js';
 import type { CaseFilter, CaseState, ReconciliationCase } from '../../libs/ports/case-store.js';
-import type { Clock } from '../../libs/ports/clock.js';
+import type { Clock } from '../../libs/core/clock.js';
 import type { Logger } from '../../libs/ports/logger.js';
 import { redactArguments } from '../../libs/pipeline/build-audit-record.js';
 import type { ToolResolver } from '../../libs/pipeline/deps.js';

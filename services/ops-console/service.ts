@@ -1,20 +1,28 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Kafka, logLevel } from 'kafkajs';
 import { listAuditChains } from '../../libs/adapters/postgres/audit-chains.js';
 import { PostgresAuditStore } from '../../libs/adapters/postgres/audit-store.js';
 import { PostgresCaseStore } from '../../libs/adapters/postgres/case-store.js';
 import { PostgresSingleUseStore } from '../../libs/adapters/postgres/single-use-store.js';
-import { RedisIdempotencyStore } from '../../libs/adapters/redis/redis-idempotency-store.js';
-import { topicNames } from '../../libs/events/topics.js';
-import type { CatalogFactory } from '../executor/catalog.js';
-import { openCatalog, openKafka, openPostgres, openRedis } from '../executor/service-clients.js';
-import { createService, type Service, type ServiceOptions } from '../executor/service-runtime.js';
+import type { CatalogFactory } from '../../libs/catalog/catalog.js';
+import {
+  kafkaClient,
+  openCatalog,
+  openIdempotency,
+  openKafka,
+  openPostgres,
+} from '../../libs/runtime/clients.js';
+import {
+  createService,
+  type Service,
+  type ServiceMain,
+  type ServiceOptions,
+} from '../../libs/runtime/service.js';
 import { createOperations } from '../reconciler/operations.js';
 import { kafkaOriginalCalls } from '../reconciler/original-call.js';
-import { DEFAULT_BACKOFF } from '../reconciler/retry.js';
+import { DEFAULT_BACKOFF } from '../../libs/core/backoff.js';
 import { ApprovalsQueue } from './approvals.js';
-import type { OpsConsoleConfig } from './config.js';
+import { loadOpsConsoleConfig, type OpsConsoleConfig } from './config.js';
 import { createConsoleHandler } from './console-app.js';
 import { SessionSigner } from './session.js';
 import { OperatorTokens } from './sign-in.js';
@@ -40,27 +48,21 @@ export function createOpsConsoleService(
   config: OpsConsoleConfig,
   options: OpsConsoleServiceOptions = {},
 ): Service {
-  const topics = topicNames(config.topicPrefix);
   return createService({
     name: 'ops-console',
     settings: config,
-    base: { consoleId: config.consoleId },
+    instance: { field: 'consoleId', id: config.consoleId },
     logger: options.logger,
     async open(context) {
-      const { clock } = context;
+      const { clock, topics } = context;
       const logger = context.logger.child({ component: 'ops-console' });
       const pool = await openPostgres(context, {
         url: config.databaseUrl,
         max: config.databasePoolMax,
         ready: true,
       });
-      const redis = openRedis(context, { url: config.redisUrl, ready: true });
-      const { bus, codec } = await openKafka(context, {
-        settings: config,
-        clientId: config.consoleId,
-        topics,
-        ensure: [],
-      });
+      const { idempotency } = openIdempotency(context, config);
+      const { bus, codec } = await openKafka(context, []);
       const catalog = await openCatalog(context, {
         postgres: () => Promise.resolve(pool),
         module: config.catalogModule,
@@ -70,7 +72,7 @@ export function createOpsConsoleService(
         publisher: bus,
         codec,
         topics,
-        idempotency: new RedisIdempotencyStore(redis, { keyPrefix: config.redisKeyPrefix }),
+        idempotency,
         clock,
         logger,
         backoff: DEFAULT_BACKOFF,
@@ -82,11 +84,7 @@ export function createOpsConsoleService(
         cases: new PostgresCaseStore(pool, clock),
         tools: catalog.registry,
         originalCalls: kafkaOriginalCalls({
-          kafka: new Kafka({
-            brokers: [...config.kafkaBrokers],
-            clientId: `${config.consoleId}-calls-reader`,
-            logLevel: logLevel.NOTHING,
-          }),
+          kafka: kafkaClient(context, 'calls-reader'),
           codec,
           groupPrefix: `${config.consoleId}-calls`,
         }),
@@ -148,3 +146,13 @@ export function createOpsConsoleService(
     },
   });
 }
+
+/** `toolgate ops-console`, and main.ts: the ops-console process from the environment. */
+export const OPS_CONSOLE_MAIN: ServiceMain<OpsConsoleConfig> = {
+  command: 'ops-console',
+  summary: 'run the ops console: cases, dead letters, approvals and audit in the browser',
+  serviceName: 'toolgate-ops-console',
+  load: () => loadOpsConsoleConfig(),
+  catalogModule: (config) => config.catalogModule,
+  create: (config, catalog) => createOpsConsoleService(config, { catalog }),
+};

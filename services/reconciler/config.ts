@@ -1,11 +1,11 @@
-import { hostname } from 'node:os';
 import { z } from 'zod';
 import { DEFAULT_CHECK_SCHEDULE_MS } from '../../libs/reconcile/check-schedule.js';
 import {
   DATABASE_POOL_MAX,
   DATABASE_URL,
+  defaultInstanceId,
   IDEMPOTENCY_ENV,
-  replicaAcksOf,
+  idempotencySettings,
   nonEmpty,
   parseEnv,
   PARTITION_ENV,
@@ -15,13 +15,14 @@ import {
   SERVICE_ENV,
   serviceSettings,
   ServiceConfigError,
+  type IdempotencySettings,
   type PartitionCounts,
   type ServiceSettings,
-} from '../executor/service-env.js';
+} from '../../libs/runtime/env.js';
 
 /**
  * The environment the reconciler reads. Topic prefix, partition counts, Redis key prefix, result TTL
- * and catalog module use the executor's variable names and defaults (executor/service-env.ts): the
+ * and catalog module use the executor's variable names and defaults (libs/runtime/env.ts): the
  * reconciler settles the executors' idempotency records and resolves their tools, so both must
  * agree.
  */
@@ -58,19 +59,14 @@ const EnvSchema = z.object({
 });
 
 /** The reconciler's configuration, parsed once from the environment by {@link loadReconcilerConfig}. */
-export interface ReconcilerConfig extends ServiceSettings {
-  readonly redisUrl: string;
+export interface ReconcilerConfig extends ServiceSettings, IdempotencySettings {
   readonly databaseUrl: string;
   readonly databasePoolMax: number;
   readonly groupId: string;
   readonly reconcilerId: string;
   readonly partitions: PartitionCounts;
-  readonly redisKeyPrefix: string;
-  /** Replicas each idempotency write must reach (REDIS_REPLICA_ACKS); undefined: no waiting. */
-  readonly redisReplicaAcks: { readonly replicas: number; readonly timeoutMs: number } | undefined;
   /** Undefined: the store catalog. */
   readonly catalogModule: string | undefined;
-  readonly resultTtlMs: number;
   readonly checkScheduleMs: readonly number[];
   readonly checkTimeoutMs: number | undefined;
   readonly pollIntervalMs: number;
@@ -97,16 +93,13 @@ export function loadReconcilerConfig(
   const e = parseEnv(EnvSchema, env, (problems) => new ReconcilerConfigError(problems));
   return {
     ...serviceSettings(e),
-    redisUrl: e.REDIS_URL,
+    ...idempotencySettings(e),
     databaseUrl: e.DATABASE_URL,
     databasePoolMax: e.DATABASE_POOL_MAX,
     groupId: e.RECONCILER_GROUP_ID,
-    reconcilerId: e.RECONCILER_ID ?? `reconciler-${hostname()}-${process.pid}`,
+    reconcilerId: e.RECONCILER_ID ?? defaultInstanceId('reconciler'),
     partitions: partitionCounts(e),
-    redisKeyPrefix: e.REDIS_KEY_PREFIX,
-    redisReplicaAcks: replicaAcksOf(e),
     catalogModule: e.TOOLGATE_CATALOG_MODULE,
-    resultTtlMs: e.RESULT_TTL_MS,
     checkScheduleMs: e.CHECK_SCHEDULE_MS,
     checkTimeoutMs: e.CHECK_TIMEOUT_MS,
     pollIntervalMs: e.POLL_INTERVAL_MS,

@@ -7,9 +7,9 @@ import type {
   EventSubscriber,
   Subscription,
 } from '../../libs/ports/event-bus.js';
-import type { EventCodec } from '../../libs/ports/event-codec.js';
+import type { EventCodec } from '../../libs/events/event-codec.js';
 import { withLogContext } from '../../libs/observability/logger.js';
-import { poisonOrigin } from '../executor/dead-letter-event.js';
+import { poisonOrigin } from '../../libs/runtime/events.js';
 import type { DeadLetterInput, ReconciliationCase } from '../../libs/ports/case-store.js';
 import type { CheckerDeps } from './check-case.js';
 import { retryUntil } from './retry.js';

@@ -10,12 +10,12 @@ import {
 } from '../../libs/reconcile/resolution.js';
 import type { ReconciliationCase } from '../../libs/ports/case-store.js';
 import type { ToolDefinition } from '../../libs/registry/tool-definition.js';
-import type { Clock } from '../../libs/ports/clock.js';
+import type { Clock } from '../../libs/core/clock.js';
 import type { EventPublisher } from '../../libs/ports/event-bus.js';
-import type { EventCodec } from '../../libs/ports/event-codec.js';
+import type { EventCodec } from '../../libs/events/event-codec.js';
 import type { IdempotencyStore } from '../../libs/ports/idempotency-store.js';
 import type { Logger } from '../../libs/ports/logger.js';
-import type { BackoffPolicy } from '../../libs/core/backoff.js';
+import type { Backoff } from '../../libs/core/backoff.js';
 import { retryUntil } from './retry.js';
 import { childSpanId, traceHeaders } from '../../libs/observability/trace-context.js';
 
@@ -27,7 +27,7 @@ export interface DeliveryDeps {
   readonly idempotency: IdempotencyStore;
   readonly clock: Clock;
   readonly logger: Logger;
-  readonly backoff: BackoffPolicy;
+  readonly backoff: Backoff;
   /**
    * Topics a result may be sent to, with their partition counts (as the executor's). A request whose
    * reply address is not among them gets no result from the reconciler.

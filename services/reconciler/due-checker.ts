@@ -1,7 +1,7 @@
 import type { ReconciliationCase } from '../../libs/ports/case-store.js';
 import type { CheckStep } from './case-moves.js';
 import { checkCase, type CheckerDeps } from './check-case.js';
-import { backoffDelay } from '../../libs/core/backoff.js';
+import { backoffCapMs } from '../../libs/core/backoff.js';
 
 export interface DueCheckerOptions {
   /** How often the loop looks for due cases when the last look found fewer than a page. Default 500 ms. */
@@ -82,7 +82,7 @@ export function createDueChecker(deps: CheckerDeps, options: DueCheckerOptions =
         if (steps.length >= pageSize) waitMs = 0;
       } catch (err) {
         failures += 1;
-        waitMs = Math.max(pollIntervalMs, backoffDelay(deps.backoff, failures));
+        waitMs = Math.max(pollIntervalMs, backoffCapMs(deps.backoff, failures));
         deps.logger.warn({ err, failures, waitMs }, 'cannot list due cases; backing off');
       }
       try {

@@ -1,4 +1,5 @@
 import { outcomeForCode } from '../../libs/core/errors.js';
+import { taskResourceKey } from '../../libs/core/idempotency-key.js';
 import type { ToolResolver } from '../../libs/pipeline/deps.js';
 import type { CaseActor, CaseStore, ReconciliationCase } from '../../libs/ports/case-store.js';
 import { caseRequest, type CaseRequest } from '../../libs/reconcile/case-request.js';
@@ -296,7 +297,7 @@ export function createOperations(deps: OperationsDeps): Operations {
                   async () =>
                     deps.publisher.publish(deps.topics.calls, [
                       {
-                        key: req.resourceKey || `${req.tenant}:task:${req.taskId}`,
+                        key: req.resourceKey || taskResourceKey(req),
                         value: await deps.codec.encode('calls', event),
                         headers: traceHeaders(req.traceId, childSpanId()),
                       },

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
 import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
 import type { BusMessage, EventSubscriber } from '../../libs/ports/event-bus.js';
-import type { EventCodec } from '../../libs/ports/event-codec.js';
+import type { EventCodec } from '../../libs/events/event-codec.js';
 import type { ReconciliationCase } from '../../libs/ports/case-store.js';
 import type { CaseRequest } from '../../libs/reconcile/case-request.js';
 

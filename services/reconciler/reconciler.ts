@@ -2,16 +2,16 @@ import { DEFAULT_CHECK_SCHEDULE_MS, checkSchedule } from '../../libs/reconcile/c
 import type { TopicNames } from '../../libs/events/topics.js';
 import type { ToolResolver } from '../../libs/pipeline/deps.js';
 import type { CaseStore } from '../../libs/ports/case-store.js';
-import type { Clock } from '../../libs/ports/clock.js';
+import type { Clock } from '../../libs/core/clock.js';
 import type { EventPublisher, EventSubscriber } from '../../libs/ports/event-bus.js';
-import type { EventCodec } from '../../libs/ports/event-codec.js';
+import type { EventCodec } from '../../libs/events/event-codec.js';
 import type { IdempotencyStore } from '../../libs/ports/idempotency-store.js';
 import type { CheckStep } from './case-moves.js';
 import type { OriginalCalls } from './original-call.js';
 import { createDeadLetterConsumer } from './dead-letter-consumer.js';
 import { createDueChecker } from './due-checker.js';
 import type { Logger } from '../../libs/ports/logger.js';
-import { DEFAULT_BACKOFF, type BackoffPolicy } from '../../libs/core/backoff.js';
+import { DEFAULT_BACKOFF, type Backoff } from '../../libs/core/backoff.js';
 
 /** Everything a reconciler uses. main.ts wires Kafka, Postgres and Redis; tests wire memory adapters. */
 export interface ReconcilerDeps {
@@ -51,7 +51,7 @@ export interface ReconcilerDeps {
   readonly checkConcurrency?: number;
   readonly partitionsConcurrently?: number;
   readonly fromBeginning?: boolean;
-  readonly backoff?: BackoffPolicy;
+  readonly backoff?: Backoff;
   /** After `stop`, how long deliveries still retry before they are abandoned. Default 10 s. */
   readonly shutdownGraceMs?: number;
 }

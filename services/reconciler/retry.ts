@@ -1,13 +1,10 @@
-import { backoffDelay, type BackoffPolicy } from '../../libs/core/backoff.js';
-import type { Clock } from '../../libs/ports/clock.js';
+import { retryWithBackoff, type Backoff } from '../../libs/core/backoff.js';
+import type { Clock } from '../../libs/core/clock.js';
 import type { Logger } from '../../libs/ports/logger.js';
-
-// Re-exported for callers that take their pacing from here (the ops CLI).
-export { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from '../../libs/core/backoff.js';
 
 export interface RetryOptions {
   readonly clock: Clock;
-  readonly backoff: BackoffPolicy;
+  readonly backoff: Backoff;
   readonly logger: Logger;
   /** Stops retrying (the step is then reported as not done). */
   readonly signal: AbortSignal;
@@ -18,33 +15,28 @@ export interface RetryOptions {
 }
 
 /**
- * Runs `step` until it resolves, waiting with backoff between failures. Resolves `{ value }`, or
- * undefined when `signal` aborted first (before a try, or during a wait). Rejects only with an error
- * `isFatal` accepts. Each failure is logged at warn with `what` and `fields`.
+ * Runs `step` until it resolves, waiting with backoff (no jitter) between failures, as
+ * `retryWithBackoff` does with a signal. Resolves `{ value }`, or undefined when `signal` aborted
+ * first (before a try, or during a wait). Rejects only with an error `isFatal` accepts. Each failure
+ * is logged at warn with `what` and `fields` — the reconciler's one shape of retry log line.
  */
-export async function retryUntil<T>(
+export function retryUntil<T>(
   what: string,
   step: () => Promise<T>,
   opts: RetryOptions,
   fields: object = {},
-): Promise<{ value: T } | undefined> {
-  for (let retry = 1; ; retry++) {
-    if (opts.signal.aborted) return undefined;
-    try {
-      return { value: await step() };
-    } catch (err) {
-      if (opts.isFatal?.(err)) throw err;
-      const delayMs = backoffDelay(opts.backoff, retry);
+): Promise<{ readonly value: T } | undefined> {
+  return retryWithBackoff(step, {
+    backoff: opts.backoff,
+    clock: opts.clock,
+    signal: opts.signal,
+    ...(opts.isFatal === undefined ? {} : { isFatal: opts.isFatal }),
+    onRetry: ({ err, retry, delayMs }) => {
       opts.logger.warn(
         { ...fields, err: err instanceof Error ? err.message : String(err), retry, delayMs },
         `${what} failed; retrying`,
       );
       opts.onRetry?.();
-      try {
-        await opts.clock.sleep(delayMs, opts.signal);
-      } catch {
-        return undefined;
-      }
-    }
-  }
+    },
+  });
 }

@@ -1,23 +1,26 @@
 import { PostgresCaseStore } from '../../libs/adapters/postgres/case-store.js';
-import { RedisIdempotencyStore } from '../../libs/adapters/redis/redis-idempotency-store.js';
-import { topicNames } from '../../libs/events/topics.js';
 import { createToolgateMetrics } from '../../libs/observability/metrics.js';
 import { knownToolsOf } from '../../libs/observability/pipeline-metrics.js';
 import { postgresCaseCounts } from '../../libs/observability/postgres-case-counts.js';
-import type { CatalogFactory } from '../executor/catalog.js';
+import type { CatalogFactory } from '../../libs/catalog/catalog.js';
 import {
   allTopics,
+  kafkaClient,
   openCatalog,
   openConsumerLag,
+  openIdempotency,
   openKafka,
   openPostgres,
-  openRedis,
-} from '../executor/service-clients.js';
-import { createService, type Service, type ServiceOptions } from '../executor/service-runtime.js';
-import type { ReconcilerConfig } from './config.js';
+} from '../../libs/runtime/clients.js';
+import {
+  createService,
+  type Service,
+  type ServiceMain,
+  type ServiceOptions,
+} from '../../libs/runtime/service.js';
+import { loadReconcilerConfig, type ReconcilerConfig } from './config.js';
 import { createReconciler } from './reconciler.js';
 import { kafkaOriginalCalls } from './original-call.js';
-import { Kafka, logLevel } from 'kafkajs';
 
 /** What a caller may supply instead of what the configuration names. */
 export interface ReconcilerServiceOptions extends ServiceOptions {
@@ -39,26 +42,20 @@ export function createReconcilerService(
   config: ReconcilerConfig,
   options: ReconcilerServiceOptions = {},
 ): Service {
-  const topics = topicNames(config.topicPrefix);
   return createService({
     name: 'reconciler',
     settings: config,
-    base: { reconcilerId: config.reconcilerId },
+    instance: { field: 'reconcilerId', id: config.reconcilerId },
     logger: options.logger,
     async open(context) {
-      const { clock } = context;
+      const { clock, topics } = context;
       const pool = await openPostgres(context, {
         url: config.databaseUrl,
         max: config.databasePoolMax,
         ready: true,
       });
-      const redis = openRedis(context, { url: config.redisUrl, ready: true });
-      const { bus, codec } = await openKafka(context, {
-        settings: config,
-        clientId: config.reconcilerId,
-        topics,
-        ensure: allTopics(topics, config.partitions),
-      });
+      const { idempotency } = openIdempotency(context, config);
+      const { bus, codec } = await openKafka(context, allTopics(topics, config.partitions));
       const catalog = await openCatalog(context, {
         postgres: () => Promise.resolve(pool),
         module: config.catalogModule,
@@ -67,12 +64,7 @@ export function createReconcilerService(
       createToolgateMetrics(context.registry, {
         isKnownTool: knownToolsOf(catalog.registry, clock),
         caseCounts: postgresCaseCounts(pool),
-        consumerLag: openConsumerLag(context, {
-          settings: config,
-          clientId: config.reconcilerId,
-          groupId: config.groupId,
-          topics: [topics.dlq],
-        }),
+        consumerLag: openConsumerLag(context, { groupId: config.groupId, topics: [topics.dlq] }),
       });
       return createReconciler({
         subscriber: bus,
@@ -80,10 +72,7 @@ export function createReconcilerService(
         codec,
         topics,
         cases: new PostgresCaseStore(pool, clock),
-        idempotency: new RedisIdempotencyStore(redis, {
-          keyPrefix: config.redisKeyPrefix,
-          ...(config.redisReplicaAcks === undefined ? {} : { replicaAcks: config.redisReplicaAcks }),
-        }),
+        idempotency,
         tools: catalog.registry,
         clock,
         logger: context.logger.child({ component: 'reconciler' }),
@@ -94,11 +83,7 @@ export function createReconcilerService(
         checkScheduleMs: config.checkScheduleMs,
         // Status checks read the call's full arguments back from the calls topic.
         originalCalls: kafkaOriginalCalls({
-          kafka: new Kafka({
-            brokers: [...config.kafkaBrokers],
-            clientId: `${config.reconcilerId}-calls-reader`,
-            logLevel: logLevel.NOTHING,
-          }),
+          kafka: kafkaClient(context, 'calls-reader'),
           codec,
           groupPrefix: `${config.groupId}-calls`,
         }),
@@ -111,3 +96,13 @@ export function createReconcilerService(
     },
   });
 }
+
+/** `toolgate reconciler`, and main.ts: the reconciler process from the environment. */
+export const RECONCILER_MAIN: ServiceMain<ReconcilerConfig> = {
+  command: 'reconciler',
+  summary: 'run the reconciler: dead letters into cases, settled by status checks',
+  serviceName: 'toolgate-reconciler',
+  load: () => loadReconcilerConfig(),
+  catalogModule: (config) => config.catalogModule,
+  create: (config, catalog) => createReconcilerService(config, { catalog }),
+};

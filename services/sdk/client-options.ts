@@ -7,9 +7,9 @@ import type { Principal } from '../../libs/core/types.js';
 import { CALL_LIMITS, type CallLimits } from '../../libs/events/size-limits.js';
 import type { TopicNames } from '../../libs/events/topics.js';
 import type { ToolResolver } from '../../libs/pipeline/deps.js';
-import type { Clock } from '../../libs/ports/clock.js';
+import type { Clock } from '../../libs/core/clock.js';
 import type { EventPublisher, EventSubscriber } from '../../libs/ports/event-bus.js';
-import type { EventCodec } from '../../libs/ports/event-codec.js';
+import type { EventCodec } from '../../libs/events/event-codec.js';
 import { randomHex, type HexSource } from '../../libs/observability/trace-context.js';
 import type { ToolCallResolution } from './result-inbox.js';
 

@@ -8,7 +8,7 @@ export { createToolgateClient } from './toolgate-client.js';
 export type { ToolgateClient, TurnCall, TurnOutcome } from './toolgate-client.js';
 export { replyGroupId } from './client-options.js';
 export type { PrincipalSigning, ToolgateClientOptions, TurnContext, TurnOptions } from './client-options.js';
-export type { ProviderMessages, ProviderTurn } from './provider-turn.js';
+export type { ProviderMessages, ProviderTurn } from '../../libs/providers/provider-shapes.js';
 export type { PublishedCall, ToolCallResolution } from './result-inbox.js';
 export { STILL_EXECUTING_MESSAGE } from './call-results.js';
 export { CALL_LIMITS } from '../../libs/events/size-limits.js';

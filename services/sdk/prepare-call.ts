@@ -1,5 +1,5 @@
 import { canonicalJson } from '../../libs/core/canonical-json.js';
-import { idempotencyKey } from '../../libs/core/idempotency-key.js';
+import { idempotencyKey, taskResourceKey } from '../../libs/core/idempotency-key.js';
 import type { ExecutionContext } from '../../libs/core/types.js';
 import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
 import type { ToolResolver } from '../../libs/pipeline/deps.js';
@@ -14,7 +14,7 @@ export interface PreparedCall {
   readonly call: PublishedCall;
   /** Position in the turn (0-based), part of the idempotency key. */
   readonly index: number;
-  /** Partition key on the calls topic: the tool's conflict key, else `<tenant>:task:<taskId>`. */
+  /** Partition key on the calls topic: the tool's conflict key, else {@link taskResourceKey}. */
   readonly resourceKey: string;
   /** Canonical JSON of parsed arguments, or the provider's raw text for unparseable ones. */
   readonly argumentsJson: string;
@@ -60,7 +60,7 @@ export async function prepareCall(
       idempotencyKey: key,
     },
     index: ctx.index,
-    resourceKey: parsed ? await resourceKeyOf(tools, input.tool, input.args, ctx) : taskKey(ctx),
+    resourceKey: parsed ? await resourceKeyOf(tools, input.tool, input.args, ctx) : taskResourceKey(ctx),
     argumentsJson,
   };
 }
@@ -103,27 +103,23 @@ export function requestedEvent(prepared: PreparedCall, envelope: TurnEnvelope): 
   };
 }
 
-function taskKey(ctx: ExecutionContext): string {
-  return `${ctx.tenant}:task:${ctx.taskId}`;
-}
-
 async function resourceKeyOf(
   tools: ToolResolver | undefined,
   name: string,
   args: Record<string, unknown>,
   ctx: ExecutionContext,
 ): Promise<string> {
-  if (tools === undefined) return taskKey(ctx);
+  if (tools === undefined) return taskResourceKey(ctx);
   try {
     const resolved = tools.resolve(name, { tenant: ctx.tenant });
-    if (!resolved.ok || resolved.tool.conflictKey === undefined) return taskKey(ctx);
+    if (!resolved.ok || resolved.tool.conflictKey === undefined) return taskResourceKey(ctx);
     const validated = await resolved.tool.input.safeParseAsync(args);
-    if (!validated.success) return taskKey(ctx);
+    if (!validated.success) return taskResourceKey(ctx);
     const key: unknown = resolved.tool.conflictKey(validated.data, ctx);
     return typeof key === 'string' && key.length > 0 && key.length <= MAX_RESOURCE_KEY_LENGTH
       ? key
-      : taskKey(ctx);
+      : taskResourceKey(ctx);
   } catch {
-    return taskKey(ctx);
+    return taskResourceKey(ctx);
   }
 }

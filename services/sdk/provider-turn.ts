@@ -2,33 +2,10 @@ import type { NormalizedToolCall, ToolCallResult } from '../../libs/core/types.j
 import { isAnthropicToolUse, normalizeAnthropicCalls } from '../../libs/providers/anthropic-normalize.js';
 import type { NormalizationFailure } from '../../libs/providers/normalized-call.js';
 import { normalizeOpenAICalls, openAIToolCalls } from '../../libs/providers/openai-normalize.js';
-import type {
-  AnthropicMessage,
-  AnthropicToolResultMessage,
-  OpenAIAssistantMessage,
-  OpenAIChatCompletion,
-  OpenAIToolMessage,
-} from '../../libs/providers/provider-shapes.js';
+import type { ProviderMessages, ProviderTurn } from '../../libs/providers/provider-shapes.js';
 import { toAnthropicToolResultMessage } from '../../libs/providers/anthropic-results.js';
 import { toOpenAIToolMessages } from '../../libs/providers/openai-results.js';
 import { assertSameCallIds } from '../../libs/providers/result-ids.js';
-
-/**
- * One assistant response whose tool calls are to be run, tagged with its provider. The tag is
- * explicit rather than sniffed from the shape: both SDKs' types evolve, and a wrong guess would
- * answer a turn in the other provider's format.
- *
- * `response` is what the provider SDK returned: for OpenAI a `ChatCompletion` or its
- * `ChatCompletionMessage`, for Anthropic a `Message` (or just `{ content }`). The types are
- * toolgate's own structural shapes of those (libs/providers/provider-shapes.ts), so using toolgate
- * does not require either SDK to be installed.
- */
-export type ProviderTurn =
-  | {
-      readonly provider: 'openai';
-      readonly response: OpenAIChatCompletion | OpenAIAssistantMessage;
-    }
-  | { readonly provider: 'anthropic'; readonly response: AnthropicMessage };
 
 /** One requested call as the client sees it before publishing. */
 export type TurnCallInput =
@@ -90,15 +67,6 @@ export function turnCalls(turn: ProviderTurn): TurnCallInput[] {
 export function providerCallIdOf(call: TurnCallInput): string {
   return call.kind === 'refused' ? call.failure.id : call.providerCallId;
 }
-
-/**
- * Tool results in each provider's shape, appended to the conversation after the assistant turn.
- * The messages are assignable to the SDKs' own parameter types (`ChatCompletionToolMessageParam`,
- * Anthropic's `MessageParam`), so they go straight into the next request.
- */
-export type ProviderMessages =
-  | { readonly provider: 'openai'; readonly messages: OpenAIToolMessage[] }
-  | { readonly provider: 'anthropic'; readonly messages: AnthropicToolResultMessage[] };
 
 /**
  * The provider messages answering a turn: OpenAI, one `tool` message per call; Anthropic, ONE user

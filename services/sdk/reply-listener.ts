@@ -2,7 +2,7 @@ import { ToolgateError } from '../../libs/core/errors.js';
 import type { BusLogger } from '../../libs/bus/logger.js';
 import type { ToolCallResultEvent } from '../../libs/events/contracts.js';
 import type { BatchHandler, EventSubscriber, Subscription } from '../../libs/ports/event-bus.js';
-import type { EventCodec } from '../../libs/ports/event-codec.js';
+import type { EventCodec } from '../../libs/events/event-codec.js';
 
 /** Where one client instance reads its results. */
 export interface ReplyAddress {

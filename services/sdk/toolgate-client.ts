@@ -19,13 +19,8 @@ import {
   type TurnOptions,
 } from './client-options.js';
 import { prepareCall, requestedEvent, type PreparedCall, type TurnEnvelope } from './prepare-call.js';
-import {
-  providerCallIdOf,
-  providerMessages,
-  turnCalls,
-  type ProviderMessages,
-  type ProviderTurn,
-} from './provider-turn.js';
+import type { ProviderMessages, ProviderTurn } from '../../libs/providers/provider-shapes.js';
+import { providerCallIdOf, providerMessages, turnCalls } from './provider-turn.js';
 import { publishInChunks } from './publish-in-chunks.js';
 import { listenForReplies } from './reply-listener.js';
 import { ResultInbox } from './result-inbox.js';

@@ -1,4 +1,4 @@
-import type { Clock } from '../../libs/ports/clock.js';
+import type { Clock } from '../../libs/core/clock.js';
 
 /** How waiting for some work ended. */
 export type DeadlineRace =

@@ -2,7 +2,7 @@ import { ConfigResourceTypes } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KafkaEventBus } from '../../libs/bus/kafka/kafka-event-bus.js';
 import { topicNames } from '../../libs/events/topics.js';
-import { allTopics } from '../../services/executor/service-clients.js';
+import { allTopics } from '../../libs/runtime/clients.js';
 import { kafkaClusterBrokers } from '../helpers/env.js';
 import { createTestKafka, type TestKafka } from '../helpers/kafka.js';
 import { uniqueName } from '../helpers/names.js';

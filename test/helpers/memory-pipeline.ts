@@ -7,7 +7,8 @@ import {
 import { createOutboundLimiter } from '../../libs/execution/outbound-limiter.js';
 import type { PipelineDeps, PipelineSettings } from '../../libs/pipeline/deps.js';
 import { GuardPipeline } from '../../libs/pipeline/guard-pipeline.js';
-import type { Clock } from '../../libs/ports/clock.js';
+import type { Clock } from '../../libs/core/clock.js';
+import { STAGES } from '../../libs/guards/stages.js';
 
 /** What a memory-backed guard pipeline is built from. */
 export interface MemoryPipelineOptions {
@@ -60,5 +61,5 @@ export function memoryPipeline(options: MemoryPipelineOptions): MemoryPipeline {
     owner: options.owner,
     settings: options.settings ?? { resultTtlMs: 86_400_000, leaseMarginMs: 5_000 },
   };
-  return { pipeline: new GuardPipeline(deps), breakers };
+  return { pipeline: new GuardPipeline(deps, STAGES), breakers };
 }

@@ -4,7 +4,7 @@ import { prepareEnvelope } from '../../audit/envelope.js';
 import { groupByChain, linkRecords } from '../../audit/hash-chain.js';
 import { queryLimit, splitWhoDid, timeBound, whoDidEntry } from '../../audit/query.js';
 import { verifyChains, type VerifiableRecord } from '../../audit/verify.js';
-import type { AuditRecord } from '../../pipeline/audit-record.js';
+import type { AuditRecord } from '../../core/audit-record.js';
 import type {
   AuditEnvelope,
   AuditQuery,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { queryLimit } from '../../audit/query.js';
-import type { Clock } from '../../ports/clock.js';
+import type { Clock } from '../../core/clock.js';
 import type {
   CaseChange,
   CaseFilter,

@@ -2,7 +2,7 @@ import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { SubscribeOptions, Subscription, TopicPartition } from '../../ports/event-bus.js';
 import type { BusLogger } from '../logger.js';
 import { pause } from '../pause.js';
-import { backoffDelay, type BackoffPolicy } from '../../core/backoff.js';
+import { backoffCapMs, type Backoff } from '../../core/backoff.js';
 import type { KafkaDelivery } from './kafka-delivery.js';
 import { isMembershipError } from './kafka-errors.js';
 import { floorKey, pinLatestStarts, type StartFloors } from './start-positions.js';
@@ -20,7 +20,7 @@ export interface KafkaConsumerSettings {
 }
 
 /** Waits before replacing a consumer that kafkajs stopped for good. */
-const REPLACEMENT_BACKOFF: BackoffPolicy = { firstDelayMs: 1_000, maxDelayMs: 30_000 };
+const REPLACEMENT_BACKOFF: Backoff = { baseDelayMs: 1_000, maxDelayMs: 30_000 };
 
 /** One group generation as this member saw it. */
 interface Generation {
@@ -126,7 +126,7 @@ export class KafkaSubscription implements Subscription {
    */
   private replaceConsumer(): void {
     this.replacements += 1;
-    const delayMs = backoffDelay(REPLACEMENT_BACKOFF, this.replacements);
+    const delayMs = backoffCapMs(REPLACEMENT_BACKOFF, this.replacements);
     this.logger.error(
       { groupId: this.options.groupId, delayMs, replacement: this.replacements },
       'kafka consumer stopped for good; replacing it',

@@ -1,5 +1,5 @@
 import { classify } from '../../core/classify.js';
-import type { Clock } from '../../ports/clock.js';
+import type { Clock } from '../../core/clock.js';
 import type { JobRecord, JobStore } from '../../ports/job-store.js';
 import { viewJob, type JobView } from './job-view.js';
 

@@ -1,5 +1,5 @@
 import type { Principal } from '../../core/types.js';
-import type { Clock } from '../../ports/clock.js';
+import type { Clock } from '../../core/clock.js';
 import type { Approval, SingleUseStore } from '../../ports/single-use-store.js';
 import { issuePreviewToken, type IssuedPreviewToken } from './issue-preview-token.js';
 import { DEFAULT_PREVIEW_TTL_MS, argumentsHash, type PreviewClaims } from './preview-claims.js';

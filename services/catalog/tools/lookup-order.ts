@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ToolgateError } from '../../../libs/core/errors.js';
-import type { Clock } from '../../../libs/ports/clock.js';
+import type { Clock } from '../../../libs/core/clock.js';
 import { defineTool } from '../../../libs/registry/define-tool.js';
 import type { ToolDefinition } from '../../../libs/registry/tool-definition.js';
 import { ORDER_STATUSES, type OrdersApi } from '../../downstreams/orders/orders-api.js';

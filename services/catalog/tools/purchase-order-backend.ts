@@ -1,4 +1,4 @@
-import type { Clock } from '../../../libs/ports/clock.js';
+import type { Clock } from '../../../libs/core/clock.js';
 import { DownstreamError } from '../../downstreams/downstream-error.js';
 
 /** A supplier the store buys stock from, with its price list. Prices in integer cents. */

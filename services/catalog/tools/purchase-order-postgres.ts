@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { underSchemaLock } from '../../../libs/adapters/postgres/schema-lock.js';
-import type { Clock } from '../../../libs/ports/clock.js';
+import type { Clock } from '../../../libs/core/clock.js';
 import { DownstreamError } from '../../downstreams/downstream-error.js';
 import {
   seedSuppliers,

@@ -3,7 +3,7 @@ import { ToolgateError } from '../../../libs/core/errors.js';
 import type { ExecutionContext } from '../../../libs/core/types.js';
 import type { JobRunner } from '../../../libs/patterns/jobs/job-runner.js';
 import type { JobView } from '../../../libs/patterns/jobs/job-view.js';
-import type { Clock } from '../../../libs/ports/clock.js';
+import type { Clock } from '../../../libs/core/clock.js';
 import type { JobRecord, JobStore } from '../../../libs/ports/job-store.js';
 import type { PaymentsApi } from '../../downstreams/payments/payments-api.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Clock } from '../../../libs/ports/clock.js';
+import type { Clock } from '../../../libs/core/clock.js';
 import { defineTool } from '../../../libs/registry/define-tool.js';
 import type { ToolDefinition } from '../../../libs/registry/tool-definition.js';
 import { CUSTOMER_SEARCH_FIELDS, type CrmApi } from '../../downstreams/crm/crm-api.js';

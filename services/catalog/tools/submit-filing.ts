@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ToolgateError } from '../../../libs/core/errors.js';
-import type { IntegrationLogger } from '../../../libs/integrations/logger.js';
+import type { Logger } from '../../../libs/ports/logger.js';
 import {
   StatusCheckAdapter,
   type StatusCheckTiming,
@@ -8,7 +8,7 @@ import {
   type SubmitPath,
 } from '../../../libs/integrations/status-check-adapter.js';
 import type { SubmissionLedger } from '../../../libs/integrations/submission-ledger.js';
-import type { Clock } from '../../../libs/ports/clock.js';
+import type { Clock } from '../../../libs/core/clock.js';
 import { defineTool } from '../../../libs/registry/define-tool.js';
 import type { ToolDefinition } from '../../../libs/registry/tool-definition.js';
 import {
@@ -94,7 +94,7 @@ export interface SubmitFilingDeps {
   readonly clock: Clock;
   /** Default {@link LEGACY_FILING_TIMING}. */
   readonly timing?: StatusCheckTiming;
-  readonly logger?: IntegrationLogger;
+  readonly logger?: Logger;
 }
 
 const PATH_TO_CONFIRMED: Readonly<Record<SubmitPath, (typeof CONFIRMED_BY)[number]>> = {

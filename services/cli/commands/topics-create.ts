@@ -5,7 +5,7 @@ import type { CommandSpec } from '../command.js';
 import type { SettingName } from '../config.js';
 import { ensureTopics, type TopicPlan } from '../kafka-topics.js';
 import { formatTable } from '../table.js';
-import { CALLS_TOPIC_CONFIGS } from '../../executor/acceptance-time.js';
+import { CALLS_TOPIC_CONFIGS } from '../../../libs/runtime/clients.js';
 
 /** The executor's partition defaults (services/executor/config.ts), so its start-up check agrees. */
 const DEFAULT_PARTITIONS: Readonly<Record<EventKind, number>> = { calls: 12, results: 12, audit: 6, dlq: 3 };

@@ -1,4 +1,4 @@
-import type { Clock } from '../../../libs/ports/clock.js';
+import type { Clock } from '../../../libs/core/clock.js';
 import { DownstreamError } from '../downstream-error.js';
 import type { AdjustRequest, InventoryApi, StockLevel, StockMovement } from './inventory-api.js';
 import { nextTurn, type BetweenReadAndWrite } from './race-window.js';

@@ -1,4 +1,4 @@
-import type { Clock } from '../../../libs/ports/clock.js';
+import type { Clock } from '../../../libs/core/clock.js';
 import type { Charge, PaymentsApi, RefundReceipt, RefundRequest } from './payments-api.js';
 import { refundId, refundRefusal } from './refund-rules.js';
 

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { Clock } from '../../../libs/ports/clock.js';
+import type { Clock } from '../../../libs/core/clock.js';
 import { DownstreamError } from '../downstream-error.js';
 import type {
   AdjustmentReason,

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { Clock } from '../../../libs/ports/clock.js';
+import type { Clock } from '../../../libs/core/clock.js';
 import type { PaymentsApi, RefundReason, RefundReceipt, RefundRequest } from '../payments/payments-api.js';
 import { refundId, refundRefusal } from '../payments/refund-rules.js';
 

@@ -44,7 +44,7 @@ describe('audit sink on Kafka and Postgres', () => {
       groupId: uniqueName('audit_sink'),
       producerId: 'audit-sink-test',
       partitionsConcurrently: 2,
-      backoff: { firstDelayMs: 20, maxDelayMs: 200 },
+      backoff: { baseDelayMs: 20, maxDelayMs: 200 },
     });
     await sink.start();
   });
@@ -177,7 +177,7 @@ describe('audit sink while the store is unreachable', () => {
       store,
       logger: capturingLogger(captured),
       groupId: uniqueName('audit_sink_down'),
-      backoff: { firstDelayMs: 20, maxDelayMs: 100 },
+      backoff: { baseDelayMs: 20, maxDelayMs: 100 },
     });
     try {
       await sink.start();

@@ -4,7 +4,7 @@ import { migrate } from '../../../libs/adapters/postgres/migrate.js';
 import { createLogger } from '../../../libs/observability/logger.js';
 import { loadAuditSinkConfig } from '../../../services/audit-sink/config.js';
 import { createAuditSinkService } from '../../../services/audit-sink/service.js';
-import type { Service } from '../../../services/executor/service-runtime.js';
+import type { Service } from '../../../libs/runtime/service.js';
 import { DATABASE_URL } from '../../helpers/env.js';
 import { uniqueName } from '../../helpers/names.js';
 import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';

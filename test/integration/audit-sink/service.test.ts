@@ -3,7 +3,7 @@ import { createLogger } from '../../../libs/observability/logger.js';
 import { parseTraceparent } from '../../../libs/observability/trace-context.js';
 import { loadAuditSinkConfig } from '../../../services/audit-sink/config.js';
 import { createAuditSinkService } from '../../../services/audit-sink/service.js';
-import type { Service } from '../../../services/executor/service-runtime.js';
+import type { Service } from '../../../libs/runtime/service.js';
 import { uniqueName } from '../../helpers/names.js';
 import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
 import { testServiceEnv } from '../executor/test-parts.js';

@@ -55,7 +55,7 @@ describe('every attempt has exactly one audit record, whatever its arguments loo
       groupId: uniqueName('audit_unstorable_sink'),
       producerId: 'audit-sink-test',
       partitionsConcurrently: 1,
-      backoff: { firstDelayMs: 20, maxDelayMs: 200 },
+      backoff: { baseDelayMs: 20, maxDelayMs: 200 },
     });
     await sink.start();
     const registry = new ToolRegistry();

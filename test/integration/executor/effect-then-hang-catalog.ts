@@ -3,7 +3,7 @@ import { createPolicyEngine } from '../../../libs/policy/index.js';
 import { defineTool } from '../../../libs/registry/define-tool.js';
 import type { ToolDefinition } from '../../../libs/registry/tool-definition.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
-import type { CatalogFactory } from '../../../services/executor/catalog.js';
+import type { CatalogFactory } from '../../../libs/catalog/catalog.js';
 import { LEDGER_DDL, TOOL_SCOPE } from './ledger-tools.js';
 
 /**

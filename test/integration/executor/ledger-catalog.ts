@@ -1,6 +1,6 @@
 import { createPolicyEngine } from '../../../libs/policy/index.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
-import type { CatalogFactory } from '../../../services/executor/catalog.js';
+import type { CatalogFactory } from '../../../libs/catalog/catalog.js';
 import { LEDGER_DDL, ledgerTools } from './ledger-tools.js';
 
 /**

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import kafkajs from 'kafkajs';
 import { signPrincipal } from '../../../libs/auth/sign-principal.js';
 import type { ToolCallRequestedEvent } from '../../../libs/events/contracts.js';
-import type { Service } from '../../../services/executor/service-runtime.js';
+import type { Service } from '../../../libs/runtime/service.js';
 import {
   createExecutorStack,
   AUDIENCE,

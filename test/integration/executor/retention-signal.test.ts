@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisIdempotencyTombstones } from '../../../libs/adapters/redis/index.js';
-import type { Service } from '../../../services/executor/service-runtime.js';
+import type { Service } from '../../../libs/runtime/service.js';
 import { parsePromText } from '../../unit/observability/prom-text.js';
 import { createExecutorStack, type ExecutorStack } from './executor-stack.js';
 import { resultsFor, startLedgerService } from './ledger-service.js';

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../../libs/observability/logger.js';
-import type { ServiceSettings } from '../../../services/executor/service-env.js';
+import type { ServiceSettings } from '../../../libs/runtime/env.js';
 import {
   createService,
   type Service,
   type ServiceDefinition,
   type ServiceWorker,
-} from '../../../services/executor/service-runtime.js';
+} from '../../../libs/runtime/service.js';
 
 const SETTINGS: ServiceSettings = {
   kafkaBrokers: ['127.0.0.1:9'],
@@ -22,7 +22,7 @@ function testService(open: ServiceDefinition['open']): Service {
   return createService({
     name: 'test-service',
     settings: SETTINGS,
-    base: {},
+    instance: { field: 'testId', id: 'test-service-1' },
     logger: createLogger({ level: 'silent', name: 'test-service' }),
     open,
   });

@@ -12,17 +12,18 @@ import { createCircuitBreakers, type ManagedCircuitBreakers } from '../../../lib
 import { createOutboundLimiter } from '../../../libs/execution/outbound-limiter.js';
 import { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
 import { createPolicyEngine } from '../../../libs/policy/index.js';
-import type { EventCodec } from '../../../libs/ports/event-codec.js';
+import type { EventCodec } from '../../../libs/events/event-codec.js';
 import { silentLogger, type Logger } from '../../../libs/ports/logger.js';
 import type { ToolRegistry } from '../../../libs/registry/tool-registry.js';
 import { createCallConsumer, type Executor } from '../../../services/executor/executor.js';
-import { allTopics } from '../../../services/executor/service-clients.js';
-import type { PartitionCounts } from '../../../services/executor/service-env.js';
+import { allTopics } from '../../../libs/runtime/clients.js';
+import type { PartitionCounts } from '../../../libs/runtime/env.js';
 import type { CallRunner, ExecutorDeps } from '../../../services/executor/executor-deps.js';
 import { DATABASE_URL, schemaRegistryUrl } from '../../helpers/env.js';
 import { createTestKafka, type ConsumedMessage, type TestKafka } from '../../helpers/kafka.js';
 import { uniqueName } from '../../helpers/names.js';
 import { createTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { STAGES } from '../../../libs/guards/stages.js';
 
 /**
  * The parts in-process tests on real servers build an executor from (the executor's and the SDK's
@@ -80,20 +81,23 @@ export function redisTestPipeline(options: {
 }): GuardPipeline {
   const { redis } = options;
   const rateLimiter = new RedisRateLimiter(redis.redis, { keyPrefix: redis.prefix });
-  return new GuardPipeline({
-    tools: options.registry,
-    idempotency: new RedisIdempotencyStore(redis.redis, {
-      keyPrefix: redis.prefix,
-      abandonedRetentionMs: 600_000,
-    }),
-    rateLimiter,
-    policy: createPolicyEngine([], options.policyName),
-    breakers: options.breakers,
-    outbound: createOutboundLimiter(rateLimiter, {}, systemClock),
-    clock: systemClock,
-    owner: options.owner,
-    settings: { resultTtlMs: 600_000, leaseMarginMs: 1_000 },
-  });
+  return new GuardPipeline(
+    {
+      tools: options.registry,
+      idempotency: new RedisIdempotencyStore(redis.redis, {
+        keyPrefix: redis.prefix,
+        abandonedRetentionMs: 600_000,
+      }),
+      rateLimiter,
+      policy: createPolicyEngine([], options.policyName),
+      breakers: options.breakers,
+      outbound: createOutboundLimiter(rateLimiter, {}, systemClock),
+      clock: systemClock,
+      owner: options.owner,
+      settings: { resultTtlMs: 600_000, leaseMarginMs: 1_000 },
+    },
+    STAGES,
+  );
 }
 
 /** Deletes the test's topics (best effort) and closes the Kafka client. */
@@ -121,7 +125,7 @@ export async function dropKafkaAndRedis(
 }
 
 /**
- * The environment every service reads (executor/service-env.ts), pointed at a test's servers: its
+ * The environment every service reads (libs/runtime/env.ts), pointed at a test's servers: its
  * topic prefix and partition counts, its Postgres schema (as the connection's search_path), short
  * Kafka timeouts, and HTTP_PORT 0 so several services can run on one machine.
  */
@@ -185,7 +189,7 @@ export function testExecutor(parts: TestExecutorParts, overrides: Partial<Execut
     ownerId: parts.ownerId,
     groupId: parts.groupId,
     maxConcurrency: 24,
-    backoff: { firstDelayMs: 20, maxDelayMs: 200 },
+    backoff: { baseDelayMs: 20, maxDelayMs: 200 },
     ...overrides,
   });
 }

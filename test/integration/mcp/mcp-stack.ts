@@ -110,7 +110,7 @@ export async function createMcpStack(name: string, options: McpStackOptions = {}
       resultTtlMs: 600_000,
       checkScheduleMs: [200, 400, 800, 1_600, 3_200],
       pollIntervalMs: 50,
-      backoff: { firstDelayMs: 20, maxDelayMs: 200 },
+      backoff: { baseDelayMs: 20, maxDelayMs: 200 },
       originalCalls: kafkaOriginalCalls({
         kafka: kafka.kafka,
         codec,

@@ -60,7 +60,7 @@ describe('README "Use toolgate from any MCP client"', () => {
     expect(config.resourceUrl).toBe(client.url);
     const command = lines.at(-1)!.split(' ');
     expect(command.slice(0, 3)).toEqual(['npx', 'toolgate', 'mcp-gateway']);
-    expect(SERVICE_COMMANDS['mcp-gateway']?.catalog).toBe(true);
+    expect(SERVICE_COMMANDS['mcp-gateway']?.catalogModule).toBeDefined();
     expect(command[3]).toBe('--catalog');
   });
 

@@ -9,6 +9,7 @@ import { createCallTracing, toolgateTracer } from '../../../libs/observability/t
 import { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
 import { call, context, countingRefundTool, harness, type Harness } from '../../unit/pipeline/fixtures.js';
 import { startOtlpReceiver, type OtlpReceiver } from './otlp-receiver.js';
+import { STAGES } from '../../../libs/guards/stages.js';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 
@@ -34,7 +35,7 @@ async function runOneCall(): Promise<number> {
   h = harness([tool.tool]);
   const tracing = createCallTracing(toolgateTracer());
   const run = await tracing.run(
-    new GuardPipeline(h.deps, tracing.stages),
+    new GuardPipeline(h.deps, STAGES),
     call({ order_id: 'O-1', amount: 5 }),
     context({ traceId: TRACE_ID }),
   );

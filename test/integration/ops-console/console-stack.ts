@@ -15,7 +15,7 @@ import { topicNames, type TopicNames } from '../../../libs/events/topics.js';
 import { loadAuditSinkConfig } from '../../../services/audit-sink/config.js';
 import { createAuditSinkService } from '../../../services/audit-sink/service.js';
 import { EXIT } from '../../../services/cli/cli-error.js';
-import type { Service } from '../../../services/executor/service-runtime.js';
+import type { Service } from '../../../libs/runtime/service.js';
 import { loadOpsConsoleConfig } from '../../../services/ops-console/config.js';
 import { createOpsConsoleService } from '../../../services/ops-console/service.js';
 import type { ConsoleRole } from '../../../services/ops-console/roles.js';

@@ -4,7 +4,7 @@ import { createPolicyEngine } from '../../../libs/policy/policy-engine.js';
 import { defineTool } from '../../../libs/registry/define-tool.js';
 import type { ToolDefinition } from '../../../libs/registry/tool-definition.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
-import type { Catalog, CatalogFactory } from '../../../services/executor/catalog.js';
+import type { Catalog, CatalogFactory } from '../../../libs/catalog/catalog.js';
 
 /**
  * The catalog the operations test runs in real executor and reconciler processes (loaded through
@@ -93,7 +93,7 @@ export function opsRegistry(): ToolRegistry {
   return registry;
 }
 
-/** The catalog module's default export (see services/executor/catalog.ts). */
+/** The catalog module's default export (see libs/runtime/catalog-module.ts). */
 const createCatalog: CatalogFactory = (): Promise<Catalog> =>
   Promise.resolve({
     registry: opsRegistry(),

@@ -22,6 +22,7 @@ import { createCallConsumer } from '../../../services/executor/executor.js';
 import { createReconciler } from '../../../services/reconciler/reconciler.js';
 import { createToolgateClient } from '../../../services/sdk/index.js';
 import { kafkaBrokers, schemaRegistryUrl } from '../../helpers/env.js';
+import { STAGES } from '../../../libs/guards/stages.js';
 
 /** What the secrets stack is built from: the credentials under test and the logger capturing everything. */
 export interface SecretsStackOptions {
@@ -110,17 +111,20 @@ export async function startSecretsStack(o: SecretsStackOptions): Promise<Secrets
         clock,
       );
       closers.push(() => Promise.resolve(breakers.shutdown()));
-      const pipeline = new GuardPipeline({
-        tools: catalog.registry,
-        idempotency,
-        rateLimiter,
-        policy: catalog.policy,
-        breakers,
-        outbound: createOutboundLimiter(rateLimiter, catalog.downstreamLimits, clock),
-        clock,
-        owner,
-        settings: { resultTtlMs: 3_600_000, leaseMarginMs: 5_000 },
-      });
+      const pipeline = new GuardPipeline(
+        {
+          tools: catalog.registry,
+          idempotency,
+          rateLimiter,
+          policy: catalog.policy,
+          breakers,
+          outbound: createOutboundLimiter(rateLimiter, catalog.downstreamLimits, clock),
+          clock,
+          owner,
+          settings: { resultTtlMs: 3_600_000, leaseMarginMs: 5_000 },
+        },
+        STAGES,
+      );
       parts.push(
         createCallConsumer({
           publisher: bus,

@@ -26,6 +26,12 @@ import { startExecutorProcess, type ExecutorProcess } from '../executor/executor
  */
 let packed: PackedPackage;
 let project: string;
+const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+/** The part of package.json the export-map check reads. */
+interface PackageJson {
+  readonly exports: Record<string, string | { readonly types: string; readonly default: string }>;
+}
 
 beforeAll(async () => {
   packed = await packToolgate();
@@ -74,6 +80,15 @@ describe('the packed package', () => {
     expect(packed.files).toContain('dist/services/cli/main.js');
     expect(packed.files).toContain('dist/services/executor/public.d.ts');
     expect(packed.files.some((f) => f.startsWith('dist/schemas/'))).toBe(true);
+    // Every entry point of the export map (toolgate, toolgate/sdk, toolgate/testing...) is in the
+    // tarball, types and code, so none of them resolves to a file that was moved away.
+    const exportMap = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as PackageJson)
+      .exports;
+    const targets = Object.values(exportMap).flatMap((target) =>
+      typeof target === 'string' ? [target] : [target.types, target.default],
+    );
+    expect(targets.length).toBeGreaterThan(8);
+    expect(targets.map((t) => t.replace(/^\.\//, '')).filter((t) => !packed.files.includes(t))).toEqual([]);
     console.log(
       `packed: ${packed.files.length} files, ${packed.bytes} bytes (${packed.unpackedBytes} unpacked)`,
     );

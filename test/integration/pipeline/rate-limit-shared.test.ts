@@ -13,6 +13,7 @@ import { createTestRedis } from '../../helpers/redis.js';
 import type { TestRedis } from '../../helpers/redis.js';
 import { uniqueName } from '../../helpers/names.js';
 import { call, context, countingRefundTool, principal } from '../../unit/pipeline/fixtures.js';
+import { STAGES } from '../../../libs/guards/stages.js';
 
 const CAPACITY = 5;
 
@@ -38,17 +39,20 @@ describe('rate limit shared across executors through one Redis', () => {
       systemClock,
     );
     breakers.push(b);
-    return new GuardPipeline({
-      tools: registry,
-      idempotency: new RedisIdempotencyStore(redis, { keyPrefix: test.prefix }),
-      rateLimiter,
-      policy: createPolicyEngine([], 'none'),
-      breakers: b,
-      outbound: createOutboundLimiter(rateLimiter, {}, systemClock),
-      clock: systemClock,
-      owner,
-      settings: { resultTtlMs: 60_000, leaseMarginMs: 5_000 },
-    });
+    return new GuardPipeline(
+      {
+        tools: registry,
+        idempotency: new RedisIdempotencyStore(redis, { keyPrefix: test.prefix }),
+        rateLimiter,
+        policy: createPolicyEngine([], 'none'),
+        breakers: b,
+        outbound: createOutboundLimiter(rateLimiter, {}, systemClock),
+        clock: systemClock,
+        owner,
+        settings: { resultTtlMs: 60_000, leaseMarginMs: 5_000 },
+      },
+      STAGES,
+    );
   }
 
   beforeAll(() => {

@@ -18,6 +18,7 @@ import { createPolicyEngine } from '../../../libs/policy/index.js';
 import { REDIS_URL } from '../../helpers/env.js';
 import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
 import { createTestRedis } from '../../helpers/redis.js';
+import { STAGES } from '../../../libs/guards/stages.js';
 
 /**
  * The full guard pipeline wired to real stores, as executors in production are: several pipelines
@@ -90,22 +91,25 @@ export function pipelineOver(
 ): GuardPipeline {
   const registry = new ToolRegistry();
   for (const tool of tools) registry.register(tool);
-  return new GuardPipeline({
-    tools: registry,
-    idempotency: stores.idempotency,
-    rateLimiter: stores.rateLimiter,
-    policy: createPolicyEngine([], 'test'),
-    breakers: createCircuitBreakers({
-      errorThresholdPercentage: 50,
-      volumeThreshold: 20,
-      resetTimeoutMs: 10_000,
-      timeoutMs: false,
-    }),
-    outbound: createOutboundLimiter(stores.rateLimiter, {}, systemClock),
-    clock: systemClock,
-    owner,
-    settings: { resultTtlMs: 60_000, leaseMarginMs: 2_000 },
-  });
+  return new GuardPipeline(
+    {
+      tools: registry,
+      idempotency: stores.idempotency,
+      rateLimiter: stores.rateLimiter,
+      policy: createPolicyEngine([], 'test'),
+      breakers: createCircuitBreakers({
+        errorThresholdPercentage: 50,
+        volumeThreshold: 20,
+        resetTimeoutMs: 10_000,
+        timeoutMs: false,
+      }),
+      outbound: createOutboundLimiter(stores.rateLimiter, {}, systemClock),
+      clock: systemClock,
+      owner,
+      settings: { resultTtlMs: 60_000, leaseMarginMs: 2_000 },
+    },
+    STAGES,
+  );
 }
 
 export function context(taskId: string, index = 0, step = 0): ExecutionContext {

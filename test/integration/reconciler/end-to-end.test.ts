@@ -112,7 +112,7 @@ describe('timed-out call → dead letter → case → status check → resolutio
       resultTtlMs: 600_000,
       checkScheduleMs: [300, 600, 1_200, 2_400, 4_800],
       pollIntervalMs: 50,
-      backoff: { firstDelayMs: 20, maxDelayMs: 200 },
+      backoff: { baseDelayMs: 20, maxDelayMs: 200 },
       // The dead letter keeps only the allow-listed `year`; the check reads the call back from Kafka.
       originalCalls: kafkaOriginalCalls({
         kafka: stack.kafka.kafka,
@@ -129,7 +129,7 @@ describe('timed-out call → dead letter → case → status check → resolutio
       store: audit,
       logger: silentLogger,
       groupId: uniqueName('e2e_audit_sink'),
-      backoff: { firstDelayMs: 20, maxDelayMs: 200 },
+      backoff: { baseDelayMs: 20, maxDelayMs: 200 },
     });
     await Promise.all([executor.start(), reconciler.start(), sink.start()]);
 

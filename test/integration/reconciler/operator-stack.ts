@@ -220,7 +220,7 @@ export async function startOperatorStack(name: string): Promise<OperatorStack> {
     logger: silentLogger,
     replyTopics: { [stack.topics.results]: PARTITIONS.results },
     resultTtlMs: 600_000,
-    backoff: { firstDelayMs: 20, maxDelayMs: 200 },
+    backoff: { baseDelayMs: 20, maxDelayMs: 200 },
     originalCalls,
   };
   const reconciler: Reconciler = createReconciler({

@@ -63,7 +63,7 @@ describe('reconciler on Kafka, Postgres and Redis', () => {
       groupId: uniqueName('reconcilers'),
       replyTopics: { [stack.topics.results]: PARTITIONS.results },
       resultTtlMs: 600_000,
-      backoff: { firstDelayMs: 20, maxDelayMs: 200 },
+      backoff: { baseDelayMs: 20, maxDelayMs: 200 },
     };
     reconciler = createReconciler({ ...deps, checkScheduleMs: [200, 400, 800], pollIntervalMs: 50 });
     ops = createOperations(deps);

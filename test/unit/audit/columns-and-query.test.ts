@@ -13,7 +13,7 @@ import {
 } from '../../../libs/audit/query.js';
 import { OUTCOMES } from '../../../libs/core/outcome.js';
 import { ToolgateError } from '../../../libs/core/errors.js';
-import type { AuditRecord } from '../../../libs/pipeline/audit-record.js';
+import type { AuditRecord } from '../../../libs/core/audit-record.js';
 import { auditRecord, envelope, refusedRecord } from './fixtures.js';
 
 describe('resourceIdOf', () => {

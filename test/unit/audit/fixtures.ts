@@ -1,5 +1,5 @@
 import type { Outcome } from '../../../libs/core/outcome.js';
-import type { AuditRecord } from '../../../libs/pipeline/audit-record.js';
+import type { AuditRecord } from '../../../libs/core/audit-record.js';
 import type { AuditEnvelope } from '../../../libs/ports/audit-store.js';
 import type { DeadLetterInput } from '../../../libs/ports/case-store.js';
 

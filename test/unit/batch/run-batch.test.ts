@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { runBatch, type BatchCall, type RunCall } from '../../../libs/batch/run-batch.js';
-import { Semaphore } from '../../../libs/batch/semaphore.js';
 import { ManualClock } from '../../../libs/core/manual-clock.js';
 import type { ExecutionContext, ToolCallResult } from '../../../libs/core/types.js';
 
@@ -184,23 +183,5 @@ describe('runBatch', () => {
         clock: new ManualClock(0),
       }),
     ).toEqual([]);
-  });
-});
-
-describe('Semaphore', () => {
-  it('serves waiters in FIFO order and skips those whose signal aborted', async () => {
-    const s = new Semaphore(1);
-    expect(await s.acquire()).toBe(true);
-    const order: string[] = [];
-    const gone = new AbortController();
-    const a = s.acquire().then((ok) => order.push(`a:${ok}`));
-    const b = s.acquire(gone.signal).then((ok) => order.push(`b:${ok}`));
-    const c = s.acquire().then((ok) => order.push(`c:${ok}`));
-    gone.abort();
-    s.release();
-    await a;
-    s.release();
-    await Promise.all([b, c]);
-    expect(order).toEqual(['b:false', 'a:true', 'c:true']);
   });
 });

@@ -2,7 +2,7 @@ import { ManualClock } from '../../../libs/core/manual-clock.js';
 import type { ExecutionContext, NormalizedToolCall, Principal } from '../../../libs/core/types.js';
 import type { ManagedCircuitBreakers } from '../../../libs/execution/breakers.js';
 import type { GuardPipeline, PipelineRun } from '../../../libs/pipeline/guard-pipeline.js';
-import type { Clock } from '../../../libs/ports/clock.js';
+import type { Clock } from '../../../libs/core/clock.js';
 import {
   buildStoreCatalog,
   type PatternBackends,

@@ -61,7 +61,7 @@ export async function dlqFixture(): Promise<DlqFixture> {
     idempotency,
     clock,
     logger: silentReconcilerLogger,
-    backoff: { firstDelayMs: 10, maxDelayMs: 100 },
+    backoff: { baseDelayMs: 10, maxDelayMs: 100 },
     replyTopics: { [topics.results]: 2 },
     resultTtlMs: 86_400_000,
   });

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { createPolicyEngine } from '../../../libs/policy/policy-engine.js';
 import { defineTool } from '../../../libs/registry/define-tool.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
-import type { Catalog } from '../../../services/executor/catalog.js';
+import type { Catalog } from '../../../libs/catalog/catalog.js';
 
 const never = (): Promise<never> => Promise.reject(new Error('exporting never runs a tool'));
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { argumentsFingerprint, idempotencyKey } from '../../../libs/core/idempotency-key.js';
+import { argumentsFingerprint, idempotencyKey, taskResourceKey } from '../../../libs/core/idempotency-key.js';
 import type { CallCoordinates } from '../../../libs/core/idempotency-key.js';
 import { ToolgateError } from '../../../libs/core/errors.js';
 
@@ -170,3 +170,18 @@ function sortDeep(value: unknown): unknown {
   }
   return out;
 }
+
+describe('taskResourceKey', () => {
+  it('is `<tenant>:task:<taskId>`, the partition key every writer of a call event agrees on', () => {
+    expect(taskResourceKey({ tenant: 't1', taskId: 'task-9' })).toBe('t1:task:task-9');
+  });
+
+  it('differs between tasks and between tenants, so unrelated tasks never share a lane by key', () => {
+    const keys = new Set([
+      taskResourceKey({ tenant: 't1', taskId: 'a' }),
+      taskResourceKey({ tenant: 't1', taskId: 'b' }),
+      taskResourceKey({ tenant: 't2', taskId: 'a' }),
+    ]);
+    expect(keys.size).toBe(3);
+  });
+});

@@ -1,10 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  acceptanceTimeMs,
-  callsTimestampsTrusted,
-  LOG_APPEND_TIME,
-  TIMESTAMP_TYPE_CONFIG,
-} from '../../../services/executor/acceptance-time.js';
+import { acceptanceTimeMs, callsTimestampsTrusted } from '../../../services/executor/acceptance-time.js';
+import { LOG_APPEND_TIME, TIMESTAMP_TYPE_CONFIG } from '../../../libs/runtime/clients.js';
 import type { Logger } from '../../../libs/ports/logger.js';
 
 const NOW = Date.UTC(2030, 5, 1, 12, 0, 0);

@@ -3,7 +3,7 @@ import { idempotencyKey } from '../../../libs/core/idempotency-key.js';
 import type { Principal } from '../../../libs/core/types.js';
 import type { ToolCallRequestedEvent } from '../../../libs/events/contracts.js';
 import type { EventPublisher } from '../../../libs/ports/event-bus.js';
-import type { EventCodec } from '../../../libs/ports/event-codec.js';
+import type { EventCodec } from '../../../libs/events/event-codec.js';
 
 /** The span id of the requester's span in the `traceparent` every test request carries. */
 export const REQUEST_SPAN_ID = '00f067aa0ba902b7';

@@ -2,7 +2,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../../libs/core/system-clock.js';
 import { createStoreCatalog } from '../../../services/catalog/index.js';
-import { loadCatalogFactory, type CatalogEnv } from '../../../services/executor/catalog.js';
+import type { CatalogEnv } from '../../../libs/catalog/catalog.js';
+import { loadCatalogFactory } from '../../../libs/runtime/catalog-module.js';
 
 const here = fileURLToPath(new URL('./', import.meta.url));
 

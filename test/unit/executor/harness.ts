@@ -14,7 +14,7 @@ import { createOutboundLimiter } from '../../../libs/execution/outbound-limiter.
 import { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
 import { createPolicyEngine } from '../../../libs/policy/index.js';
 import type { BusMessage, EventPublisher, OutgoingMessage } from '../../../libs/ports/event-bus.js';
-import type { EventCodec } from '../../../libs/ports/event-codec.js';
+import type { EventCodec } from '../../../libs/events/event-codec.js';
 import { defineTool } from '../../../libs/registry/define-tool.js';
 import type { ToolDefinition } from '../../../libs/registry/tool-definition.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
@@ -23,6 +23,7 @@ import type { ExecutorDeps } from '../../../services/executor/executor-deps.js';
 import type { Logger } from '../../../libs/ports/logger.js';
 import { uniqueName } from '../../helpers/names.js';
 import { publishRequests, signedRequest } from './call-requests.js';
+import { STAGES } from '../../../libs/guards/stages.js';
 
 export const ISSUER = 'agent-backend';
 export const AUDIENCE = 'toolgate-executor';
@@ -153,17 +154,20 @@ export async function createHarness(tools: readonly ToolDefinition[], callsParti
     { errorThresholdPercentage: 50, volumeThreshold: 100, resetTimeoutMs: 30_000, timeoutMs: false },
     systemClock,
   );
-  const pipeline = new GuardPipeline({
-    tools: registry,
-    idempotency: new MemoryIdempotencyStore(systemClock),
-    rateLimiter,
-    policy: createPolicyEngine([], 'unit'),
-    breakers,
-    outbound: createOutboundLimiter(rateLimiter, {}, systemClock),
-    clock: systemClock,
-    owner: 'executor-unit',
-    settings: { resultTtlMs: 60_000, leaseMarginMs: 200 },
-  });
+  const pipeline = new GuardPipeline(
+    {
+      tools: registry,
+      idempotency: new MemoryIdempotencyStore(systemClock),
+      rateLimiter,
+      policy: createPolicyEngine([], 'unit'),
+      breakers,
+      outbound: createOutboundLimiter(rateLimiter, {}, systemClock),
+      clock: systemClock,
+      owner: 'executor-unit',
+      settings: { resultTtlMs: 60_000, leaseMarginMs: 200 },
+    },
+    STAGES,
+  );
   const logs: LogEntry[] = [];
   const executors: Executor[] = [];
 
@@ -191,7 +195,7 @@ export async function createHarness(tools: readonly ToolDefinition[], callsParti
         ownerId: 'executor-unit',
         groupId: `${topics.calls}-executors`,
         maxConcurrency: 24,
-        backoff: { firstDelayMs: 5, maxDelayMs: 20 },
+        backoff: { baseDelayMs: 5, maxDelayMs: 20 },
         ...overrides,
       };
       const executor = createCallConsumer(deps);

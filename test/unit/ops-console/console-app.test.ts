@@ -15,7 +15,7 @@ import { topicNames } from '../../../libs/events/topics.js';
 import { silentLogger } from '../../../libs/ports/logger.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
 import type { Operations } from '../../../services/reconciler/operation-types.js';
-import { DEFAULT_BACKOFF } from '../../../services/reconciler/retry.js';
+import { DEFAULT_BACKOFF } from '../../../libs/core/backoff.js';
 import { ApprovalsQueue } from '../../../services/ops-console/approvals.js';
 import { createConsoleHandler } from '../../../services/ops-console/console-app.js';
 import { SessionSigner } from '../../../services/ops-console/session.js';

@@ -55,7 +55,7 @@ import { checkAnthropicTool, checkOpenAIStrictTool } from '../../../libs/registr
 import { toAnthropicTools } from '../../../libs/registry/export-anthropic.js';
 import { toOpenAITools } from '../../../libs/registry/export-openai.js';
 import type { TurnContext } from '../../../services/sdk/client-options.js';
-import type { ProviderMessages, ProviderTurn } from '../../../services/sdk/provider-turn.js';
+import type { ProviderMessages, ProviderTurn } from '../../../libs/providers/provider-shapes.js';
 import type { ToolgateClient } from '../../../services/sdk/toolgate-client.js';
 import { latestSampleTools } from '../registry/sample-tools.js';
 import { anthropicParallelFixture, openAIParallelFixture } from './fixtures.js';

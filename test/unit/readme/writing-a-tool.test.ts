@@ -25,7 +25,7 @@ const PACKAGE_PATHS: Record<string, string[]> = {
   toolgate: ['libs/index.ts'],
   'toolgate/embedded': ['services/embedded/index.ts'],
   'toolgate/sdk': ['services/sdk/index.ts'],
-  'toolgate/testing': ['libs/testing/index.ts'],
+  'toolgate/testing': ['services/embedded/testing.ts'],
 };
 
 /** What each example's `results` must come to: tool, outcome, error code, tool invocations. */

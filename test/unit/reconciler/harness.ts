@@ -155,7 +155,7 @@ export async function createHarness(overrides: Partial<ReconcilerDeps> = {}): Pr
   const reconciler = createReconciler(deps);
   const ops = createOperations({
     ...deps,
-    backoff: { firstDelayMs: 10, maxDelayMs: 100 },
+    backoff: { baseDelayMs: 10, maxDelayMs: 100 },
     firstCheckWaitMs: (deps.checkScheduleMs ?? [1_000])[0]!,
     resubmitGraceMs: 5_000,
   });

@@ -274,7 +274,7 @@ describe('operations: a resolution and a redrive of one case decide once', () =>
       idempotency: h.idempotency,
       clock: h.clock,
       logger: silentLogger,
-      backoff: { firstDelayMs: 10, maxDelayMs: 10 },
+      backoff: { baseDelayMs: 10, maxDelayMs: 10 },
       replyTopics: {},
       resultTtlMs: 60_000,
       deliveryTimeoutMs: 50,

@@ -15,7 +15,7 @@ import type {
   OutgoingMessage,
   Subscription,
 } from '../../../libs/ports/event-bus.js';
-import type { EventCodec } from '../../../libs/ports/event-codec.js';
+import type { EventCodec } from '../../../libs/events/event-codec.js';
 import type { ToolgateClientOptions } from '../../../services/sdk/client-options.js';
 import { createToolgateClient, type ToolgateClient } from '../../../services/sdk/toolgate-client.js';
 import { uniqueName } from '../../helpers/names.js';

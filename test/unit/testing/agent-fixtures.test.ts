@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createAgentHarness } from '../../../libs/testing/agent-harness.js';
+import { createAgentHarness } from '../../../services/embedded/agent-harness.js';
 import type { AgentFixture } from '../../../libs/testing/fixture-schema.js';
 import { runFixture, type FixtureRun } from '../../../libs/testing/run-fixture.js';
 import { storeHarnessOptions } from '../../../services/demo/store-harness.js';

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
-import { createAgentHarness, type AgentHarnessOptions } from '../../../libs/testing/agent-harness.js';
+import { createAgentHarness, type AgentHarnessOptions } from '../../../services/embedded/agent-harness.js';
 import type { AgentFixture } from '../../../libs/testing/fixture-schema.js';
 import { loadFixture } from '../../../libs/testing/load-fixture.js';
 import { forbidOutboundNetwork, type NetworkGuard } from '../../../libs/testing/no-network.js';

@@ -5,7 +5,7 @@ import { defineTool } from '../../../libs/registry/define-tool.js';
 import type { ToolDefinition } from '../../../libs/registry/tool-definition.js';
 import type { StoreCatalog } from '../../../services/catalog/store-catalog.js';
 import { storeHarnessOptions } from '../../../services/demo/store-harness.js';
-import type { AgentHarnessOptions } from '../../../libs/testing/agent-harness.js';
+import type { AgentHarnessOptions } from '../../../services/embedded/agent-harness.js';
 import type { FixtureRun } from '../../../libs/testing/run-fixture.js';
 import { offlineAgentFixtures, replayOnOwnHarness } from './fixture-helpers.js';
 
