@@ -4,7 +4,9 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
  * What a proxy does to the connections of one source host. Absent fields: no such fault.
  * - `latencyMs`: every chunk, in both directions, is held a uniform random time in [min, max]
  *   (order is kept: a chunk never overtakes an earlier one of the same direction).
- * - `resetPerMille`: per chunk, the chance that both sides of the connection get a TCP RST.
+ * - `resetEvery`: every N-th chunk the proxy takes under these faults (counted over all of the
+ *   proxy's connections with them, both directions) is not forwarded: both sides of its connection
+ *   get a TCP RST instead. A count, not a chance, so a run of a given length always sees its resets.
  * - `blackhole`: nothing is forwarded and nothing is read (TCP back-pressure stalls the senders);
  *   new connections are accepted and held. Lifting it delivers what waited, as a healed network
  *   would after retransmission.
@@ -13,7 +15,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
  */
 export interface LinkFaults {
   readonly latencyMs?: readonly [number, number];
-  readonly resetPerMille?: number;
+  readonly resetEvery?: number;
   readonly blackhole?: boolean;
   readonly refuse?: boolean;
 }
@@ -59,13 +61,14 @@ class Lane {
     private readonly faults: () => LinkFaults,
     private readonly onReset: () => void,
     private readonly onBytes: (n: number) => void,
+    private readonly resetDue: (faults: LinkFaults) => boolean,
   ) {
     from.on('data', (chunk: Buffer) => this.take(chunk));
   }
 
   private take(chunk: Buffer): void {
     const f = this.faults();
-    if (f.resetPerMille !== undefined && Math.random() * 1_000 < f.resetPerMille) {
+    if (this.resetDue(f)) {
       this.onReset();
       return;
     }
@@ -112,6 +115,15 @@ export async function startFaultProxy(
   let connections = 0;
   let resets = 0;
   let bytes = 0;
+  let chunksToReset = 0;
+  /** Counts a chunk taken under `f`: true when it is the `resetEvery`-th since the last reset. */
+  const resetDue = (f: LinkFaults): boolean => {
+    if (f.resetEvery === undefined || f.resetEvery < 1) return false;
+    chunksToReset += 1;
+    if (chunksToReset < f.resetEvery) return false;
+    chunksToReset = 0;
+    return true;
+  };
 
   const server: Server = createServer({ pauseOnConnect: true }, (client) => {
     connections += 1;
@@ -144,6 +156,7 @@ export async function startFaultProxy(
       faults,
       reset,
       (n) => (bytes += n),
+      resetDue,
     );
     let down: Lane | undefined;
     const entry = {
@@ -168,6 +181,7 @@ export async function startFaultProxy(
         faults,
         reset,
         (n) => (bytes += n),
+        resetDue,
       );
       socket.setNoDelay(true);
       socket.on('connect', () => entry.kick());

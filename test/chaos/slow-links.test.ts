@@ -11,14 +11,14 @@ import type { TopicCollector } from './topic-collector.js';
 /**
  * Slow, flaky links. Two executor children on two hosts run the same number of calls twice: once on
  * clean links, once with 50–200 ms added to every chunk in both directions on every link of theirs
- * (broker, Redis, Postgres, registry) and an occasional TCP reset. The figures of both runs are
+ * (broker, Redis, Postgres, registry) and a TCP reset every 400th chunk through each link's proxy. The figures of both runs are
  * printed side by side (throughput, answer latency p50/p99). Checks on the slow run: 0 duplicate
  * effects, 0 lost calls, no contradicting answers, every UNRESOLVED with its case.
  */
 const SCALE = chaosScale();
 const CALLS = SCALE.networkCalls;
 const KEYS = 48;
-const SLOW: LinkFaults = { latencyMs: [50, 200], resetPerMille: 1 };
+const SLOW: LinkFaults = { latencyMs: [50, 200], resetEvery: 400 };
 
 let lab: NetworkLab;
 let results: TopicCollector<'results'>;

@@ -1,4 +1,6 @@
-import kafkajs, { type Admin } from 'kafkajs';
+import kafkajs, { type Admin, type ITopicMetadata } from 'kafkajs';
+import { retryWithBackoff } from '../../core/backoff.js';
+import { systemClock } from '../../core/system-clock.js';
 import type { TopicAdmin, TopicSpec } from '../../ports/event-bus.js';
 import { validateTopicSpecs } from '../validate.js';
 
@@ -10,7 +12,14 @@ import { validateTopicSpecs } from '../validate.js';
  * spec's `configs`, an existing one is left as it is.
  */
 export class KafkaTopicAdmin implements TopicAdmin {
-  constructor(private readonly admin: Admin) {}
+  /**
+   * @param leaderWaitMs how long `ensureTopics` waits for a created topic's partitions to have
+   *   leaders on the broker it asks before it rejects.
+   */
+  constructor(
+    private readonly admin: Admin,
+    private readonly leaderWaitMs = 30_000,
+  ) {}
 
   async ensureTopics(specs: readonly TopicSpec[]): Promise<void> {
     validateTopicSpecs(specs);
@@ -20,9 +29,11 @@ export class KafkaTopicAdmin implements TopicAdmin {
     const missing = unique.filter((s) => !existing.has(s.topic));
     if (missing.length > 0) {
       // kafkajs resolves false (instead of throwing) when every topic already exists, so two
-      // services starting at once both succeed.
+      // services starting at once both succeed. Its own wait for leaders gives up when the broker
+      // it asks has not yet heard of the new topic (UNKNOWN_TOPIC_OR_PARTITION), which on a
+      // cluster is ordinary for a moment after creation: the wait below retries through that.
       await this.admin.createTopics({
-        waitForLeaders: true,
+        waitForLeaders: false,
         topics: missing.map((s) => ({
           topic: s.topic,
           numPartitions: s.partitions,
@@ -31,7 +42,7 @@ export class KafkaTopicAdmin implements TopicAdmin {
         })),
       });
     }
-    const { topics } = await this.admin.fetchTopicMetadata({ topics: unique.map((s) => s.topic) });
+    const topics = await this.waitForLeaders(unique.map((s) => s.topic));
     for (const spec of unique) {
       const found = topics.find((t) => t.name === spec.topic);
       const count = found?.partitions.length ?? 0;
@@ -39,6 +50,30 @@ export class KafkaTopicAdmin implements TopicAdmin {
         throw new Error(`topic ${spec.topic} exists with ${count} partitions, not ${spec.partitions}`);
       }
     }
+  }
+
+  /**
+   * The topics' metadata once every partition of each has a leader. Retries, for at most
+   * `leaderWaitMs`, a broker that does not know a topic yet or reports a partition without a leader;
+   * then rejects with the last reason.
+   */
+  private async waitForLeaders(names: readonly string[]): Promise<ITopicMetadata[]> {
+    const deadline = Date.now() + this.leaderWaitMs;
+    return retryWithBackoff(
+      async () => {
+        const { topics } = await this.admin.fetchTopicMetadata({ topics: [...names] });
+        const leaderless = topics.flatMap((t) =>
+          t.partitions.filter((p) => p.leader < 0).map((p) => `${t.name}[${p.partitionId}]`),
+        );
+        if (leaderless.length > 0) throw new Error(`no leader yet for ${leaderless.join(', ')}`);
+        return topics;
+      },
+      {
+        backoff: { baseDelayMs: 50, maxDelayMs: 1_000 },
+        clock: systemClock,
+        isFatal: () => Date.now() >= deadline,
+      },
+    );
   }
 
   /**
