@@ -4,17 +4,25 @@ import { validateOutgoing, validateTopicName } from './validate.js';
 /** Tuning of {@link coalescingPublisher}. */
 export interface CoalescingOptions {
   /**
-   * Most key + value bytes one flush sends to one topic (default 512 KiB), so no partition's record
-   * batch nears the broker's 1 MB `message.max.bytes`. A single publish larger than this is sent
-   * on its own.
+   * Most key, value and header bytes one send carries (default 512 KiB, half of the broker's
+   * default `message.max.bytes`, which bounds a partition's record batch), so joining publishes
+   * never makes a batch the broker refuses where each publish alone would have been taken. A single
+   * publish larger than this is sent on its own.
    */
   readonly maxBatchBytes?: number;
+  /**
+   * Splits a topic into several lanes: publishes for which it returns the same value share a lane
+   * (default: one lane per topic). Lanes never wait for each other, and each has at most one
+   * `inner.publish` in flight; publishes of one lane are joined, those of different lanes never
+   * are. The Kafka publisher gives each partition its own lane.
+   */
+  readonly laneWithinTopic?: (messages: readonly OutgoingMessage[]) => string | number;
 }
 
 const DEFAULT_MAX_BATCH_BYTES = 512 * 1024;
 
+/** One caller's publish waiting for its lane's next send. */
 interface Pending {
-  readonly topic: string;
   readonly messages: readonly OutgoingMessage[];
   readonly bytes: number;
   readonly resolve: () => void;
@@ -22,76 +30,63 @@ interface Pending {
 }
 
 /**
- * An EventPublisher that sends concurrent publishes together: while one flush is in flight, the
- * publishes that arrive wait, and the next flush sends them as one `inner.publish` per topic (in
- * arrival order). Under load a call's outputs share a produce request with many other calls'
- * instead of queueing one acknowledged request each behind the producer; an idle publisher adds
- * one `setImmediate` of delay.
+ * An EventPublisher that sends concurrent publishes together, one send in flight per lane (per
+ * topic unless `laneWithinTopic` splits it): a lane with nothing in flight sends what arrived for it
+ * within one event-loop turn (`setImmediate`) as one `inner.publish`; publishes that arrive while
+ * that send is in flight wait, and go out together in the next one, in arrival order, at most
+ * `maxBatchBytes` per send. Under load a call's outputs share a produce request with many other
+ * calls' instead of queueing one acknowledged request each behind the producer; an idle publisher
+ * adds one `setImmediate` of delay. Lanes never wait for each other.
  *
  * Contract (the port's, per publish): resolves once the request carrying its messages is
  * acknowledged; rejects when it fails, and the caller may retry as with `inner` (a failed request
  * may have been partly written: a retry can repeat messages, never reorder a key's). Ordering:
  * messages of one publish keep their order, and a publish started after another resolved is sent
- * after it. Invalid messages or topic names reject at once without joining a flush; a flush that
- * fails with a RangeError (a partition the topic lacks) is re-sent one publish at a time, so one
- * bad reply address cannot fail the other callers' publishes.
+ * after it. Invalid messages or topic names reject at once without joining a send; a send that
+ * fails with a RangeError (a partition the topic lacks) is re-sent one publish at a time, still one
+ * in flight, so one bad reply address cannot fail the other callers' publishes.
+ *
+ * The Kafka publisher relies on "one send in flight per lane" for more than speed (see
+ * `KafkaPublisher`).
  */
 export function coalescingPublisher(inner: EventPublisher, options: CoalescingOptions = {}): EventPublisher {
   const maxBatchBytes = options.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES;
-  let queue: Pending[] = [];
-  let flushing = false;
+  const laneWithinTopic = options.laneWithinTopic;
+  /** Per lane: the publishes waiting for its next send. A lane is here while it runs. */
+  const lanes = new Map<string, Pending[]>();
 
-  const send = (topic: string, group: readonly Pending[]): Promise<void> =>
-    inner
-      .publish(
+  const send = async (topic: string, group: readonly Pending[]): Promise<void> => {
+    try {
+      await inner.publish(
         topic,
         group.flatMap((p) => p.messages),
-      )
-      .then(
-        () => group.forEach((p) => p.resolve()),
-        async (error: unknown) => {
-          if (!(error instanceof RangeError) || group.length === 1) {
-            group.forEach((p) => p.reject(error));
-            return;
-          }
-          await Promise.all(group.map((p) => send(topic, [p])));
-        },
       );
-
-  const flush = async (): Promise<void> => {
-    const taken = queue;
-    queue = [];
-    const groups: Array<{ topic: string; members: Pending[]; bytes: number }> = [];
-    const open = new Map<string, { topic: string; members: Pending[]; bytes: number }>();
-    for (const p of taken) {
-      let group = open.get(p.topic);
-      if (group === undefined || group.bytes + p.bytes > maxBatchBytes) {
-        group = { topic: p.topic, members: [], bytes: 0 };
-        open.set(p.topic, group);
-        groups.push(group);
+      for (const p of group) p.resolve();
+    } catch (error) {
+      if (!(error instanceof RangeError) || group.length === 1) {
+        for (const p of group) p.reject(error);
+        return;
       }
-      group.members.push(p);
-      group.bytes += p.bytes;
+      for (const p of group) await send(topic, [p]);
     }
-    // Groups of one topic are sent one after another (their order is arrival order); topics in parallel.
-    const byTopic = new Map<string, Array<(typeof groups)[number]>>();
-    for (const g of groups) byTopic.set(g.topic, [...(byTopic.get(g.topic) ?? []), g]);
-    await Promise.all(
-      [...byTopic.values()].map(async (chain) => {
-        for (const g of chain) await send(g.topic, g.members);
-      }),
-    );
   };
 
-  const kick = (): void => {
-    if (flushing || queue.length === 0) return;
-    flushing = true;
-    setImmediate(() => {
-      void flush().finally(() => {
-        flushing = false;
-        kick();
-      });
-    });
+  /** Removes and returns the oldest publishes that fit in one send (always at least one). */
+  const takeGroup = (queue: Pending[]): Pending[] => {
+    let bytes = queue[0]!.bytes;
+    let n = 1;
+    while (n < queue.length && bytes + queue[n]!.bytes <= maxBatchBytes) {
+      bytes += queue[n]!.bytes;
+      n += 1;
+    }
+    return queue.splice(0, n);
+  };
+
+  /** Sends the lane's waiting publishes, a group at a time, until none wait; never rejects. */
+  const runLane = async (lane: string, topic: string, queue: Pending[]): Promise<void> => {
+    await new Promise((resolve) => setImmediate(resolve));
+    while (queue.length > 0) await send(topic, takeGroup(queue));
+    lanes.delete(lane);
   };
 
   return {
@@ -103,11 +98,31 @@ export function coalescingPublisher(inner: EventPublisher, options: CoalescingOp
         return Promise.reject(error instanceof Error ? error : new Error(String(error)));
       }
       if (messages.length === 0) return Promise.resolve();
-      const bytes = messages.reduce((n, m) => n + m.value.length + Buffer.byteLength(m.key), 0);
       return new Promise<void>((resolve, reject) => {
-        queue.push({ topic, messages, bytes, resolve, reject });
-        kick();
+        const pending: Pending = { messages, bytes: messageBytes(messages), resolve, reject };
+        const lane = laneWithinTopic === undefined ? topic : `${topic}\u0000${laneWithinTopic(messages)}`;
+        const queue = lanes.get(lane);
+        if (queue !== undefined) {
+          queue.push(pending);
+          return;
+        }
+        const fresh = [pending];
+        lanes.set(lane, fresh);
+        void runLane(lane, topic, fresh);
       });
     },
   };
+}
+
+/** Keys, values and headers of `messages`, in bytes: what a send of them carries, near enough. */
+function messageBytes(messages: readonly OutgoingMessage[]): number {
+  let bytes = 0;
+  for (const m of messages) {
+    bytes += Buffer.byteLength(m.key) + m.value.length;
+    if (m.headers !== undefined) {
+      for (const [name, value] of Object.entries(m.headers))
+        bytes += Buffer.byteLength(name) + Buffer.byteLength(value);
+    }
+  }
+  return bytes;
 }

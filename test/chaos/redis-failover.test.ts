@@ -57,7 +57,6 @@ beforeAll(async () => {
   built = chaosPipeline({
     redis,
     keyPrefix: `${stack.prefix}:`,
-    owner: `${stack.prefix}-failover`,
     tools: [lossyLedgerTool(stack.db.pool, { workMs: 2, losePerMille: 0 })],
     // Claims and completions wait for the key's replica (REDIS_REPLICA_ACKS=1), so a record the
     // master acknowledged is on the replica that takes over.
@@ -176,6 +175,12 @@ describe('Redis master failover', () => {
         openCases: second.openCases.size,
       };
       console.log(`[chaos redis-failover] ${JSON.stringify(figures)}`);
+      /** When the first SUCCESS answer of a call arrived (first wave), or undefined. */
+      const successArrivedAt = (callId: string): number | undefined => {
+        const i = firstWaveResults.findIndex((e) => e.callId === callId && e.outcome === 'SUCCESS');
+        return i < 0 ? undefined : arrivedAt[i];
+      };
+      const unconfirmedCompletions: string[] = [];
 
       expect(figures.duplicates).toBe(0);
       expect(first.unanswered).toEqual([]);
@@ -186,8 +191,22 @@ describe('Redis master failover', () => {
         const again = only(second.outcomesOf(c.callId));
         if (outcome === 'SUCCESS') {
           expect(ran, c.callId).toBe(1);
-          // Its record survived the failover: the second delivery is answered from it.
-          expect(again, c.callId).toBe('DUPLICATE');
+          // Its record survived the failover: the second delivery is answered from it. The one
+          // exception is a completion written to the master in its last moment, which no replica
+          // acknowledged (the executor answers the effect that happened; the store reports the
+          // write as unconfirmed): the promoted replica holds only the claim, so the redelivery
+          // takes the key over as a call that may have run — UNRESOLVED with its case, never a
+          // second run. Only an answer that arrived between the kill and the old master's return
+          // can be such a completion.
+          const answeredAt = successArrivedAt(c.callId);
+          const completedInFailover =
+            answeredAt !== undefined && answeredAt >= killedAt && answeredAt <= killedAt + restartedAfterMs;
+          if (again === 'UNRESOLVED' && completedInFailover) {
+            expect(second.openCases.has(c.callId), c.callId).toBe(true);
+            unconfirmedCompletions.push(c.callId);
+          } else {
+            expect(again, c.callId).toBe('DUPLICATE');
+          }
         } else if (outcome === 'EXECUTION_ERROR') {
           // Refused while its master was away (fail closed, not run). The second delivery runs it,
           // or — when the refused claim could not be given back before the master died and its
@@ -203,6 +222,13 @@ describe('Redis master failover', () => {
         } else if (outcome === 'UNRESOLVED') {
           expect(second.openCases.has(c.callId), c.callId).toBe(true);
         }
+      }
+      // A handful at most: completions in flight on one master at the instant it died.
+      expect(unconfirmedCompletions.length, unconfirmedCompletions.join(', ')).toBeLessThanOrEqual(5);
+      if (unconfirmedCompletions.length > 0) {
+        console.log(
+          `[chaos redis-failover] completions no replica confirmed: ${unconfirmedCompletions.join(', ')}`,
+        );
       }
     },
     scaledTimeout(300_000),

@@ -73,7 +73,9 @@ export interface KafkaEventBusOptions {
  * about ordering. The partitioner is kafkajs' Java-compatible murmur2 (`partitionForKey`).
  * Its retries never end and wait at most 1 s apart: with kafkajs' default cap (30 s) the doubling
  * waits reach 10–20 s while a dead leader is being replaced (~9 s), and publishing stays stopped
- * that long after the new leader is there.
+ * that long after the new leader is there. The per-broker lock does not stop two sends to one
+ * partition from queueing behind a failed one, which could reuse its rolled-back sequence numbers:
+ * `KafkaPublisher` keeps one send in flight per topic for that reason.
  */
 export class KafkaEventBus implements EventBus {
   private readonly kafka: Kafka;

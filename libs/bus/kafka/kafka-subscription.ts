@@ -82,6 +82,11 @@ export class KafkaSubscription implements Subscription {
       maxWaitTimeInMs: Math.min(settings.maxWaitTimeMs, this.delivery.maxWaitTimeMs ?? Infinity),
       maxBytesPerPartition: settings.maxBytesPerPartition,
       allowAutoTopicCreation: false,
+      // kafkajs restarts a crashed consumer after its retrier's last wait, which doubles up to a
+      // 30 s cap: a leader's death (fenced after ~9 s) then stopped consuming for up to 30 s more
+      // (the chaos suite's Kafka leader failover: answers resumed 41 s after the kill instead of
+      // ~10 s). Waits of at most 1 s bring it back within a second of the new leader.
+      retry: { maxRetryTime: 1_000 },
       ...(options.partitions === undefined
         ? {}
         : { partitionAssigners: [staticPartitionAssigner(options.partitions)] }),

@@ -39,7 +39,7 @@ function track(p: Promise<void>): { readonly state: string; readonly done: Promi
 }
 
 describe('coalescingPublisher', () => {
-  it('sends an idle publish alone, then what arrived meanwhile as one request per topic', async () => {
+  it('sends an idle publish alone, then what arrived for its topic meanwhile as one request; topics never wait for each other', async () => {
     const { inner, requests } = recordingInner();
     const pub = coalescingPublisher(inner);
     const first = track(pub.publish('results', [msg('a')]));
@@ -53,16 +53,14 @@ describe('coalescingPublisher', () => {
       track(pub.publish('results', [msg('e')])),
     ];
     await tick();
-    expect(requests).toHaveLength(1);
-    expect(waiting[0]!.state).toBe('pending');
+    // The audit topic had nothing in flight: what arrived for it in one turn goes out at once.
+    expect(requests.slice(1).map((r) => [r.topic, r.keys])).toEqual([['audit', ['b1', 'b2', 'd']]]);
+    expect(waiting[1]!.state).toBe('pending');
 
     requests[0]!.settle();
     await tick();
     expect(first.state).toBe('resolved');
-    expect(requests.slice(1).map((r) => [r.topic, r.keys])).toEqual([
-      ['audit', ['b1', 'b2', 'd']],
-      ['results', ['c', 'e']],
-    ]);
+    expect(requests.slice(2).map((r) => [r.topic, r.keys])).toEqual([['results', ['c', 'e']]]);
     // Each publish resolves with the request that carried it, not before.
     requests[1]!.settle();
     await tick();
@@ -70,6 +68,36 @@ describe('coalescingPublisher', () => {
     requests[2]!.settle();
     await tick();
     expect(waiting.map((w) => w.state)).toEqual(Array(4).fill('resolved'));
+  });
+
+  it('never has two requests of one topic in flight, under many publishers', async () => {
+    const { inner, requests } = recordingInner();
+    const pub = coalescingPublisher(inner);
+    const sent: string[] = [];
+    const all: Array<{ readonly state: string; readonly done: Promise<void> }> = [];
+    let settled = 0;
+    for (let i = 0; i < 300; i += 1) {
+      const topic = ['results', 'audit', 'dlq'][i % 3]!;
+      if (topic === 'audit') sent.push(`k${i}`);
+      all.push(track(pub.publish(topic, [msg(`k${i}`)])));
+      if (i % 7 === 0) {
+        await tick();
+        const open = requests.slice(settled);
+        const perTopic = new Map<string, number>();
+        for (const r of open) perTopic.set(r.topic, (perTopic.get(r.topic) ?? 0) + 1);
+        expect(Math.max(...perTopic.values())).toBe(1);
+        for (const r of open) r.settle();
+        settled = requests.length;
+      }
+    }
+    for (let round = 0; round < 20; round += 1) {
+      await tick();
+      for (const r of requests.slice(settled)) r.settle();
+      settled = requests.length;
+    }
+    await Promise.all(all.map((t) => t.done));
+    expect(all.every((t) => t.state === 'resolved')).toBe(true);
+    expect(requests.filter((r) => r.topic === 'audit').flatMap((r) => r.keys)).toEqual(sent);
   });
 
   it('rejects every publish of a failed request; the next flush goes out as usual', async () => {
@@ -105,8 +133,11 @@ describe('coalescingPublisher', () => {
     expect(requests[1]!.keys).toEqual(['good', 'bad']);
     requests[1]!.settle(new RangeError('topic results has no partition 99'));
     await tick();
-    expect(requests.slice(2).map((r) => r.keys)).toEqual([['good'], ['bad']]);
+    // One at a time: the topic still has one request in flight.
+    expect(requests.slice(2).map((r) => r.keys)).toEqual([['good']]);
     requests[2]!.settle();
+    await tick();
+    expect(requests.slice(3).map((r) => r.keys)).toEqual([['bad']]);
     requests[3]!.settle(new RangeError('topic results has no partition 99'));
     await tick();
     expect(good.state).toBe('resolved');
