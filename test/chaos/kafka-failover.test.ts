@@ -394,6 +394,8 @@ describe('Kafka leader failover', () => {
       };
       const publishPause = resumedAfter(acknowledgedAt.values());
       const answering = resumedAfter(arrivedAt);
+      // The executors' side of the same: when each answer was completed, by the executor's clock.
+      const completing = resumedAfter(results.events.map((e) => e.completedAtMs));
       // Acknowledged publishes and arrived answers per second, from 3 s before the kill on.
       const perSecond = (times: Iterable<number>): number[] => {
         const counts: number[] = [];
@@ -418,6 +420,7 @@ describe('Kafka leader failover', () => {
         resultsLeaderMovedMs,
         publishesResumedMs: publishPause.resumedMs,
         answersResumedMs: answering.resumedMs,
+        answersCompletedResumedMs: completing.resumedMs,
         longestAnswerPauseMs: answering.pauseMs,
         restartedAfterMs,
         restartTookMs,

@@ -49,6 +49,9 @@ export async function collectTopic<K extends EventKind>(
     const current: Consumer = stack.kafka.consumer({
       groupId: stack.kafka.uniqueGroupId(`chaos_${kind}`),
       maxWaitTimeInMs: 100,
+      // As the bus's consumers: kafkajs restarts a crashed consumer after its retrier's last wait
+      // (up to 30 s by default), which would time what this collector sees, not what was published.
+      retry: { maxRetryTime: 1_000 },
     });
     consumer = current;
     const joined = new Promise<void>((resolve) => current.on(current.events.GROUP_JOIN, () => resolve()));
