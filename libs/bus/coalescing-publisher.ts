@@ -10,18 +10,11 @@ export interface CoalescingOptions {
    * publish larger than this is sent on its own.
    */
   readonly maxBatchBytes?: number;
-  /**
-   * Splits a topic into several lanes: publishes for which it returns the same value share a lane
-   * (default: one lane per topic). Lanes never wait for each other, and each has at most one
-   * `inner.publish` in flight; publishes of one lane are joined, those of different lanes never
-   * are. The Kafka publisher gives each partition its own lane.
-   */
-  readonly laneWithinTopic?: (messages: readonly OutgoingMessage[]) => string | number;
 }
 
 const DEFAULT_MAX_BATCH_BYTES = 512 * 1024;
 
-/** One caller's publish waiting for its lane's next send. */
+/** One caller's publish waiting for its topic's next send. */
 interface Pending {
   readonly messages: readonly OutgoingMessage[];
   readonly bytes: number;
@@ -30,13 +23,13 @@ interface Pending {
 }
 
 /**
- * An EventPublisher that sends concurrent publishes together, one send in flight per lane (per
- * topic unless `laneWithinTopic` splits it): a lane with nothing in flight sends what arrived for it
- * within one event-loop turn (`setImmediate`) as one `inner.publish`; publishes that arrive while
- * that send is in flight wait, and go out together in the next one, in arrival order, at most
- * `maxBatchBytes` per send. Under load a call's outputs share a produce request with many other
- * calls' instead of queueing one acknowledged request each behind the producer; an idle publisher
- * adds one `setImmediate` of delay. Lanes never wait for each other.
+ * An EventPublisher that sends concurrent publishes together, one send in flight per topic: a
+ * topic with nothing in flight sends what arrived for it within one event-loop turn
+ * (`setImmediate`) as one `inner.publish`; publishes that arrive while that send is in flight wait,
+ * and go out together in the next one, in arrival order, at most `maxBatchBytes` per send. Under
+ * load a call's outputs share a produce request with many other calls' instead of queueing one
+ * acknowledged request each behind the producer; an idle publisher adds one `setImmediate` of delay.
+ * Topics never wait for each other.
  *
  * Contract (the port's, per publish): resolves once the request carrying its messages is
  * acknowledged; rejects when it fails, and the caller may retry as with `inner` (a failed request
@@ -46,13 +39,12 @@ interface Pending {
  * fails with a RangeError (a partition the topic lacks) is re-sent one publish at a time, still one
  * in flight, so one bad reply address cannot fail the other callers' publishes.
  *
- * The Kafka publisher relies on "one send in flight per lane" for more than speed (see
+ * The Kafka publisher relies on "one send in flight per topic" for more than speed (see
  * `KafkaPublisher`).
  */
 export function coalescingPublisher(inner: EventPublisher, options: CoalescingOptions = {}): EventPublisher {
   const maxBatchBytes = options.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES;
-  const laneWithinTopic = options.laneWithinTopic;
-  /** Per lane: the publishes waiting for its next send. A lane is here while it runs. */
+  /** Per topic: the publishes waiting for its next send. A topic is here while its lane runs. */
   const lanes = new Map<string, Pending[]>();
 
   const send = async (topic: string, group: readonly Pending[]): Promise<void> => {
@@ -82,11 +74,11 @@ export function coalescingPublisher(inner: EventPublisher, options: CoalescingOp
     return queue.splice(0, n);
   };
 
-  /** Sends the lane's waiting publishes, a group at a time, until none wait; never rejects. */
-  const runLane = async (lane: string, topic: string, queue: Pending[]): Promise<void> => {
+  /** Sends the topic's waiting publishes, a group at a time, until none wait; never rejects. */
+  const runLane = async (topic: string, queue: Pending[]): Promise<void> => {
     await new Promise((resolve) => setImmediate(resolve));
     while (queue.length > 0) await send(topic, takeGroup(queue));
-    lanes.delete(lane);
+    lanes.delete(topic);
   };
 
   return {
@@ -100,15 +92,14 @@ export function coalescingPublisher(inner: EventPublisher, options: CoalescingOp
       if (messages.length === 0) return Promise.resolve();
       return new Promise<void>((resolve, reject) => {
         const pending: Pending = { messages, bytes: messageBytes(messages), resolve, reject };
-        const lane = laneWithinTopic === undefined ? topic : `${topic}\u0000${laneWithinTopic(messages)}`;
-        const queue = lanes.get(lane);
+        const queue = lanes.get(topic);
         if (queue !== undefined) {
           queue.push(pending);
           return;
         }
         const fresh = [pending];
-        lanes.set(lane, fresh);
-        void runLane(lane, topic, fresh);
+        lanes.set(topic, fresh);
+        void runLane(topic, fresh);
       });
     },
   };

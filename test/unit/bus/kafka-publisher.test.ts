@@ -1,40 +1,48 @@
-import type { Message, Producer, ProducerRecord } from 'kafkajs';
+import type { Message, Producer, ProducerRecord, RecordMetadata } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { KafkaPublisher } from '../../../libs/bus/kafka/kafka-publisher.js';
 import { partitionForKey } from '../../../libs/bus/partitioner.js';
 import type { OutgoingMessage } from '../../../libs/ports/event-bus.js';
 
 /**
- * The publisher's promise to the idempotent producer: each send carries one partition's records
- * (a kafkajs retry skips a partition whose leadership moved to a broker that already answered the
- * send), and never two sends to one partition at once (a second send could take a sequence number
- * kafkajs rolled back after a failed request, and be answered "duplicate" without being written).
- * These tests drive a stand-in producer whose sends finish when the test says, and record what was
- * in flight; the leader failover itself is in the chaos suite (kafka-failover).
+ * The publisher's promises to the idempotent producer, around two kafkajs defects that lose
+ * acknowledged records in a leader failover: never two sends to one topic at once (a second send
+ * could take the sequence numbers kafkajs rolled back after a failed request, and be answered
+ * "duplicate" without being written), and no record counted as sent unless its partition is in the
+ * send's answer (a kafkajs retry skips a partition whose leadership moved to a broker that had
+ * already answered for the send's other partitions, and resolves without it). These tests drive a
+ * stand-in producer whose sends finish when the test says; the leader failover itself is in the
+ * chaos suite (kafka-failover).
  */
 class StandInProducer {
-  readonly sends: Array<{ topic: string; values: string[] }> = [];
-  inFlight = new Map<string, number>();
-  maxInFlight = new Map<string, number>();
+  readonly sends: Array<{ topic: string; values: string[]; partitions: number[] }> = [];
+  readonly inFlight = new Map<string, number>();
+  readonly maxInFlight = new Map<string, number>();
+  /** Partitions the next answers leave out, as kafkajs does after defect 2 (one entry per answer). */
+  readonly leaveOut: number[][] = [];
   private readonly finishers: Array<(error?: Error) => void> = [];
 
-  /** Sends by topic and partition; a send with records of several partitions is a defect. */
-  send(record: ProducerRecord): Promise<void> {
-    const values = record.messages.map((m: Message) => String(m.value));
-    const partitions = new Set(record.messages.map((m: Message) => m.partition));
-    if (partitions.size !== 1 || partitions.has(undefined)) {
-      return Promise.reject(new Error(`a send must name one partition, got ${[...partitions].join(',')}`));
+  send(record: ProducerRecord): Promise<RecordMetadata[]> {
+    const partitions = record.messages.map((m: Message) => m.partition);
+    if (partitions.some((p) => p === undefined)) {
+      return Promise.reject(new Error('every record must name its partition'));
     }
-    this.sends.push({ topic: record.topic, values });
-    const lane = `${record.topic}/${[...partitions][0]}`;
-    const now = (this.inFlight.get(lane) ?? 0) + 1;
-    this.inFlight.set(lane, now);
-    this.maxInFlight.set(lane, Math.max(now, this.maxInFlight.get(lane) ?? 0));
-    return new Promise<void>((resolve, reject) => {
+    const named = partitions as number[];
+    this.sends.push({
+      topic: record.topic,
+      values: record.messages.map((m) => String(m.value)),
+      partitions: named,
+    });
+    const now = (this.inFlight.get(record.topic) ?? 0) + 1;
+    this.inFlight.set(record.topic, now);
+    this.maxInFlight.set(record.topic, Math.max(now, this.maxInFlight.get(record.topic) ?? 0));
+    const leftOut = new Set(this.leaveOut.shift() ?? []);
+    return new Promise<RecordMetadata[]>((resolve, reject) => {
       this.finishers.push((error) => {
-        this.inFlight.set(lane, this.inFlight.get(lane)! - 1);
-        if (error === undefined) resolve();
-        else reject(error);
+        this.inFlight.set(record.topic, this.inFlight.get(record.topic)! - 1);
+        if (error !== undefined) return reject(error);
+        const answered = [...new Set(named)].filter((p) => !leftOut.has(p));
+        resolve(answered.map((partition) => ({ topicName: record.topic, partition, errorCode: 0 })));
       });
     });
   }
@@ -51,12 +59,14 @@ class StandInProducer {
   }
 }
 
+const PARTITIONS = 4;
+
 function setup(): { producer: StandInProducer; publisher: KafkaPublisher } {
   const producer = new StandInProducer();
   const publisher = new KafkaPublisher(
     producer as unknown as Producer,
     () => Promise.resolve(),
-    () => Promise.resolve(4),
+    () => Promise.resolve(PARTITIONS),
   );
   return { producer, publisher };
 }
@@ -83,47 +93,38 @@ function watch(p: Promise<void>): { state: () => 'pending' | 'resolved' | 'rejec
 }
 
 describe('KafkaPublisher', () => {
-  it('keeps one send in flight per partition; publishes that arrive meanwhile go out together, in order', async () => {
+  it('names each record its key partition (murmur2), an explicit one as given', async () => {
+    const { producer, publisher } = setup();
+    const keys = ['a', 'b', 'c', 'd', 'e', 'f'];
+    const done = publisher.publish('calls', [
+      ...keys.map((k) => msg(k, k)),
+      { ...msg('to-2', 'x'), partition: 2 },
+    ]);
+    await settle();
+    producer.finishNext();
+    await done;
+    expect(producer.sends[0]!.partitions).toEqual([...keys.map((k) => partitionForKey(k, PARTITIONS)), 2]);
+  });
+
+  it('keeps one send in flight per topic; publishes that arrive meanwhile go out together, in order', async () => {
     const { producer, publisher } = setup();
     const first = watch(publisher.publish('calls', [msg('a')]));
     await settle();
     const later = [
-      watch(publisher.publish('calls', [msg('b'), msg('c')])),
-      watch(publisher.publish('calls', [msg('d')])),
+      watch(publisher.publish('calls', [msg('b', 'k1'), msg('c', 'k2')])),
+      watch(publisher.publish('calls', [msg('d', 'k3')])),
     ];
     await settle();
-    expect(producer.sends).toEqual([{ topic: 'calls', values: ['a'] }]);
+    expect(producer.sends.map((s) => s.values)).toEqual([['a']]);
     producer.finishNext();
     await settle();
     expect(first.state()).toBe('resolved');
     expect(later.map((w) => w.state())).toEqual(['pending', 'pending']);
-    expect(producer.sends[1]).toEqual({ topic: 'calls', values: ['b', 'c', 'd'] });
+    expect(producer.sends[1]!.values).toEqual(['b', 'c', 'd']);
     producer.finishNext();
     await settle();
     expect(later.map((w) => w.state())).toEqual(['resolved', 'resolved']);
-    expect(Math.max(...producer.maxInFlight.values())).toBe(1);
-  });
-
-  it('splits a publish spanning partitions into one send per partition, sent side by side', async () => {
-    const { producer, publisher } = setup();
-    const keys = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
-    const partitions = new Set(keys.map((k) => partitionForKey(k, 4)));
-    const done = watch(
-      publisher.publish(
-        'calls',
-        keys.map((k) => msg(k, k)),
-      ),
-    );
-    await settle();
-    expect(producer.sends).toHaveLength(partitions.size);
-    expect(producer.unfinished).toBe(partitions.size);
-    expect(producer.sends.flatMap((s) => s.values).sort()).toEqual(keys);
-    for (let i = 1; i < partitions.size; i += 1) producer.finishNext();
-    await settle();
-    expect(done.state()).toBe('pending');
-    producer.finishNext();
-    await settle();
-    expect(done.state()).toBe('resolved');
+    expect(producer.maxInFlight.get('calls')).toBe(1);
   });
 
   it('lets other topics send while one topic waits', async () => {
@@ -132,23 +133,63 @@ describe('KafkaPublisher', () => {
     const audit = watch(publisher.publish('audit', [msg('x')]));
     await settle();
     expect(producer.sends.map((s) => s.topic)).toEqual(['calls', 'audit']);
-    expect(producer.unfinished).toBe(2);
     producer.finishNext();
     producer.finishNext();
     await settle();
     expect([calls.state(), audit.state()]).toEqual(['resolved', 'resolved']);
   });
 
-  it('under many concurrent publishers: never two sends per partition, every message sent once, in order per key', async () => {
+  it('sends again the records of a partition the answer left out, and only those, before resolving', async () => {
     const { producer, publisher } = setup();
-    const publishedPerKey = new Map<string, string[]>();
+    const keys = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
+    const partitions = [...new Set(keys.map((k) => partitionForKey(k, PARTITIONS)))];
+    expect(partitions.length).toBeGreaterThan(1);
+    const skipped = partitions[0]!;
+    producer.leaveOut.push([skipped]);
+    const done = watch(
+      publisher.publish(
+        'calls',
+        keys.map((k) => msg(k, k)),
+      ),
+    );
+    await settle();
+    producer.finishNext();
+    await settle();
+    expect(done.state()).toBe('pending');
+    expect(producer.sends).toHaveLength(2);
+    expect(producer.sends[1]!.values).toEqual(keys.filter((k) => partitionForKey(k, PARTITIONS) === skipped));
+    expect(new Set(producer.sends[1]!.partitions)).toEqual(new Set([skipped]));
+    producer.finishNext();
+    await settle();
+    expect(done.state()).toBe('resolved');
+    expect(producer.maxInFlight.get('calls')).toBe(1);
+  });
+
+  it('rejects when a partition stays unacknowledged, naming it', async () => {
+    const { producer, publisher } = setup();
+    const partition = partitionForKey('k', PARTITIONS);
+    for (let i = 0; i < 11; i++) producer.leaveOut.push([partition]);
+    const done = watch(publisher.publish('calls', [msg('a')]));
+    for (let i = 0; i < 11; i++) {
+      await settle();
+      producer.finishNext();
+    }
+    await settle();
+    expect(done.state()).toBe('rejected');
+    expect((done.error() as Error).message).toBe(
+      `topic calls: partitions ${partition} were not acknowledged after 11 sends`,
+    );
+  });
+
+  it('under many concurrent publishers: never two sends per topic, every message sent once, in arrival order', async () => {
+    const { producer, publisher } = setup();
+    const published: string[] = [];
     const all: Array<Promise<void>> = [];
     for (let i = 0; i < 300; i += 1) {
       const topic = i % 3 === 0 ? 'results' : 'calls';
-      const key = `k${i % 13}`;
       const value = `${topic}-${i}`;
-      if (topic === 'calls') publishedPerKey.set(key, [...(publishedPerKey.get(key) ?? []), value]);
-      all.push(publisher.publish(topic, [msg(value, key)]));
+      if (topic === 'calls') published.push(value);
+      all.push(publisher.publish(topic, [msg(value, `k${i % 13}`)]));
       if (i % 11 === 0) {
         await settle();
         while (producer.unfinished > 0) producer.finishNext();
@@ -159,15 +200,10 @@ describe('KafkaPublisher', () => {
       while (producer.unfinished > 0) producer.finishNext();
     }
     await Promise.all(all);
-    expect(Math.max(...producer.maxInFlight.values())).toBe(1);
+    expect(producer.maxInFlight.get('calls')).toBe(1);
+    expect(producer.maxInFlight.get('results')).toBe(1);
     const sentCalls = producer.sends.filter((s) => s.topic === 'calls').flatMap((s) => s.values);
-    expect(sentCalls).toHaveLength(200);
-    for (const [key, values] of publishedPerKey) {
-      expect(
-        sentCalls.filter((v) => values.includes(v)),
-        key,
-      ).toEqual(values);
-    }
+    expect(sentCalls).toEqual(published);
   });
 
   it('a failed send rejects only the publishes in it; the next ones still go', async () => {
@@ -181,7 +217,7 @@ describe('KafkaPublisher', () => {
     expect(first.state()).toBe('rejected');
     expect((first.error() as Error).message).toBe('MESSAGE_TOO_LARGE');
     expect(second.state()).toBe('pending');
-    expect(producer.sends[1]).toEqual({ topic: 'calls', values: ['b'] });
+    expect(producer.sends[1]!.values).toEqual(['b']);
     producer.finishNext();
     await settle();
     expect(second.state()).toBe('resolved');
