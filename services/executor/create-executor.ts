@@ -111,24 +111,39 @@ export interface ExecutorOptions {
    * Wraps the instrumented pipeline where the call consumer runs it, e.g. to time or count each run
    * (the benchmarks do). The wrapper must call the runner it is given exactly once per call and
    * return its run unchanged. Default: none.
+   *
+   * For tests only, a wrapper may break that contract on purpose to inject a fault: whatever it
+   * returns is the executor's pipeline, so a run that rejects is handled as a defect of the
+   * pipeline would be (the call is dead-lettered as POISON, the partition moves on).
    */
   readonly aroundRuns?: (runner: CallRunner) => CallRunner;
+  /**
+   * Circuit breakers to use instead of creating this executor's own, so several executors of one
+   * process share one breaker per downstream (a dead downstream then trips once for all of them),
+   * e.g. `createExecutor({ ...options, breakers: first.breakers })`. `settings.breaker` is then
+   * unused. The executor does not own them: its `stop()` leaves them running, and whoever created
+   * them shuts them down after every executor using them stopped (when they are another
+   * executor's, that executor's `stop()` does: stop it last). Default: breakers of its own, from
+   * `settings.breaker`, shut down by `stop()`.
+   */
+  readonly breakers?: ManagedCircuitBreakers;
 }
 
 /** A running executor and what operators and tests look at. */
 export interface GuardedExecutor extends Executor {
-  /** This instance's circuit breakers, one per downstream. */
+  /** This instance's circuit breakers, one per downstream (the given `breakers`, when shared). */
   readonly breakers: ManagedCircuitBreakers;
   /** Where its metrics are (the instrumentation's registry, or a private one). */
   readonly metrics: Registry;
 }
 
 /**
- * Builds one executor: the guard pipeline over `catalog` with its own breakers and outbound
- * limiter, instrumented (metrics, spans), behind the keyed call consumer. Every executor in
- * toolgate — the process, the embedded topology, the benchmarks, the test stacks — is built here,
- * so they differ only in the adapters passed in. Nothing is opened: the caller owns the bus,
- * stores and catalog, and closes them after `stop()`; `stop()` shuts the breakers down.
+ * Builds one executor: the guard pipeline over `catalog` with its own breakers (unless shared
+ * ones are given) and outbound limiter, instrumented (metrics, spans), behind the keyed call
+ * consumer. Every executor in toolgate — the process, the embedded topology, the benchmarks, the
+ * test and chaos stacks — is built here, so they differ only in the adapters passed in. Nothing is
+ * opened: the caller owns the bus, stores and catalog, and closes them after `stop()`; `stop()`
+ * shuts down the breakers it created.
  */
 export function createExecutor(options: ExecutorOptions): GuardedExecutor {
   const settings: ExecutorSettings = {
@@ -138,15 +153,18 @@ export function createExecutor(options: ExecutorOptions): GuardedExecutor {
   };
   const clock = options.clock ?? systemClock;
   const { catalog } = options;
-  const breakers = createCircuitBreakers(
-    {
-      errorThresholdPercentage: settings.breaker.errorPercent,
-      volumeThreshold: settings.breaker.volume,
-      resetTimeoutMs: settings.breaker.resetMs,
-      timeoutMs: false,
-    },
-    clock,
-  );
+  const ownsBreakers = options.breakers === undefined;
+  const breakers =
+    options.breakers ??
+    createCircuitBreakers(
+      {
+        errorThresholdPercentage: settings.breaker.errorPercent,
+        volumeThreshold: settings.breaker.volume,
+        resetTimeoutMs: settings.breaker.resetMs,
+        timeoutMs: false,
+      },
+      clock,
+    );
   const registry = options.instrumentation?.registry ?? new Registry();
   const telemetry = createExecutorTelemetry({
     registry,
@@ -217,7 +235,9 @@ export function createExecutor(options: ExecutorOptions): GuardedExecutor {
     metrics: registry,
     start: () => consumer.start(),
     stop() {
-      stopping ??= consumer.stop().finally(() => breakers.shutdown());
+      stopping ??= consumer.stop().finally(() => {
+        if (ownsBreakers) breakers.shutdown();
+      });
       return stopping;
     },
   };

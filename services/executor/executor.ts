@@ -25,8 +25,9 @@ const DEFAULT_SHUTDOWN_TIMEOUT_MS = 30_000;
 const DEFAULT_PUBLISH_GRACE_MS = 5_000;
 
 /**
- * The call consumer under every executor, over ports only (`createExecutor` builds the pipeline and
- * wires it; tests of the consumer itself pass a pipeline of their own).
+ * The call consumer under every executor, over ports only. `createExecutor` is its one caller: it
+ * builds the pipeline and wires it, so everything else (the process, the embedded topology, the
+ * benchmarks, the test and chaos stacks) builds executors there, not here.
  *
  * Delivery semantics — at-least-once with idempotent effects, not Kafka transactions:
  * a call's message is marked done (its offset becomes committable) only after its audit record,

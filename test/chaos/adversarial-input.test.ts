@@ -74,7 +74,6 @@ beforeAll(async () => {
   built = chaosPipeline({
     redis: stack.redis.redis,
     keyPrefix: stack.redis.prefix,
-    owner: `${stack.prefix}-adv`,
     tools: [lossyLedgerTool(stack.db.pool, { workMs: 0, losePerMille: 0 }), accountTool, noteTool],
   });
 });
@@ -89,7 +88,7 @@ describe('adversarial input', () => {
     const results = await collectTopic(stack, 'results');
     const audit = await collectTopic(stack, 'audit');
     const dlq = await collectTopic(stack, 'dlq');
-    const executor = stack.executor({ pipeline: built.pipeline, tools: built.registry });
+    const executor = stack.executor(built);
     await executor.start();
 
     const template = await stack.request({ key: 'k', seq: 0, ref: 'template' });

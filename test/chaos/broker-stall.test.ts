@@ -141,7 +141,6 @@ describe('broker stall', () => {
       const built = chaosPipeline({
         redis,
         keyPrefix: lab.stack.redis.prefix,
-        owner,
         tools: safetyLedgerTools(lab.pool, { workMs: 20, timeoutMs: 2_000 }),
       });
       let executor: Executor | undefined;

@@ -63,13 +63,12 @@ async function runTask(
   const built = chaosPipeline({
     redis: stack.redis.redis,
     keyPrefix: `${stack.redis.prefix}${withBreaker ? 'b' : 'n'}:`,
-    owner: `${stack.prefix}-dead`,
     tools: [trackingTool(carrier)],
     breaker: withBreaker
       ? { errorPercent: 50, volume: 5, resetMs: 30_000 }
       : { errorPercent: 50, volume: 1_000_000, resetMs: 30_000 },
   });
-  const executor = stack.executor({ pipeline: built.pipeline, tools: built.registry });
+  const executor = stack.executor(built);
   await executor.start();
   const answers: string[] = [];
   const perCallMs: number[] = [];

@@ -48,7 +48,6 @@ beforeAll(async () => {
   built = chaosPipeline({
     redis,
     keyPrefix: stack.redis.prefix,
-    owner: `${stack.prefix}-outage`,
     tools: [lossyLedgerTool(ledgerPool, { workMs: 2, losePerMille: 0 })],
   });
 });
@@ -70,7 +69,7 @@ describe('dependency outages', () => {
     async () => {
       const results = await collectTopic(stack, 'results');
       const dlq = await collectTopic(stack, 'dlq');
-      const executor = stack.executor({ pipeline: built.pipeline, tools: built.registry });
+      const executor = stack.executor(built);
       await executor.start();
 
       const template = await stack.request({ key: 'k0', seq: 0, ref: 'template' });

@@ -121,7 +121,6 @@ beforeAll(async () => {
   built = chaosPipeline({
     redis: stack.redis.redis,
     keyPrefix: stack.redis.prefix,
-    owner: `${stack.prefix}-kafka-failover`,
     tools: [lossyLedgerTool(stack.db.pool, { workMs: 2, losePerMille: 0 })],
   });
 }, 240_000);

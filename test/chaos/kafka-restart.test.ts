@@ -58,7 +58,6 @@ beforeAll(async () => {
   built = chaosPipeline({
     redis: stack.redis.redis,
     keyPrefix: stack.redis.prefix,
-    owner: `${stack.prefix}-kafka`,
     tools: [lossyLedgerTool(stack.db.pool, { workMs: 2, losePerMille: 0 })],
   });
 }, 180_000);

@@ -1,5 +1,3 @@
-import { createPrincipalVerifier } from '../../libs/auth/principal-verifier.js';
-import { systemClock } from '../../libs/core/system-clock.js';
 import type {
   DeadLetterEvent,
   ToolCallRequestedEvent,
@@ -7,9 +5,10 @@ import type {
 } from '../../libs/events/contracts.js';
 import type { EventPublisher, KeyedSubscriber } from '../../libs/ports/event-bus.js';
 import type { Logger } from '../../libs/ports/logger.js';
-import { createCallConsumer, type Executor } from '../../services/executor/executor.js';
+import type { GuardedExecutor } from '../../services/executor/create-executor.js';
 import { AUDIENCE, ISSUER, PARTITIONS, type ExecutorStack } from '../integration/executor/executor-stack.js';
 import { ledgerRows } from '../integration/executor/ledger-tools.js';
+import { testExecutor } from '../integration/executor/test-parts.js';
 import type { ChaosPipeline } from './chaos-pipeline.js';
 
 /**
@@ -20,8 +19,9 @@ import type { ChaosPipeline } from './chaos-pipeline.js';
 
 /**
  * An in-process executor of `stack`'s group (`<prefix>-executors`), as the outage scenarios run it:
- * the chaos pipeline's tools, 24 calls at once, a redelivery backoff of 50 ms doubling to 1 s, and
- * the stack's principal keys. `name` makes its owner id (`<prefix>-<name>`) unique in the group.
+ * built by `createExecutor` (`testExecutor`) from the chaos parts (tools, stores, the scenario's
+ * shared breakers), 24 calls at once, a redelivery backoff of 50 ms doubling to 1 s, and the
+ * stack's principal keys. `name` makes its owner id (`<prefix>-<name>`) unique in the group.
  */
 export function ledgerExecutor(
   stack: ExecutorStack,
@@ -32,21 +32,20 @@ export function ledgerExecutor(
     readonly name: string;
     readonly logger: Logger;
   },
-): Executor {
-  return createCallConsumer({
-    publisher: options.bus,
-    subscriber: options.bus,
+): GuardedExecutor {
+  return testExecutor({
+    ...built,
+    bus: options.bus,
     codec: stack.codec,
     topics: stack.topics,
-    replyTopics: { [stack.topics.results]: PARTITIONS.results },
-    pipeline: built.pipeline,
-    tools: built.registry,
-    verifier: createPrincipalVerifier({ keys: stack.jwks, issuer: ISSUER, audience: AUDIENCE }),
-    clock: systemClock,
+    resultsPartitions: PARTITIONS.results,
+    jwks: stack.jwks,
+    issuer: ISSUER,
+    audience: AUDIENCE,
     logger: options.logger,
     ownerId: `${stack.prefix}-${options.name}`,
     groupId: `${stack.prefix}-executors`,
-    maxConcurrency: 24,
+    settings: { maxConcurrency: 24 },
     backoff: { baseDelayMs: 50, maxDelayMs: 1_000 },
   });
 }

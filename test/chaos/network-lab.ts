@@ -5,10 +5,8 @@ import { KafkaEventBus } from '../../libs/bus/kafka/kafka-event-bus.js';
 import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
 import { schemaRegistryUrl } from '../helpers/env.js';
 import { uniqueName } from '../helpers/names.js';
-import { createPrincipalVerifier } from '../../libs/auth/principal-verifier.js';
-import { systemClock } from '../../libs/core/system-clock.js';
 import type { Logger } from '../../libs/ports/logger.js';
-import { createCallConsumer, type Executor } from '../../services/executor/executor.js';
+import type { GuardedExecutor } from '../../services/executor/create-executor.js';
 import {
   AUDIENCE,
   createExecutorStack,
@@ -16,7 +14,7 @@ import {
   PARTITIONS,
   type ExecutorStack,
 } from '../integration/executor/executor-stack.js';
-import { ensureTestTopics } from '../integration/executor/test-parts.js';
+import { ensureTestTopics, testExecutor } from '../integration/executor/test-parts.js';
 import { publishRequests } from '../unit/executor/call-requests.js';
 import { createExecutorFleet, type ExecutorFleet } from './executor-fleet.js';
 import type { ChaosPipeline } from './chaos-pipeline.js';
@@ -227,9 +225,10 @@ export async function within(work: Promise<unknown> | undefined, ms: number): Pr
 }
 
 /**
- * An executor in this process, in the lab's executor group, on the lab's topics and signing keys,
- * over `bus` (usually through the broker's proxy) and `pipeline`: eight calls at once, quick
- * publish retries. Started and stopped by the caller.
+ * An executor in this process, built by `createExecutor` (`testExecutor`), in the lab's executor
+ * group, on the lab's topics and signing keys, over `bus` (usually through the broker's proxy) and
+ * the chaos parts `pipeline` (tools, stores, shared breakers): eight calls at once, publish retries
+ * 50 ms doubling to 1 s. Started and stopped by the caller.
  */
 export function labExecutor(
   lab: NetworkLab,
@@ -239,22 +238,21 @@ export function labExecutor(
     readonly owner: string;
     readonly logger: Logger;
   },
-): Executor {
+): GuardedExecutor {
   const { stack } = lab;
-  return createCallConsumer({
-    publisher: parts.bus,
-    subscriber: parts.bus,
+  return testExecutor({
+    ...parts.pipeline,
+    bus: parts.bus,
     codec: stack.codec,
     topics: stack.topics,
-    replyTopics: { [stack.topics.results]: PARTITIONS.results },
-    pipeline: parts.pipeline.pipeline,
-    tools: parts.pipeline.registry,
-    verifier: createPrincipalVerifier({ keys: stack.jwks, issuer: ISSUER, audience: AUDIENCE }),
-    clock: systemClock,
+    resultsPartitions: PARTITIONS.results,
+    jwks: stack.jwks,
+    issuer: ISSUER,
+    audience: AUDIENCE,
     logger: parts.logger,
     ownerId: parts.owner,
     groupId: `${stack.prefix}-executors`,
-    maxConcurrency: 8,
+    settings: { maxConcurrency: 8 },
     backoff: { baseDelayMs: 50, maxDelayMs: 1_000 },
   });
 }

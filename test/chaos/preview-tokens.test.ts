@@ -51,7 +51,6 @@ beforeAll(async () => {
   built = chaosPipeline({
     redis: stack.redis.redis,
     keyPrefix: stack.redis.prefix,
-    owner: `${stack.prefix}-preview`,
     policy,
     tools: purchaseOrderTools({
       inventory: downstreams.inventory,
@@ -97,7 +96,7 @@ const answer = (r: ToolCallRequestedEvent) => results.events.find((e) => e.callI
 
 describe('preview tokens under replay and tampering', () => {
   it('one order from one token; replayed, tampered and re-bound tokens refused and audited', async () => {
-    const executor = stack.executor({ pipeline: built.pipeline, tools: built.registry });
+    const executor = stack.executor(built);
     await executor.start();
     try {
       const preview = answer(await call('preview_purchase_order', ORDER));

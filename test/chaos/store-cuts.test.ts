@@ -154,7 +154,6 @@ describe('store cuts', () => {
       const built = chaosPipeline({
         redis,
         keyPrefix: lab.stack.redis.prefix,
-        owner,
         idempotency: new PostgresIdempotencyStore(storePool, { abandonedRetentionMs: 60_000 }),
         tools: safetyLedgerTools(lab.pool, { workMs: WORK_MS, timeoutMs: 2_000 }),
       });

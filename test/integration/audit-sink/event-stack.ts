@@ -2,6 +2,8 @@ import type { KafkaEventBus } from '../../../libs/bus/kafka/kafka-event-bus.js';
 import type { EventKind, EventKinds } from '../../../libs/events/contracts.js';
 import { RegistryEventCodec } from '../../../libs/events/registry-codec.js';
 import { topicNames, type TopicNames } from '../../../libs/events/topics.js';
+import { silentLogger } from '../../../libs/ports/logger.js';
+import type { GuardedExecutor } from '../../../services/executor/create-executor.js';
 import { schemaRegistryUrl } from '../../helpers/env.js';
 import { consumeMessages, createTestKafka, type TestKafka } from '../../helpers/kafka.js';
 import { uniqueName } from '../../helpers/names.js';
@@ -9,8 +11,10 @@ import {
   decodeRead,
   dropTestTopics,
   ensureTestTopics,
+  testExecutor,
   testKafkaBus,
   type Read,
+  type TestExecutorOptions,
 } from '../executor/test-parts.js';
 
 /** Partition counts of the test topics. */
@@ -66,6 +70,30 @@ export async function createEventStack(name: string): Promise<EventStack> {
       await dropTestTopics(kafka, topics);
     },
   };
+}
+
+/**
+ * An in-process executor on `stack` (`testExecutor`, so built by `createExecutor`): the stack's
+ * bus, codec and topics, owner `<prefix>-executor` in group `<prefix>-executors`, silent; `options`
+ * give the catalog, the stores, the principal keys and any other option.
+ */
+export function eventStackExecutor(
+  stack: EventStack,
+  options: Omit<
+    TestExecutorOptions,
+    'bus' | 'codec' | 'topics' | 'resultsPartitions' | 'ownerId' | 'groupId' | 'logger'
+  >,
+): GuardedExecutor {
+  return testExecutor({
+    bus: stack.bus,
+    codec: stack.codec,
+    topics: stack.topics,
+    resultsPartitions: PARTITIONS.results,
+    ownerId: `${stack.prefix}-executor`,
+    groupId: `${stack.prefix}-executors`,
+    logger: silentLogger,
+    ...options,
+  });
 }
 
 /** Polls until `probe` gives a value (not undefined/false); fails after `timeoutMs` naming `what`. */

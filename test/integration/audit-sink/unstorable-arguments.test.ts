@@ -9,7 +9,7 @@ import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
 import { createAuditSink, type AuditSink } from '../../../services/audit-sink/audit-sink.js';
 import { uniqueName } from '../../helpers/names.js';
 import { createExecutorStack, type ExecutorStack } from '../executor/executor-stack.js';
-import { redisTestPipeline } from '../executor/test-parts.js';
+import { testCatalog } from '../executor/test-parts.js';
 import { eventually } from './event-stack.js';
 
 /** A tool whose allow-listed `labels` accepts any JSON, so deep values reach its audited arguments. */
@@ -60,14 +60,7 @@ describe('every attempt has exactly one audit record, whatever its arguments loo
     await sink.start();
     const registry = new ToolRegistry();
     registry.register(labelTool(invocations));
-    const pipeline = redisTestPipeline({
-      registry,
-      redis: stack.redis,
-      breakers: stack.breakers,
-      owner: `${stack.prefix}-labels`,
-      policyName: 'audit-unstorable',
-    });
-    await stack.executor({ pipeline, tools: registry }).start();
+    await stack.executor({ catalog: testCatalog(registry, 'audit-unstorable') }).start();
   });
 
   afterAll(async () => {

@@ -5,10 +5,8 @@ import type { Principal } from '../../../libs/core/types.js';
 import type { EventKind, ToolCallRequestedEvent } from '../../../libs/events/contracts.js';
 import { RegistryEventCodec } from '../../../libs/events/registry-codec.js';
 import { topicNames, type TopicNames } from '../../../libs/events/topics.js';
-import type { ManagedCircuitBreakers } from '../../../libs/execution/breakers.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
-import type { Executor } from '../../../services/executor/executor.js';
-import type { ExecutorDeps } from '../../../services/executor/executor-deps.js';
+import type { GuardedExecutor } from '../../../services/executor/create-executor.js';
 import type { Logger } from '../../../libs/ports/logger.js';
 import { REDIS_URL, schemaRegistryUrl } from '../../helpers/env.js';
 import { consumeMessages, createTestKafka, type TestKafka } from '../../helpers/kafka.js';
@@ -18,14 +16,15 @@ import { createTestRedis, type TestRedis } from '../../helpers/redis.js';
 import { LEDGER_DDL, ledgerTools, TOOL_SCOPE } from './ledger-tools.js';
 import {
   dropKafkaAndRedis,
-  redisTestPipeline,
-  testBreakers,
+  redisTestStores,
+  testCatalog,
   testExecutor,
   ensureTestTopics,
   testKafkaBus,
   testServiceEnv,
   decodeRead,
   type Read,
+  type TestExecutorOptions,
 } from './test-parts.js';
 
 export { decodeRead, type Read } from './test-parts.js';
@@ -64,16 +63,18 @@ export interface ExecutorStack {
   readonly signingKey: KeyObject;
   /** The verification key as a JWKS, as an executor's configuration holds it. */
   readonly jwks: { keys: JWK[] };
-  /** A breaker set the stack shuts down on close. */
-  readonly breakers: ManagedCircuitBreakers;
   /**
    * The environment of an executor service (main.ts, or `createExecutorService` with
    * `loadExecutorConfig`) on this stack: its topics, group, schema, Redis prefix and keys, short
    * Kafka timeouts, and HTTP_PORT 0 so several can run on one machine. No catalog module is named.
    */
   serviceEnv(executorId: string): Record<string, string>;
-  /** An in-process executor over this stack; started by the caller, stopped on close. */
-  executor(overrides?: Partial<ExecutorDeps>): Executor;
+  /**
+   * An in-process executor over this stack (`testExecutor`: the ledger tools, the stack's Redis
+   * stores, owner `<prefix>-executor` in group `<prefix>-executors`); `overrides` replace any
+   * option, e.g. another catalog and stores. Started by the caller, stopped on close.
+   */
+  executor(overrides?: Partial<TestExecutorOptions>): GuardedExecutor;
   request(
     args: Record<string, unknown>,
     overrides?: Partial<ToolCallRequestedEvent> & { principal?: Principal },
@@ -123,15 +124,9 @@ export async function createExecutorStack(
   const jwks = { keys: [{ ...(publicKey.export({ format: 'jwk' }) as JWK), kid: KID, use: 'sig' }] };
   const registry = new ToolRegistry();
   for (const tool of ledgerTools(db.pool)) registry.register(tool);
-  const breakers = testBreakers();
-  const pipeline = redisTestPipeline({
-    registry,
-    redis,
-    breakers,
-    owner: `${prefix}-executor`,
-    policyName: 'executor-test',
-  });
-  const executors: Executor[] = [];
+  const catalog = testCatalog(registry, 'executor-test');
+  const stores = redisTestStores(redis);
+  const executors: GuardedExecutor[] = [];
   let seq = 0;
 
   return {
@@ -144,7 +139,6 @@ export async function createExecutorStack(
     redis,
     signingKey: privateKey,
     jwks,
-    breakers,
     serviceEnv(executorId) {
       return {
         ...testServiceEnv({ brokers: kafka.brokers, prefix, schema: db.schema, partitions: PARTITIONS }),
@@ -161,23 +155,21 @@ export async function createExecutorStack(
       };
     },
     executor(overrides = {}) {
-      const executor = testExecutor(
-        {
-          bus,
-          codec,
-          topics,
-          resultsPartitions: PARTITIONS.results,
-          pipeline,
-          registry,
-          jwks,
-          issuer: ISSUER,
-          audience: AUDIENCE,
-          ownerId: `${prefix}-executor`,
-          groupId: `${prefix}-executors`,
-          logger: quietLogger(),
-        },
-        overrides,
-      );
+      const executor = testExecutor({
+        catalog,
+        ...stores,
+        bus,
+        codec,
+        topics,
+        resultsPartitions: PARTITIONS.results,
+        jwks,
+        issuer: ISSUER,
+        audience: AUDIENCE,
+        ownerId: `${prefix}-executor`,
+        groupId: `${prefix}-executors`,
+        logger: quietLogger(),
+        ...overrides,
+      });
       executors.push(executor);
       return executor;
     },
@@ -219,7 +211,6 @@ export async function createExecutorStack(
     },
     async close() {
       await Promise.all(executors.map((e) => e.stop()));
-      breakers.shutdown();
       await bus.close();
       await dropKafkaAndRedis(kafka, topics, redis);
       await db.drop();

@@ -4,31 +4,32 @@ import type { JSONWebKeySet, JWK } from 'jose';
 import { RedisIdempotencyStore, RedisRateLimiter } from '../../../libs/adapters/redis/index.js';
 import { createPrincipalVerifier } from '../../../libs/auth/principal-verifier.js';
 import { KafkaEventBus, type KafkaEventBusOptions } from '../../../libs/bus/kafka/kafka-event-bus.js';
-import { systemClock } from '../../../libs/core/system-clock.js';
+import type { Catalog } from '../../../libs/catalog/catalog.js';
 import type { EventKind, EventKinds } from '../../../libs/events/contracts.js';
 import { RegistryEventCodec } from '../../../libs/events/registry-codec.js';
 import { topicNames, type TopicNames } from '../../../libs/events/topics.js';
-import { createCircuitBreakers, type ManagedCircuitBreakers } from '../../../libs/execution/breakers.js';
-import { createOutboundLimiter } from '../../../libs/execution/outbound-limiter.js';
-import { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
 import { createPolicyEngine } from '../../../libs/policy/index.js';
 import type { EventCodec } from '../../../libs/events/event-codec.js';
-import { silentLogger, type Logger } from '../../../libs/ports/logger.js';
+import { silentLogger } from '../../../libs/ports/logger.js';
 import type { ToolRegistry } from '../../../libs/registry/tool-registry.js';
-import { createCallConsumer, type Executor } from '../../../services/executor/executor.js';
+import {
+  createExecutor,
+  type ExecutorOptions,
+  type ExecutorSettings,
+  type GuardedExecutor,
+} from '../../../services/executor/create-executor.js';
 import { allTopics } from '../../../libs/runtime/clients.js';
 import type { PartitionCounts } from '../../../libs/runtime/env.js';
-import type { CallRunner, ExecutorDeps } from '../../../services/executor/executor-deps.js';
 import { DATABASE_URL, schemaRegistryUrl } from '../../helpers/env.js';
 import { createTestKafka, type ConsumedMessage, type TestKafka } from '../../helpers/kafka.js';
 import { uniqueName } from '../../helpers/names.js';
 import { createTestRedis, type TestRedis } from '../../helpers/redis.js';
-import { STAGES } from '../../../libs/guards/stages.js';
 
 /**
  * The parts in-process tests on real servers build an executor from (the executor's and the SDK's
- * stacks share them): a bus with short timeouts, breakers that never open on their own, a guard
- * pipeline on Redis, the executor itself, and the clean-up of what they leave on the servers.
+ * stacks share them): a bus with short timeouts, Redis stores, a catalog without rules, the
+ * executor itself (through `createExecutor`, with breakers that never open on their own), and the
+ * clean-up of what they leave on the servers.
  */
 
 /**
@@ -63,41 +64,22 @@ export async function ensureTestTopics(
   await bus.ensureTopics(allTopics(topics, partitions).map((spec) => ({ ...spec, replicationFactor: 1 })));
 }
 
-/** Breakers with a volume threshold no test reaches: they stay closed unless a test opens them. */
-export function testBreakers(): ManagedCircuitBreakers {
-  return createCircuitBreakers(
-    { errorThresholdPercentage: 50, volumeThreshold: 1_000, resetTimeoutMs: 30_000, timeoutMs: false },
-    systemClock,
-  );
+/** A catalog of `registry`'s tools with no policy rules (version `policyName`) and no outbound limits. */
+export function testCatalog(registry: ToolRegistry, policyName: string): Catalog {
+  return { registry, policy: createPolicyEngine([], policyName), downstreamLimits: {} };
 }
 
-/** A guard pipeline over `registry` with Redis idempotency and rate limits and no policy rules. */
-export function redisTestPipeline(options: {
-  readonly registry: ToolRegistry;
-  readonly redis: TestRedis;
-  readonly breakers: ManagedCircuitBreakers;
-  readonly owner: string;
-  readonly policyName: string;
-}): GuardPipeline {
-  const { redis } = options;
-  const rateLimiter = new RedisRateLimiter(redis.redis, { keyPrefix: redis.prefix });
-  return new GuardPipeline(
-    {
-      tools: options.registry,
-      idempotency: new RedisIdempotencyStore(redis.redis, {
-        keyPrefix: redis.prefix,
-        abandonedRetentionMs: 600_000,
-      }),
-      rateLimiter,
-      policy: createPolicyEngine([], options.policyName),
-      breakers: options.breakers,
-      outbound: createOutboundLimiter(rateLimiter, {}, systemClock),
-      clock: systemClock,
-      owner: options.owner,
-      settings: { resultTtlMs: 600_000, leaseMarginMs: 1_000 },
-    },
-    STAGES,
-  );
+/** Redis idempotency (abandoned claims remembered 10 min) and rate limits under the test's key prefix. */
+export function redisTestStores(
+  redis: TestRedis,
+): Pick<ExecutorOptions, 'idempotency' | 'rateLimiter'> & { readonly idempotency: RedisIdempotencyStore } {
+  return {
+    idempotency: new RedisIdempotencyStore(redis.redis, {
+      keyPrefix: redis.prefix,
+      abandonedRetentionMs: 600_000,
+    }),
+    rateLimiter: new RedisRateLimiter(redis.redis, { keyPrefix: redis.prefix }),
+  };
 }
 
 /** Deletes the test's topics (best effort) and closes the Kafka client. */
@@ -157,40 +139,40 @@ export function testServiceEnv(options: {
   };
 }
 
-/** What {@link testExecutor} needs of a stack. */
-export interface TestExecutorParts {
-  readonly bus: KafkaEventBus;
-  readonly codec: EventCodec;
-  readonly topics: TopicNames;
+/**
+ * The settings of an in-process test executor: 24 calls at once, results kept 10 min, a 1 s lease
+ * margin, and breakers with a volume threshold no test reaches (closed unless a test opens them).
+ */
+export const TEST_EXECUTOR_SETTINGS: Partial<ExecutorSettings> = Object.freeze({
+  maxConcurrency: 24,
+  resultTtlMs: 600_000,
+  leaseMarginMs: 1_000,
+  breaker: Object.freeze({ errorPercent: 50, volume: 1_000, resetMs: 30_000 }),
+});
+
+/** What {@link testExecutor} takes: `createExecutor`'s options, with the verifier and reply topic as a stack knows them. */
+export interface TestExecutorOptions extends Omit<ExecutorOptions, 'verifier' | 'replyTopics'> {
+  /** Partitions of the results topic, the one reply topic. */
   readonly resultsPartitions: number;
-  readonly pipeline: CallRunner;
-  readonly registry: ToolRegistry;
+  /** The principal keys (and their issuer and audience) the executor verifies with. */
   readonly jwks: JSONWebKeySet;
   readonly issuer: string;
   readonly audience: string;
-  readonly ownerId: string;
-  readonly groupId: string;
-  readonly logger: Logger;
 }
 
-/** An in-process executor on a test stack: 24 calls at once, quick publish retries. */
-export function testExecutor(parts: TestExecutorParts, overrides: Partial<ExecutorDeps> = {}): Executor {
-  return createCallConsumer({
-    publisher: parts.bus,
-    subscriber: parts.bus,
-    codec: parts.codec,
-    topics: parts.topics,
-    replyTopics: { [parts.topics.results]: parts.resultsPartitions },
-    pipeline: parts.pipeline,
-    tools: parts.registry,
-    verifier: createPrincipalVerifier({ keys: parts.jwks, issuer: parts.issuer, audience: parts.audience }),
-    clock: systemClock,
-    logger: parts.logger,
-    ownerId: parts.ownerId,
-    groupId: parts.groupId,
-    maxConcurrency: 24,
+/**
+ * An in-process executor on a test stack, built by `createExecutor`: {@link TEST_EXECUTOR_SETTINGS}
+ * (the given `settings` merged over them), publish retries 20 ms doubling to 200 ms unless
+ * `backoff` says otherwise.
+ */
+export function testExecutor(options: TestExecutorOptions): GuardedExecutor {
+  const { resultsPartitions, jwks, issuer, audience, ...rest } = options;
+  return createExecutor({
     backoff: { baseDelayMs: 20, maxDelayMs: 200 },
-    ...overrides,
+    ...rest,
+    replyTopics: { [rest.topics.results]: resultsPartitions },
+    verifier: createPrincipalVerifier({ keys: jwks, issuer, audience }),
+    settings: { ...TEST_EXECUTOR_SETTINGS, ...rest.settings },
   });
 }
 
@@ -236,7 +218,7 @@ export interface FixtureExecutor {
   /** The key the principal assertions are signed with; `jwks` holds its public half (kid `kid`). */
   readonly privateKey: KeyObject;
   readonly jwks: JSONWebKeySet;
-  readonly executor: Executor;
+  readonly executor: GuardedExecutor;
   close(): Promise<void>;
 }
 
@@ -264,21 +246,13 @@ export async function startFixtureExecutor(
   const redis = createTestRedis(name);
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   const jwks = { keys: [{ ...(publicKey.export({ format: 'jwk' }) as JWK), kid: options.kid, use: 'sig' }] };
-  const breakers = testBreakers();
-  const pipeline = redisTestPipeline({
-    registry: options.registry,
-    redis,
-    breakers,
-    owner: `${name}-executor`,
-    policyName: options.policyName,
-  });
   const executor = testExecutor({
+    catalog: testCatalog(options.registry, options.policyName),
+    ...redisTestStores(redis),
     bus,
     codec,
     topics,
     resultsPartitions: options.partitions.results,
-    pipeline,
-    registry: options.registry,
     jwks,
     issuer: options.issuer,
     audience: options.audience,
@@ -298,7 +272,6 @@ export async function startFixtureExecutor(
     executor,
     async close() {
       await executor.stop();
-      breakers.shutdown();
       await bus.close();
       await dropKafkaAndRedis(kafka, topics, redis);
     },

@@ -11,18 +11,14 @@ import { KafkaEventBus } from '../../../libs/bus/kafka/kafka-event-bus.js';
 import { systemClock } from '../../../libs/core/system-clock.js';
 import { RegistryEventCodec } from '../../../libs/events/registry-codec.js';
 import { topicNames, type TopicNames } from '../../../libs/events/topics.js';
-import { createCircuitBreakers } from '../../../libs/execution/breakers.js';
-import { createOutboundLimiter } from '../../../libs/execution/outbound-limiter.js';
-import { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
 import { createAuditSink } from '../../../services/audit-sink/audit-sink.js';
 import { buildStoreCatalog } from '../../../services/catalog/store-catalog.js';
 import type { DemoToolgate } from '../../../services/demo/demo-toolgate.js';
 import { createPostgresDownstreams } from '../../../services/downstreams/postgres/postgres-downstreams.js';
-import { createCallConsumer } from '../../../services/executor/executor.js';
+import { createExecutor } from '../../../services/executor/create-executor.js';
 import { createReconciler } from '../../../services/reconciler/reconciler.js';
 import { createToolgateClient } from '../../../services/sdk/index.js';
 import { kafkaBrokers, schemaRegistryUrl } from '../../helpers/env.js';
-import { STAGES } from '../../../libs/guards/stages.js';
 
 /** What the secrets stack is built from: the credentials under test and the logger capturing everything. */
 export interface SecretsStackOptions {
@@ -106,41 +102,27 @@ export async function startSecretsStack(o: SecretsStackOptions): Promise<Secrets
     const parts: { start(): Promise<void>; stop(): Promise<void> }[] = [];
     for (const i of [1, 2]) {
       const owner = `${o.runId}-executor-${i}`;
-      const breakers = createCircuitBreakers(
-        { errorThresholdPercentage: 50, volumeThreshold: 10, resetTimeoutMs: 30_000, timeoutMs: false },
-        clock,
-      );
-      closers.push(() => Promise.resolve(breakers.shutdown()));
-      const pipeline = new GuardPipeline(
-        {
-          tools: catalog.registry,
-          idempotency,
-          rateLimiter,
-          policy: catalog.policy,
-          breakers,
-          outbound: createOutboundLimiter(rateLimiter, catalog.downstreamLimits, clock),
-          clock,
-          owner,
-          settings: { resultTtlMs: 3_600_000, leaseMarginMs: 5_000 },
-        },
-        STAGES,
-      );
       parts.push(
-        createCallConsumer({
-          publisher: bus,
-          subscriber: bus,
+        createExecutor({
+          catalog,
+          bus,
           codec,
           topics,
           replyTopics,
-          pipeline,
-          tools: catalog.registry,
+          idempotency,
+          rateLimiter,
           verifier,
-          clock,
-          logger: o.logger.child({ component: 'executor', owner }),
           ownerId: owner,
           groupId: `${o.runId}-executors`,
-          maxConcurrency: 32,
-          shutdownTimeoutMs: 10_000,
+          settings: {
+            maxConcurrency: 32,
+            breaker: { errorPercent: 50, volume: 10, resetMs: 30_000 },
+            resultTtlMs: 3_600_000,
+            leaseMarginMs: 5_000,
+            shutdownTimeoutMs: 10_000,
+          },
+          clock,
+          logger: o.logger.child({ component: 'executor', owner }),
         }),
       );
     }

@@ -1,8 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { defineTool } from '../../../libs/registry/define-tool.js';
-import type { ToolDefinition } from '../../../libs/registry/tool-definition.js';
-import { createHarness, stockTool, type Harness } from './harness.js';
+import { createHarness, failingTool, stockTool, type Harness } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -11,32 +8,6 @@ afterEach(async () => {
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function failingTool(
-  name: string,
-  stateChanging: boolean,
-  status: number,
-): { tool: ToolDefinition; calls: () => number } {
-  let calls = 0;
-  const tool = defineTool({
-    name,
-    version: '1.0.0',
-    description: 'A downstream call that keeps failing with a server error, for exhaustion tests.',
-    input: z.object({ sku: z.string(), seq: z.number(), delta: z.number() }),
-    output: z.object({ ok: z.boolean() }),
-    scopes: [],
-    owner: 'test',
-    stateChanging,
-    downstream: `${name}-api`,
-    ...(stateChanging ? { retrySafety: { kind: 'forwards-key' as const } } : {}),
-    retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 2 },
-    execute: () => {
-      calls += 1;
-      return Promise.reject(Object.assign(new Error('upstream broke'), { status }));
-    },
-  });
-  return { tool: tool as unknown as ToolDefinition, calls: () => calls };
-}
 
 describe('executor lifecycle and failure paths', () => {
   it('stop() lets a running call finish and publish before it resolves', async () => {
@@ -57,7 +28,7 @@ describe('executor lifecycle and failure paths', () => {
     const stock = stockTool({ delayMs: 5_000, timeoutMs: 10_000 });
     h = await createHarness([stock.tool]);
     const request = await h.request({ sku: 'A', seq: 1, delta: 1 });
-    const executor = h.executor({ shutdownTimeoutMs: 50, publishGraceMs: 2_000 });
+    const executor = h.executor({ settings: { shutdownTimeoutMs: 50 }, publishGraceMs: 2_000 });
     await executor.start();
     await h.publishCalls([request]);
     while (stock.invocations.length === 0) await sleep(5);
@@ -143,10 +114,62 @@ describe('executor lifecycle and failure paths', () => {
         return runs === 1 ? Promise.reject(new Error('bug')) : Promise.reject(new Error('bug again'));
       },
     };
-    await h.executor({ pipeline: broken }).start();
+    // The runner the factory builds is replaced by the defective one (fault injection).
+    await h.executor({ aroundRuns: () => broken }).start();
     const dead = await h.read('dlq', 2);
     expect(dead.map((d) => d.event.originalOffset)).toEqual(['0', '1']);
     expect(dead.every((d) => d.event.reason === 'POISON')).toBe(true);
     expect(h.logs.some((l) => l.level === 'error' && l.msg?.includes('defect'))).toBe(true);
+  });
+});
+
+describe('createExecutor with shared breakers', () => {
+  it("a breaker tripped through one executor is open for the other, and only its creator's stop() shuts it down", async () => {
+    const dead = failingTool('read_stock', false, 503, 1);
+    h = await createHarness([dead.tool], 1);
+    const owner = h.executor({
+      ownerId: 'exec-owner',
+      settings: { breaker: { errorPercent: 50, volume: 2, resetMs: 60_000 } },
+    });
+    const borrower = h.executor({ ownerId: 'exec-borrower', breakers: owner.breakers });
+    expect(borrower.breakers).toBe(owner.breakers);
+
+    const failing = [
+      await h.request({ sku: 'A', seq: 1, delta: 0 }, { tool: 'read_stock' }),
+      await h.request({ sku: 'B', seq: 1, delta: 0 }, { tool: 'read_stock' }),
+    ];
+    await h.publishCalls(failing);
+    await borrower.start();
+    const first = await h.read('results', 2);
+    for (const { event } of first) expect(event.error?.code).toBe('SERVER_ERROR');
+    expect(dead.calls()).toBe(2);
+    await borrower.stop();
+    // The borrower's stop() left the shared breakers running, tripped.
+    expect(owner.breakers.state('read_stock-api')).toBe('open');
+    await expect(owner.breakers.run('other-api', () => Promise.resolve('ran'))).resolves.toBe('ran');
+
+    const later = await h.request({ sku: 'C', seq: 1, delta: 0 }, { tool: 'read_stock' });
+    await h.publishCalls([later]);
+    await owner.start();
+    const all = await h.read('results', 3);
+    expect(all.find((r) => r.event.callId === later.callId)?.event.error?.code).toBe('BREAKER_OPEN');
+    expect(dead.calls()).toBe(2);
+
+    await owner.stop();
+    await expect(owner.breakers.run('other-api', () => Promise.resolve('ran'))).rejects.toMatchObject({
+      code: 'BREAKER_OPEN',
+    });
+  });
+
+  it("an executor's own breakers keep running until its stop(), which shuts them down", async () => {
+    h = await createHarness([failingTool('read_stock', false, 503).tool]);
+    const executor = h.executor();
+    await expect(executor.breakers.run('read_stock-api', () => Promise.resolve('ran'))).resolves.toBe('ran');
+    await executor.stop();
+    await expect(executor.breakers.run('read_stock-api', () => Promise.resolve('ran'))).rejects.toMatchObject(
+      {
+        code: 'BREAKER_OPEN',
+      },
+    );
   });
 });

@@ -169,7 +169,7 @@ describe('executor on the memory bus', () => {
     h = await createHarness([stockTool().tool], 1);
     const junk = Buffer.alloc(100_000, 9);
     await h.publishRaw('t1:stock:A', junk);
-    await h.executor({ maxRawPayloadBytes: 64 * 1024 }).start();
+    await h.executor({ settings: { poisonCaptureBytes: 64 * 1024 } }).start();
     const [dead] = await h.read('dlq', 1);
     expect(Buffer.from(dead!.event.rawPayloadBase64!, 'base64')).toEqual(junk.subarray(0, 64 * 1024));
     expect(JSON.parse(dead!.event.lastKnownStateJson!)).toMatchObject({
@@ -255,7 +255,7 @@ describe('executor on the memory bus', () => {
       for (const sku of ['A', 'B', 'C', 'D']) requests.push(await h.request({ sku, seq, delta: 1 }));
     }
     await h.publishCalls(requests);
-    await h.executor({ maxConcurrency: 4 }).start();
+    await h.executor({ settings: { maxConcurrency: 4 } }).start();
     await h.read('results', 20);
     for (const sku of ['A', 'B', 'C', 'D']) {
       expect(stock.invocations.filter((i) => i.sku === sku).map((i) => i.seq)).toEqual([1, 2, 3, 4, 5]);
@@ -271,7 +271,7 @@ describe('executor on the memory bus', () => {
     const publisher = flakyPublisher(h.bus, (topic) => topic === h!.topics.results && failures-- > 0);
     const request = await h.request({ sku: 'A', seq: 1, delta: 1 });
     await h.publishCalls([request]);
-    await h.executor({ publisher }).start();
+    await h.executor({ bus: publisher }).start();
     const results = await h.read('results', 1);
     expect(results[0]!.event.outcome).toBe('SUCCESS');
     expect(publisher.attempts.filter((a) => a.topic === h!.topics.results)).toHaveLength(3);

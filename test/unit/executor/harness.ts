@@ -9,21 +9,26 @@ import type { Principal } from '../../../libs/core/types.js';
 import type { EventKind, EventKinds, ToolCallRequestedEvent } from '../../../libs/events/contracts.js';
 import { LocalEventCodec } from '../../../libs/events/local-codec.js';
 import { topicNames, type TopicNames } from '../../../libs/events/topics.js';
-import { createCircuitBreakers, type ManagedCircuitBreakers } from '../../../libs/execution/breakers.js';
-import { createOutboundLimiter } from '../../../libs/execution/outbound-limiter.js';
-import { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
+import { defineCatalog } from '../../../libs/catalog/catalog.js';
 import { createPolicyEngine } from '../../../libs/policy/index.js';
-import type { BusMessage, EventPublisher, OutgoingMessage } from '../../../libs/ports/event-bus.js';
+import type {
+  BusMessage,
+  EventPublisher,
+  KeyedSubscriber,
+  OutgoingMessage,
+} from '../../../libs/ports/event-bus.js';
 import type { EventCodec } from '../../../libs/events/event-codec.js';
 import { defineTool } from '../../../libs/registry/define-tool.js';
 import type { ToolDefinition } from '../../../libs/registry/tool-definition.js';
-import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
-import { createCallConsumer, type Executor } from '../../../services/executor/executor.js';
-import type { ExecutorDeps } from '../../../services/executor/executor-deps.js';
+import type { ToolRegistry } from '../../../libs/registry/tool-registry.js';
+import {
+  createExecutor,
+  type ExecutorOptions,
+  type GuardedExecutor,
+} from '../../../services/executor/create-executor.js';
 import type { Logger } from '../../../libs/ports/logger.js';
 import { uniqueName } from '../../helpers/names.js';
 import { publishRequests, signedRequest } from './call-requests.js';
-import { STAGES } from '../../../libs/guards/stages.js';
 
 export const ISSUER = 'agent-backend';
 export const AUDIENCE = 'toolgate-executor';
@@ -87,6 +92,37 @@ export function stockTool(
   return { tool: tool as unknown as ToolDefinition, invocations, maxRunning: () => maxRunning };
 }
 
+/**
+ * A tool whose downstream (`<name>-api`) keeps failing with HTTP `status`, `maxAttempts` attempts
+ * per call, counting its invocations: for retry exhaustion and breaker tests.
+ */
+export function failingTool(
+  name: string,
+  stateChanging: boolean,
+  status: number,
+  maxAttempts = 2,
+): { tool: ToolDefinition; calls: () => number } {
+  let calls = 0;
+  const tool = defineTool({
+    name,
+    version: '1.0.0',
+    description: 'A downstream call that keeps failing with a server error, for exhaustion tests.',
+    input: z.object({ sku: z.string(), seq: z.number(), delta: z.number() }),
+    output: z.object({ ok: z.boolean() }),
+    scopes: [],
+    owner: 'test',
+    stateChanging,
+    downstream: `${name}-api`,
+    ...(stateChanging ? { retrySafety: { kind: 'forwards-key' as const } } : {}),
+    retry: { maxAttempts, baseDelayMs: 1, maxDelayMs: 2 },
+    execute: () => {
+      calls += 1;
+      return Promise.reject(Object.assign(new Error('upstream broke'), { status }));
+    },
+  });
+  return { tool: tool as unknown as ToolDefinition, calls: () => calls };
+}
+
 export interface LogEntry {
   readonly level: string;
   readonly obj: object;
@@ -109,11 +145,13 @@ export interface Harness {
   readonly signingKey: KeyObject;
   readonly logs: LogEntry[];
   readonly registry: ToolRegistry;
-  readonly breakers: ManagedCircuitBreakers;
-  /** The executors' default pipeline (no observer, no stage spans). */
-  readonly pipeline: GuardPipeline;
-  /** Builds (does not start) an executor; `overrides` replace any dependency. */
-  executor(overrides?: Partial<ExecutorDeps>): Executor;
+  /**
+   * Builds (does not start) an executor through `createExecutor`, over the harness's bus, codec,
+   * idempotency store and rate limiter (shared by its executors), with breakers of its own that
+   * take 100 calls to open. `overrides` replace any option; `settings` are merged into the
+   * harness's. Stopped on close.
+   */
+  executor(overrides?: Partial<ExecutorOptions>): GuardedExecutor;
   /** A signed request for `tool` with the given arguments; the idempotency key is computed as the SDK does. */
   request(
     args: Record<string, unknown>,
@@ -147,29 +185,13 @@ export async function createHarness(tools: readonly ToolDefinition[], callsParti
   ]);
   const codec = new LocalEventCodec();
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-  const registry = new ToolRegistry();
-  for (const tool of tools) registry.register(tool);
+  const catalog = defineCatalog({ tools, policy: createPolicyEngine([], 'unit') });
+  const { registry } = catalog;
+  const idempotency = new MemoryIdempotencyStore(systemClock);
   const rateLimiter = new MemoryRateLimiter(systemClock);
-  const breakers = createCircuitBreakers(
-    { errorThresholdPercentage: 50, volumeThreshold: 100, resetTimeoutMs: 30_000, timeoutMs: false },
-    systemClock,
-  );
-  const pipeline = new GuardPipeline(
-    {
-      tools: registry,
-      idempotency: new MemoryIdempotencyStore(systemClock),
-      rateLimiter,
-      policy: createPolicyEngine([], 'unit'),
-      breakers,
-      outbound: createOutboundLimiter(rateLimiter, {}, systemClock),
-      clock: systemClock,
-      owner: 'executor-unit',
-      settings: { resultTtlMs: 60_000, leaseMarginMs: 200 },
-    },
-    STAGES,
-  );
+  const verifier = createPrincipalVerifier({ keys: { k1: publicKey }, issuer: ISSUER, audience: AUDIENCE });
   const logs: LogEntry[] = [];
-  const executors: Executor[] = [];
+  const executors: GuardedExecutor[] = [];
 
   const harness: Harness = {
     bus,
@@ -178,27 +200,30 @@ export async function createHarness(tools: readonly ToolDefinition[], callsParti
     signingKey: privateKey,
     logs,
     registry,
-    breakers,
-    pipeline,
     executor(overrides = {}) {
-      const deps: ExecutorDeps = {
-        publisher: bus,
-        subscriber: bus,
+      const executor = createExecutor({
+        catalog,
+        bus,
         codec,
         topics,
         replyTopics: { [topics.results]: RESULT_PARTITIONS },
-        pipeline,
-        tools: registry,
-        verifier: createPrincipalVerifier({ keys: { k1: publicKey }, issuer: ISSUER, audience: AUDIENCE }),
+        idempotency,
+        rateLimiter,
+        verifier,
         clock: systemClock,
         logger: recordingLogger(logs),
         ownerId: 'executor-unit',
         groupId: `${topics.calls}-executors`,
-        maxConcurrency: 24,
         backoff: { baseDelayMs: 5, maxDelayMs: 20 },
         ...overrides,
-      };
-      const executor = createCallConsumer(deps);
+        settings: {
+          maxConcurrency: 24,
+          breaker: { errorPercent: 50, volume: 100, resetMs: 30_000 },
+          resultTtlMs: 60_000,
+          leaseMarginMs: 200,
+          ...overrides.settings,
+        },
+      });
       executors.push(executor);
       return executor;
     },
@@ -257,18 +282,17 @@ export async function createHarness(tools: readonly ToolDefinition[], callsParti
     },
     async close() {
       await Promise.all(executors.map((e) => e.stop()));
-      breakers.shutdown();
       await bus.close();
     },
   };
   return harness;
 }
 
-/** Wraps a publisher so a test can make publishes to one topic fail. */
+/** Wraps a bus so a test can make publishes to one topic fail; subscribing is left alone. */
 export function flakyPublisher(
-  inner: EventPublisher,
+  inner: EventPublisher & KeyedSubscriber,
   fail: (topic: string, messages: readonly OutgoingMessage[]) => boolean,
-): EventPublisher & { readonly attempts: Array<{ topic: string; failed: boolean }> } {
+): EventPublisher & KeyedSubscriber & { readonly attempts: Array<{ topic: string; failed: boolean }> } {
   const attempts: Array<{ topic: string; failed: boolean }> = [];
   return {
     attempts,
@@ -277,6 +301,7 @@ export function flakyPublisher(
       attempts.push({ topic, failed });
       return failed ? Promise.reject(new Error('broker said no')) : inner.publish(topic, messages);
     },
+    subscribeKeyed: (options, handler) => inner.subscribeKeyed(options, handler),
   };
 }
 

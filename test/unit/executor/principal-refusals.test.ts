@@ -28,7 +28,6 @@ describe('a refused principal is logged and counted by the executor', () => {
     const stock = stockTool();
     h = await createHarness([stock.tool]);
     const registry = new Registry();
-    const telemetry = createExecutorTelemetry({ registry, tools: h.registry, clock: systemClock });
     const foreignAudience = await signPrincipal(PRINCIPAL, h.signingKey, {
       issuer: ISSUER,
       audience: 'toolgate',
@@ -43,7 +42,7 @@ describe('a refused principal is logged and counted by the executor', () => {
     const ok = await h.request({ sku: 'B', seq: 1, delta: 1 }, { index: 1 });
     const unsigned = await h.request({ sku: 'C', seq: 1, delta: 1 }, { index: 2, principalAssertion: '' });
     await h.publishCalls([wrong, ok, unsigned]);
-    await h.executor({ pipeline: telemetry.instrument(h.pipeline), observer: telemetry.observer }).start();
+    await h.executor({ instrumentation: { registry } }).start();
 
     const results = await h.read('results', 3);
     expect(new Map(results.map((r) => [r.event.callId, r.event.outcome]))).toEqual(
@@ -88,13 +87,12 @@ describe('a refused principal is logged and counted by the executor', () => {
     const stock = stockTool();
     h = await createHarness([stock.tool]);
     const registry = new Registry();
-    const telemetry = createExecutorTelemetry({ registry, tools: h.registry, clock: systemClock });
     const borrowed = await h.request(
       { sku: 'A', seq: 1, delta: 1 },
       { principal: { ...PRINCIPAL, tenant: 't2' } },
     );
     await h.publishCalls([borrowed]);
-    await h.executor({ observer: telemetry.observer }).start();
+    await h.executor({ instrumentation: { registry } }).start();
     const [result] = await h.read('results', 1);
     expect(result!.event.outcome).toBe('UNAUTHORIZED');
     expect(stock.invocations).toHaveLength(0);

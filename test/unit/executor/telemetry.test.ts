@@ -1,8 +1,6 @@
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { systemClock } from '../../../libs/core/system-clock.js';
 import { MemoryTracerProvider } from '../observability/memory-tracer.js';
-import { createExecutorTelemetry } from '../../../services/executor/telemetry.js';
 import { createHarness, stockTool, TRACE_ID, type Harness } from './harness.js';
 
 let h: Harness | undefined;
@@ -27,18 +25,12 @@ describe('executor telemetry on the memory bus', () => {
     h = await createHarness([stock.tool]);
     const registry = new Registry();
     const tracing = new MemoryTracerProvider();
-    const telemetry = createExecutorTelemetry({
-      registry,
-      tools: h.registry,
-      clock: systemClock,
-      tracer: tracing.getTracer(),
-    });
     const ok = await h.request({ sku: 'A', seq: 1, delta: 1 }, { index: 0 });
     const unsigned = await h.request({ sku: 'B', seq: 1, delta: 1 }, { index: 1, principalAssertion: '' });
     const invented = await h.request({ sku: 'C', seq: 1, delta: 1 }, { index: 2, tool: 'adjust_stok' });
     await h.publishCalls([ok, unsigned, invented]);
     await h.publishRaw('junk', Buffer.from('not an event'));
-    await h.executor({ pipeline: telemetry.instrument(h.pipeline), observer: telemetry.observer }).start();
+    await h.executor({ instrumentation: { registry, tracer: tracing.getTracer() } }).start();
 
     const results = await h.read('results', 3);
     await h.read('dlq', 1);
