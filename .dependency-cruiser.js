@@ -77,7 +77,7 @@ export default {
       severity: 'error',
       from: {
         path: '^services/([^/]+)/',
-        pathNot: oneOf([...COMPOSITION_ROOTS, ...DEMO_WORLD, 'mcp-gateway', 'ops-console']),
+        pathNot: oneOf([...COMPOSITION_ROOTS, ...DEMO_WORLD, 'mcp-gateway']),
       },
       to: { path: '^services/', pathNot: '^services/$1/' },
     },
@@ -88,14 +88,6 @@ export default {
       severity: 'error',
       from: { path: '^services/mcp-gateway/' },
       to: { path: '^services/', pathNot: '^services/(mcp-gateway|sdk)/' },
-    },
-    {
-      name: 'ops-console-imports-only-the-reconciler',
-      comment:
-        "The console acts on reconciler cases through the reconciler's operations; those move into libs/reconcile next.",
-      severity: 'error',
-      from: { path: '^services/ops-console/' },
-      to: { path: '^services/', pathNot: '^services/(ops-console|reconciler)/' },
     },
     {
       name: 'demo-world-stays-in-the-demo-world',

@@ -29,8 +29,8 @@ export interface CaseRequest {
   /**
    * The call's arguments as the dead letter kept them; undefined when they were not a JSON object.
    * When `argumentsRedacted`, only the tool's audit allow-listed fields are real values (the rest is
-   * "[redacted]"): the full arguments are on the calls topic only (see original-call.ts in the
-   * reconciler). Dead letters written before that carry the full arguments and no flag.
+   * "[redacted]"): the full arguments are on the calls topic only (see original-call.ts). Dead
+   * letters written before that carry the full arguments and no flag.
    */
   readonly arguments: Record<string, unknown> | undefined;
   readonly argumentsRedacted: boolean;

@@ -1,5 +1,5 @@
 import type { ReconciliationCase } from '../../libs/ports/case-store.js';
-import type { CaseView, OperationResult } from '../reconciler/operations.js';
+import type { CaseView, OperationResult } from '../../libs/reconcile/operations.js';
 import { isoTime } from './audit-format.js';
 import { formatFields, formatTable } from './table.js';
 

@@ -4,8 +4,8 @@ import type { ToolResolver } from '../../libs/pipeline/deps.js';
 import type { CaseStore } from '../../libs/ports/case-store.js';
 import type { Clock } from '../../libs/core/clock.js';
 import { silentReconcilerLogger, type ReconcilerLogger } from '../reconciler/logger.js';
-import { createOperations, type Operations, type OperationsDeps } from '../reconciler/operations.js';
-import { kafkaOriginalCalls } from '../reconciler/original-call.js';
+import { createOperations, type Operations, type OperationsDeps } from '../../libs/reconcile/operations.js';
+import { kafkaOriginalCalls } from '../../libs/reconcile/original-call.js';
 import { DEFAULT_BACKOFF } from '../../libs/core/backoff.js';
 import type { Args } from './args.js';
 import type { CliConfig } from './config.js';
@@ -26,7 +26,7 @@ export interface OperationsContext {
 }
 
 /**
- * The reconciliation operations (services/reconciler/operations.ts) wired for one command.
+ * The reconciliation operations (libs/reconcile/operations.ts) wired for one command.
  *
  * `read` (list) opens the case store only; `show` also the tool catalog, whose retry safety decides
  * what a redrive would do (the next-step hints apply the redrive's own rule). `write` (resolve, redrive) opens everything a

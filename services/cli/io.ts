@@ -2,7 +2,7 @@ import type { AuditStore } from '../../libs/ports/audit-store.js';
 import type { CaseStore } from '../../libs/ports/case-store.js';
 import type { Clock } from '../../libs/core/clock.js';
 import type { Catalog } from '../../libs/catalog/catalog.js';
-import type { Operations } from '../reconciler/operations.js';
+import type { Operations } from '../../libs/reconcile/operations.js';
 import type { CliConfig } from './config.js';
 
 /** Where the CLI writes; each call gets whole lines. */

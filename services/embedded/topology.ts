@@ -14,7 +14,7 @@ import type { RateLimiter } from '../../libs/ports/rate-limiter.js';
 import { createAuditSink, type AuditSink } from '../audit-sink/audit-sink.js';
 import { createExecutor, EXECUTOR_DEFAULTS, type GuardedExecutor } from '../executor/create-executor.js';
 import { createReconciler, type Reconciler } from '../reconciler/reconciler.js';
-import { subscriberCalls } from '../reconciler/original-call.js';
+import { subscriberCalls } from '../../libs/reconcile/original-call.js';
 import { createToolgateClient, type ToolCallResolution, type ToolgateClient } from '../sdk/index.js';
 import type { TopologyLogger } from './topology-logger.js';
 

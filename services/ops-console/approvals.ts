@@ -3,7 +3,7 @@ import type { AuditRecordEvent } from '../../libs/events/contracts.js';
 import type { AuditStore, StoredAuditRecord } from '../../libs/ports/audit-store.js';
 import type { Clock } from '../../libs/core/clock.js';
 import type { SingleUseStore } from '../../libs/ports/single-use-store.js';
-import { deliver, type DeliveryDeps } from '../reconciler/deliver.js';
+import { deliver, type DeliveryDeps } from '../../libs/reconcile/deliver.js';
 
 /**
  * A preview that waits for a person: a confirm call the preview gate refused as awaiting approval

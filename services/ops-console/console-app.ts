@@ -5,8 +5,8 @@ import type { Clock } from '../../libs/core/clock.js';
 import type { Logger } from '../../libs/ports/logger.js';
 import { redactArguments } from '../../libs/pipeline/build-audit-record.js';
 import type { ToolResolver } from '../../libs/pipeline/deps.js';
-import type { CaseView, OperationResult, Operations } from '../reconciler/operation-types.js';
-import { resolveCaseTool } from '../reconciler/resolve-tool.js';
+import type { CaseView, OperationResult, Operations } from '../../libs/reconcile/operation-types.js';
+import { resolveCaseTool } from '../../libs/reconcile/resolve-tool.js';
 import type { ApprovalsQueue } from './approvals.js';
 import type { Html } from './html.js';
 import {
@@ -30,7 +30,7 @@ import { SignInRefused, type OperatorTokens } from './sign-in.js';
 
 /** What the console's pages and actions run on. */
 export interface ConsoleDeps {
-  /** The reconciler's operations (services/reconciler/operations.ts), as the CLI's dlq commands use them. */
+  /** The reconciler's operations (libs/reconcile/operations.ts), as the CLI's dlq commands use them. */
   readonly operations: Operations;
   /** The executors' tools: a case's arguments are shown through its tool's audit allow-list. */
   readonly tools: ToolResolver;

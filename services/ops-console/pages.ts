@@ -5,7 +5,7 @@ import type {
   WhoDidAnswer,
   WhoDidEntry,
 } from '../../libs/ports/audit-store.js';
-import type { CaseView } from '../reconciler/operation-types.js';
+import type { CaseView } from '../../libs/reconcile/operation-types.js';
 import type { PendingApproval } from './approvals.js';
 import { html, jsonBlock, raw, when, type Html } from './html.js';
 import { mayDo, type ConsoleRole } from './roles.js';

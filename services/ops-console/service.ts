@@ -18,8 +18,8 @@ import {
   type ServiceMain,
   type ServiceOptions,
 } from '../../libs/runtime/service.js';
-import { createOperations } from '../reconciler/operations.js';
-import { kafkaOriginalCalls } from '../reconciler/original-call.js';
+import { createOperations } from '../../libs/reconcile/operations.js';
+import { kafkaOriginalCalls } from '../../libs/reconcile/original-call.js';
 import { DEFAULT_BACKOFF } from '../../libs/core/backoff.js';
 import { ApprovalsQueue } from './approvals.js';
 import { loadOpsConsoleConfig, type OpsConsoleConfig } from './config.js';

@@ -1,6 +1,6 @@
 import type { CaseChange, CaseStore, ReconciliationCase } from '../../libs/ports/case-store.js';
 import type { CaseRequest } from '../../libs/reconcile/case-request.js';
-import type { DeliveryReport } from './deliver.js';
+import type { DeliveryReport } from '../../libs/reconcile/deliver.js';
 import type { Logger } from '../../libs/ports/logger.js';
 import { manualNote } from './manual-note.js';
 

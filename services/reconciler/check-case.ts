@@ -10,11 +10,16 @@ import { redactOutput } from '../../libs/reconcile/redact-output.js';
 import { notAppliedError, type Resolution } from '../../libs/reconcile/resolution.js';
 import { runStatusCheck } from '../../libs/reconcile/status-check.js';
 import type { ToolDefinition } from '../../libs/registry/tool-definition.js';
+import { resolveCaseTool } from '../../libs/reconcile/resolve-tool.js';
+import {
+  deliver,
+  resolutionPlan,
+  type DeliveryDeps,
+  type DeliveryReport,
+} from '../../libs/reconcile/deliver.js';
+import { fullArguments, type OriginalCalls } from '../../libs/reconcile/original-call.js';
 import { escalate, moveCase, type CheckStep } from './case-moves.js';
-import { resolveCaseTool } from './resolve-tool.js';
-import { deliver, resolutionPlan, type DeliveryDeps, type DeliveryReport } from './deliver.js';
 import { triage } from './triage.js';
-import { fullArguments, type OriginalCalls } from './original-call.js';
 import { manualNote, reasonNote } from './manual-note.js';
 
 /** What checking a case needs besides delivery. */
@@ -58,14 +63,14 @@ export interface CheckerDeps extends DeliveryDeps {
  * are still told UNRESOLVED; a person sees the resolution on the case.
  *
  * A re-submitted call (a redriven POISON or EXHAUSTED case, or a redriven UNRESOLVED one whose tool
- * is read-only or forwards the key: see redrive-rule.ts) was answered by the executor itself, so its
- * case is only closed here, never answered or settled. Each visit first reads the call's idempotency
- * record without changing it (IdempotencyStore.peek; see {@link resubmissionVerdict}): an answer the
- * executor recorded closes the case or hands it to a person at once; none yet (absent, in flight)
- * falls back to the tool's status check when it has one — where "not-applied" only means "not yet"
- * and counts as unknown — or else to waiting out the schedule, then needs_manual. A read-only tool
- * keeps no record, so without a status check its case goes to a person at once. `signal` stops the
- * check and the delivery retries (shutdown).
+ * is read-only or forwards the key: see libs/reconcile/redrive-rule.ts) was answered by the
+ * executor itself, so its case is only closed here, never answered or settled. Each visit first
+ * reads the call's idempotency record without changing it (IdempotencyStore.peek; see
+ * {@link resubmissionVerdict}): an answer the executor recorded closes the case or hands it to a
+ * person at once; none yet (absent, in flight) falls back to the tool's status check when it has
+ * one — where "not-applied" only means "not yet" and counts as unknown — or else to waiting out the
+ * schedule, then needs_manual. A read-only tool keeps no record, so without a status check its case
+ * goes to a person at once. `signal` stops the check and the delivery retries (shutdown).
  */
 export async function checkCase(
   c: ReconciliationCase,
@@ -251,9 +256,9 @@ async function readAnswer(
 }
 
 /**
- * Whether the redrive that opened this round re-submitted the call (redrive-rule.ts): always for
- * POISON and EXHAUSTED; for UNRESOLVED exactly when the tool is read-only or forwards the key (one
- * with a status check is rechecked instead).
+ * Whether the redrive that opened this round re-submitted the call
+ * (libs/reconcile/redrive-rule.ts): always for POISON and EXHAUSTED; for UNRESOLVED exactly when
+ * the tool is read-only or forwards the key (one with a status check is rechecked instead).
  */
 function isResubmission(c: ReconciliationCase, tool: ToolDefinition): boolean {
   return (

@@ -12,7 +12,7 @@ import { withLogContext } from '../../libs/observability/logger.js';
 import { poisonOrigin } from '../../libs/runtime/events.js';
 import type { DeadLetterInput, ReconciliationCase } from '../../libs/ports/case-store.js';
 import type { CheckerDeps } from './check-case.js';
-import { retryUntil } from './retry.js';
+import { retryUntil } from '../../libs/reconcile/retry.js';
 import { triage } from './triage.js';
 
 export interface DeadLetterConsumerDeps extends CheckerDeps {

@@ -7,7 +7,7 @@ import type { EventPublisher, EventSubscriber } from '../../libs/ports/event-bus
 import type { EventCodec } from '../../libs/events/event-codec.js';
 import type { IdempotencyStore } from '../../libs/ports/idempotency-store.js';
 import type { CheckStep } from './case-moves.js';
-import type { OriginalCalls } from './original-call.js';
+import type { OriginalCalls } from '../../libs/reconcile/original-call.js';
 import { createDeadLetterConsumer } from './dead-letter-consumer.js';
 import { createDueChecker } from './due-checker.js';
 import type { Logger } from '../../libs/ports/logger.js';

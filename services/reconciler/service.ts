@@ -20,7 +20,7 @@ import {
 } from '../../libs/runtime/service.js';
 import { loadReconcilerConfig, type ReconcilerConfig } from './config.js';
 import { createReconciler } from './reconciler.js';
-import { kafkaOriginalCalls } from './original-call.js';
+import { kafkaOriginalCalls } from '../../libs/reconcile/original-call.js';
 
 /** What a caller may supply instead of what the configuration names. */
 export interface ReconcilerServiceOptions extends ServiceOptions {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { MAX_NOTE_LENGTH } from '../../../libs/reconcile/case-model.js';
-import type { OperationResult } from '../../reconciler/operations.js';
+import type { OperationResult } from '../../../libs/reconcile/operations.js';
 import type { Args } from '../args.js';
 import { FailureError, UsageError } from '../cli-error.js';
 import type { OptionSpec } from '../command.js';

@@ -5,7 +5,7 @@ import { RedisIdempotencyStore } from '../../../libs/adapters/redis/index.js';
 import { RedisSingleUseStore } from '../../../libs/adapters/redis/single-use-store.js';
 import { systemClock } from '../../../libs/core/system-clock.js';
 import { createReconciler, type Reconciler } from '../../../services/reconciler/reconciler.js';
-import { kafkaOriginalCalls } from '../../../services/reconciler/original-call.js';
+import { kafkaOriginalCalls } from '../../../libs/reconcile/original-call.js';
 import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
 import type { EventKind, EventKinds } from '../../../libs/events/contracts.js';
 import type { TopicNames } from '../../../libs/events/topics.js';

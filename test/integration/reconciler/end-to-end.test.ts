@@ -8,18 +8,23 @@ import { RedisIdempotencyStore } from '../../../libs/adapters/redis/index.js';
 import { systemClock } from '../../../libs/core/system-clock.js';
 import type { Principal } from '../../../libs/core/types.js';
 import type { ToolCallRequestedEvent, ToolCallResultEvent } from '../../../libs/events/contracts.js';
-import type { ManagedCircuitBreakers } from '../../../libs/execution/breakers.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
 import { createAuditSink, type AuditSink } from '../../../services/audit-sink/audit-sink.js';
 import type { Executor } from '../../../services/executor/executor.js';
 import { silentLogger } from '../../../libs/ports/logger.js';
 import { createReconciler, type Reconciler } from '../../../services/reconciler/reconciler.js';
-import { kafkaOriginalCalls } from '../../../services/reconciler/original-call.js';
+import { kafkaOriginalCalls } from '../../../libs/reconcile/original-call.js';
 import { uniqueName } from '../../helpers/names.js';
 import { createTestRedis, type TestRedis } from '../../helpers/redis.js';
 import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
-import { createEventStack, eventually, PARTITIONS, type EventStack } from '../audit-sink/event-stack.js';
-import { dropTestRedis, redisTestPipeline, testBreakers, testExecutor } from '../executor/test-parts.js';
+import {
+  createEventStack,
+  eventStackExecutor,
+  eventually,
+  PARTITIONS,
+  type EventStack,
+} from '../audit-sink/event-stack.js';
+import { dropTestRedis, redisTestStores, testCatalog } from '../executor/test-parts.js';
 import { signedRequest } from '../../unit/executor/call-requests.js';
 import { FILING_SCOPE, FILINGS_DDL, filingTool } from './filings.js';
 
@@ -46,7 +51,6 @@ describe('timed-out call → dead letter → case → status check → resolutio
   let stack: EventStack;
   let db: TestSchema;
   let redis: TestRedis;
-  let breakers: ManagedCircuitBreakers;
   let executor: Executor;
   let reconciler: Reconciler;
   let sink: AuditSink;
@@ -71,30 +75,14 @@ describe('timed-out call → dead letter → case → status check → resolutio
     );
     const { privateKey, publicKey } = generateKeyPairSync('ed25519');
     const jwks = { keys: [{ ...(publicKey.export({ format: 'jwk' }) as JWK), kid: 'k1', use: 'sig' }] };
-    breakers = testBreakers();
-    executor = testExecutor(
-      {
-        bus: stack.bus,
-        codec: stack.codec,
-        topics: stack.topics,
-        resultsPartitions: PARTITIONS.results,
-        pipeline: redisTestPipeline({
-          registry,
-          redis,
-          breakers,
-          owner: `${stack.prefix}-executor`,
-          policyName: 'e2e',
-        }),
-        registry,
-        jwks,
-        issuer: ISSUER,
-        audience: AUDIENCE,
-        ownerId: `${stack.prefix}-executor`,
-        groupId: `${stack.prefix}-executors`,
-        logger: silentLogger,
-      },
-      { maxConcurrency: 4 },
-    );
+    executor = eventStackExecutor(stack, {
+      catalog: testCatalog(registry, 'e2e'),
+      ...redisTestStores(redis),
+      jwks,
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      settings: { maxConcurrency: 4 },
+    });
     cases = new PostgresCaseStore(db.pool, systemClock);
     reconciler = createReconciler({
       subscriber: stack.bus,
@@ -158,7 +146,6 @@ describe('timed-out call → dead letter → case → status check → resolutio
 
   afterAll(async () => {
     await Promise.all([executor.stop(), reconciler.stop(), sink.stop()]);
-    breakers.shutdown();
     await stack.close();
     await dropTestRedis(redis);
     await db.drop();

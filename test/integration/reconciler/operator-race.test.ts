@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolCallRequestedEvent } from '../../../libs/events/contracts.js';
 import type { ReconciliationCase } from '../../../libs/ports/case-store.js';
-import type { OperationResult } from '../../../services/reconciler/operations.js';
+import type { OperationResult } from '../../../libs/reconcile/operations.js';
 import { eventually } from '../audit-sink/event-stack.js';
 import { startOperatorStack, type OperatorStack } from './operator-stack.js';
 

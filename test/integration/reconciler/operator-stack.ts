@@ -9,7 +9,6 @@ import { signPrincipal } from '../../../libs/auth/sign-principal.js';
 import { systemClock } from '../../../libs/core/system-clock.js';
 import type { Principal } from '../../../libs/core/types.js';
 import type { ToolCallRequestedEvent, ToolCallResultEvent } from '../../../libs/events/contracts.js';
-import type { ManagedCircuitBreakers } from '../../../libs/execution/breakers.js';
 import type { EventPublisher } from '../../../libs/ports/event-bus.js';
 import type { CaseState, ReconciliationCase } from '../../../libs/ports/case-store.js';
 import { silentLogger } from '../../../libs/ports/logger.js';
@@ -17,15 +16,21 @@ import { defineTool } from '../../../libs/registry/define-tool.js';
 import type { ToolDefinition } from '../../../libs/registry/tool-definition.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
 import type { Executor } from '../../../services/executor/executor.js';
-import { createOperations, type Operations } from '../../../services/reconciler/operations.js';
-import { kafkaOriginalCalls, type OriginalCalls } from '../../../services/reconciler/original-call.js';
+import { createOperations, type Operations } from '../../../libs/reconcile/operations.js';
+import { kafkaOriginalCalls, type OriginalCalls } from '../../../libs/reconcile/original-call.js';
 import { createReconciler, type Reconciler } from '../../../services/reconciler/reconciler.js';
 import { schemaRegistryUrl, REDIS_URL } from '../../helpers/env.js';
 import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
 import { createTestRedis, type TestRedis } from '../../helpers/redis.js';
 import { signedRequest } from '../../unit/executor/call-requests.js';
-import { createEventStack, eventually, PARTITIONS, type EventStack } from '../audit-sink/event-stack.js';
-import { dropTestRedis, redisTestPipeline, testBreakers, testExecutor } from '../executor/test-parts.js';
+import {
+  createEventStack,
+  eventStackExecutor,
+  eventually,
+  PARTITIONS,
+  type EventStack,
+} from '../audit-sink/event-stack.js';
+import { dropTestRedis, redisTestStores, testCatalog } from '../executor/test-parts.js';
 import { databaseUrlFor } from '../cli/cli-env.js';
 
 const ISSUER = 'agent-backend-ops';
@@ -178,31 +183,15 @@ export async function startOperatorStack(name: string): Promise<OperatorStack> {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   const jwks = { keys: [{ ...(publicKey.export({ format: 'jwk' }) as JWK), kid: 'k1', use: 'sig' }] };
   const signing = { key: privateKey, issuer: ISSUER, audience: AUDIENCE, kid: 'k1', ttlSeconds: 600 };
-  const breakers: ManagedCircuitBreakers = testBreakers();
   const executorGroup = `${stack.prefix}-executors`;
-  const executor: Executor = testExecutor(
-    {
-      bus: stack.bus,
-      codec: stack.codec,
-      topics: stack.topics,
-      resultsPartitions: PARTITIONS.results,
-      pipeline: redisTestPipeline({
-        registry,
-        redis,
-        breakers,
-        owner: `${stack.prefix}-executor`,
-        policyName: name,
-      }),
-      registry,
-      jwks,
-      issuer: ISSUER,
-      audience: AUDIENCE,
-      ownerId: `${stack.prefix}-executor`,
-      groupId: executorGroup,
-      logger: silentLogger,
-    },
-    { maxConcurrency: 8 },
-  );
+  const executor: Executor = eventStackExecutor(stack, {
+    catalog: testCatalog(registry, name),
+    ...redisTestStores(redis),
+    jwks,
+    issuer: ISSUER,
+    audience: AUDIENCE,
+    settings: { maxConcurrency: 8 },
+  });
   const admin: Admin = await stack.kafka.admin();
   const originalCalls: OriginalCalls = kafkaOriginalCalls({
     kafka: stack.kafka.kafka,
@@ -319,7 +308,6 @@ export async function startOperatorStack(name: string): Promise<OperatorStack> {
     },
     async close() {
       await Promise.all([executor.stop(), reconciler.stop()]);
-      breakers.shutdown();
       await stack.close();
       await dropTestRedis(redis);
       await db.drop();

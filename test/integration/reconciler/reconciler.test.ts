@@ -9,7 +9,7 @@ import type { ReconciliationCase } from '../../../libs/ports/case-store.js';
 import type { StoredResult } from '../../../libs/ports/idempotency-store.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
 import { silentLogger } from '../../../libs/ports/logger.js';
-import { createOperations, type Operations } from '../../../services/reconciler/operations.js';
+import { createOperations, type Operations } from '../../../libs/reconcile/operations.js';
 import { createReconciler, type Reconciler } from '../../../services/reconciler/reconciler.js';
 import { uniqueName } from '../../helpers/names.js';
 import { createTestRedis, type TestRedis } from '../../helpers/redis.js';

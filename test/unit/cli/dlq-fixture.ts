@@ -8,7 +8,7 @@ import type { DeadLetterInput, ReconciliationCase } from '../../../libs/ports/ca
 import { defineTool } from '../../../libs/registry/define-tool.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
 import { silentReconcilerLogger } from '../../../services/reconciler/logger.js';
-import { createOperations, type Operations } from '../../../services/reconciler/operations.js';
+import { createOperations, type Operations } from '../../../libs/reconcile/operations.js';
 import { deadLetteredRefund, leaveUnresolved } from '../../helpers/dead-lettered-refund.js';
 import { uniqueName } from '../../helpers/names.js';
 

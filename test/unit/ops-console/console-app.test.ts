@@ -14,7 +14,7 @@ import { LocalEventCodec } from '../../../libs/events/local-codec.js';
 import { topicNames } from '../../../libs/events/topics.js';
 import { silentLogger } from '../../../libs/ports/logger.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
-import type { Operations } from '../../../services/reconciler/operation-types.js';
+import type { Operations } from '../../../libs/reconcile/operation-types.js';
 import { DEFAULT_BACKOFF } from '../../../libs/core/backoff.js';
 import { ApprovalsQueue } from '../../../services/ops-console/approvals.js';
 import { createConsoleHandler } from '../../../services/ops-console/console-app.js';

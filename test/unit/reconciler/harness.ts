@@ -18,7 +18,7 @@ import { defineTool } from '../../../libs/registry/define-tool.js';
 import type { StatusCheckAnswer, ToolInvocation } from '../../../libs/registry/tool-definition.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
 import { silentLogger } from '../../../libs/ports/logger.js';
-import { createOperations, type Operations } from '../../../services/reconciler/operations.js';
+import { createOperations, type Operations } from '../../../libs/reconcile/operations.js';
 import {
   createReconciler,
   type Reconciler,

@@ -6,7 +6,7 @@ import {
   createOperations,
   type Operations,
   type OperationsDeps,
-} from '../../../services/reconciler/operations.js';
+} from '../../../libs/reconcile/operations.js';
 import { createHarness, deadLetter, eventually, T0, UNRESOLVED_RECORD, type Harness } from './harness.js';
 
 const ARGS = { taxpayerId: 'TP-1', year: 2024 };

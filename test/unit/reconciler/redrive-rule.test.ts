@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { CaseReason, CaseState } from '../../../libs/ports/case-store.js';
 import type { CaseRequest } from '../../../libs/reconcile/case-request.js';
 import type { RetrySafety } from '../../../libs/registry/tool-definition.js';
-import { redrivePlan } from '../../../services/reconciler/redrive-rule.js';
+import { redrivePlan } from '../../../libs/reconcile/redrive-rule.js';
 
 const REQUEST = { arguments: { orderId: 'O-1' } } as unknown as CaseRequest;
 const NO_ARGS = { arguments: undefined } as unknown as CaseRequest;

@@ -1,5 +1,5 @@
-import type { IdempotencyStore } from '../../libs/ports/idempotency-store.js';
-import type { CaseRequest } from '../../libs/reconcile/case-request.js';
+import type { IdempotencyStore } from '../ports/idempotency-store.js';
+import type { CaseRequest } from './case-request.js';
 
 /**
  * What taking hold of a call's idempotency key before a person's resolution found:

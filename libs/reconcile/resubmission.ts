@@ -1,9 +1,9 @@
-import { ERROR_CODES, outcomeForCode, type ErrorCode } from '../../libs/core/errors.js';
-import type { ResultError } from '../../libs/core/types.js';
-import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
-import type { ReconciliationCase } from '../../libs/ports/case-store.js';
-import type { CaseRequest } from '../../libs/reconcile/case-request.js';
-import { notAppliedError } from '../../libs/reconcile/resolution.js';
+import { ERROR_CODES, outcomeForCode, type ErrorCode } from '../core/errors.js';
+import type { ResultError } from '../core/types.js';
+import type { ToolCallRequestedEvent } from '../events/contracts.js';
+import type { ReconciliationCase } from '../ports/case-store.js';
+import type { CaseRequest } from './case-request.js';
+import { notAppliedError } from './resolution.js';
 
 /**
  * The original request as published again: the same call id, idempotency key and reply address

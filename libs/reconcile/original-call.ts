@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
-import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
-import type { BusMessage, EventSubscriber } from '../../libs/ports/event-bus.js';
-import type { EventCodec } from '../../libs/events/event-codec.js';
-import type { ReconciliationCase } from '../../libs/ports/case-store.js';
-import type { CaseRequest } from '../../libs/reconcile/case-request.js';
+import type { ToolCallRequestedEvent } from '../events/contracts.js';
+import type { BusMessage, EventSubscriber } from '../ports/event-bus.js';
+import type { EventCodec } from '../events/event-codec.js';
+import type { ReconciliationCase } from '../ports/case-store.js';
+import type { CaseRequest } from './case-request.js';
 
 /**
  * Where the full arguments of a dead-lettered call come from. Dead letters and cases keep only the

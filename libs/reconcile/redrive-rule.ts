@@ -1,6 +1,6 @@
-import type { ReconciliationCase } from '../../libs/ports/case-store.js';
-import type { CaseRequest } from '../../libs/reconcile/case-request.js';
-import type { ToolDefinition } from '../../libs/registry/tool-definition.js';
+import type { ReconciliationCase } from '../ports/case-store.js';
+import type { CaseRequest } from './case-request.js';
+import type { ToolDefinition } from '../registry/tool-definition.js';
 
 /**
  * What a redrive of a case would do, decided from the case alone (its state, reason, request) and

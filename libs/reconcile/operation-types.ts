@@ -1,6 +1,6 @@
-import type { CaseFilter, CaseRef, CaseStore, ReconciliationCase } from '../../libs/ports/case-store.js';
-import type { ToolResolver } from '../../libs/pipeline/deps.js';
-import type { CaseRequest } from '../../libs/reconcile/case-request.js';
+import type { CaseFilter, CaseRef, CaseStore, ReconciliationCase } from '../ports/case-store.js';
+import type { ToolResolver } from '../pipeline/deps.js';
+import type { CaseRequest } from './case-request.js';
 import type { DeliveryDeps, DeliveryReport } from './deliver.js';
 import type { OriginalCalls } from './original-call.js';
 import type { RedrivePlan } from './redrive-rule.js';

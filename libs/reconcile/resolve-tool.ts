@@ -1,7 +1,7 @@
-import type { ToolResolver } from '../../libs/pipeline/deps.js';
-import type { ReconciliationCase } from '../../libs/ports/case-store.js';
-import { ranToolVersion, type CaseRequest } from '../../libs/reconcile/case-request.js';
-import type { ToolDefinition } from '../../libs/registry/tool-definition.js';
+import type { ToolResolver } from '../pipeline/deps.js';
+import type { ReconciliationCase } from '../ports/case-store.js';
+import { ranToolVersion, type CaseRequest } from './case-request.js';
+import type { ToolDefinition } from '../registry/tool-definition.js';
 
 /**
  * The definition a case's call is reconciled against, for the call's tenant: the version it ran (or

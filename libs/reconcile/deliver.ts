@@ -1,23 +1,23 @@
-import type { AuditRecordEvent, ToolCallResultEvent } from '../../libs/events/contracts.js';
-import type { TopicNames } from '../../libs/events/topics.js';
-import type { CaseRequest } from '../../libs/reconcile/case-request.js';
+import type { AuditRecordEvent, ToolCallResultEvent } from '../events/contracts.js';
+import type { TopicNames } from '../events/topics.js';
+import type { CaseRequest } from './case-request.js';
 import {
   caseAuditEvent,
   resolutionResultEvent,
   settledRecord,
   type Resolution,
   type ResolutionMeta,
-} from '../../libs/reconcile/resolution.js';
-import type { ReconciliationCase } from '../../libs/ports/case-store.js';
-import type { ToolDefinition } from '../../libs/registry/tool-definition.js';
-import type { Clock } from '../../libs/core/clock.js';
-import type { EventPublisher } from '../../libs/ports/event-bus.js';
-import type { EventCodec } from '../../libs/events/event-codec.js';
-import type { IdempotencyStore } from '../../libs/ports/idempotency-store.js';
-import type { Logger } from '../../libs/ports/logger.js';
-import type { Backoff } from '../../libs/core/backoff.js';
+} from './resolution.js';
+import type { ReconciliationCase } from '../ports/case-store.js';
+import type { ToolDefinition } from '../registry/tool-definition.js';
+import type { Clock } from '../core/clock.js';
+import type { EventPublisher } from '../ports/event-bus.js';
+import type { EventCodec } from '../events/event-codec.js';
+import type { IdempotencyStore } from '../ports/idempotency-store.js';
+import type { Logger } from '../ports/logger.js';
+import type { Backoff } from '../core/backoff.js';
 import { retryUntil } from './retry.js';
-import { childSpanId, traceHeaders } from '../../libs/observability/trace-context.js';
+import { childSpanId, traceHeaders } from '../observability/trace-context.js';
 
 /** What delivering a reconciliation step needs. */
 export interface DeliveryDeps {

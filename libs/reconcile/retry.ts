@@ -1,6 +1,6 @@
-import { retryWithBackoff, type Backoff } from '../../libs/core/backoff.js';
-import type { Clock } from '../../libs/core/clock.js';
-import type { Logger } from '../../libs/ports/logger.js';
+import { retryWithBackoff, type Backoff } from '../core/backoff.js';
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../ports/logger.js';
 
 export interface RetryOptions {
   readonly clock: Clock;
