@@ -94,6 +94,16 @@ describe('the packed package', () => {
     );
   });
 
+  it('holds every document that README.md and ARCHITECTURE.md link to', () => {
+    const linked = ['README.md', 'ARCHITECTURE.md'].flatMap((doc) =>
+      [...readFileSync(join(REPO_ROOT, doc), 'utf8').matchAll(/\]\(([^)#:\s]+)(?:#[^)]*)?\)/g)].map(
+        (m) => m[1]!,
+      ),
+    );
+    expect(linked).toContain('ARCHITECTURE.md');
+    expect([...new Set(linked)].filter((path) => !packed.files.includes(path))).toEqual([]);
+  });
+
   it('type-checks a consumer project with strict tsc and no skipLibCheck, wrong shapes refused', async () => {
     const tsc = await runProgram([join(project, 'node_modules/.bin/tsc'), '-p', '.'], { cwd: project });
     expect(tsc.stdout + tsc.stderr).toBe('');
