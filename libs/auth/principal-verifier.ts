@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createLocalJWKSet, errors, jwtVerify } from 'jose';
 import type { CryptoKey, JSONWebKeySet, JWK, JWTPayload, JWTVerifyGetKey, KeyObject } from 'jose';
 import type { Principal } from '../core/types.js';
@@ -26,6 +27,15 @@ export interface PrincipalVerifierOptions {
   readonly maxTokenAgeSec?: number;
   /** Clock in epoch ms; defaults to `Date.now`. */
   readonly now?: () => number;
+  /**
+   * How many verified tokens to remember (by SHA-256 digest), so the calls of one agent turn, which
+   * share one token, pay for its signature check once. A remembered token is accepted again only
+   * when its times pass at the instant it is judged (the same checks, as of `atMs`); anything else
+   * goes through the full check, which gives the refusal. The keys of a verifier never change, so
+   * a key rotation, which builds a new verifier, starts with an empty memory. Least recently used
+   * tokens are forgotten first; 0 remembers none. Default 10,000 (a few MB).
+   */
+  readonly rememberedTokens?: number;
 }
 
 /** When a token is judged. */
@@ -67,6 +77,8 @@ const MAX_TOKEN_LENGTH = 16_384;
 export function createPrincipalVerifier(opts: PrincipalVerifierOptions): PrincipalVerifier {
   const getKey = keyResolver(opts.keys);
   const now = opts.now ?? Date.now;
+  const toleranceSec = opts.clockToleranceSec ?? 5;
+  const remembered = new RememberedTokens(opts.rememberedTokens ?? 10_000);
   return {
     async verify(token: string, options: PrincipalVerifyOptions = {}): Promise<Principal> {
       if (typeof token !== 'string' || token.length === 0)
@@ -74,7 +86,11 @@ export function createPrincipalVerifier(opts: PrincipalVerifierOptions): Princip
       if (token.length > MAX_TOKEN_LENGTH) throw invalid('malformed', 'is missing or malformed');
       const nowMs = options.atMs ?? now();
       if (!Number.isFinite(nowMs)) throw invalid('other', 'cannot be judged without a valid time');
-      const toleranceSec = opts.clockToleranceSec ?? 5;
+      const digest = remembered.enabled ? createHash('sha256').update(token).digest('base64') : '';
+      const known = remembered.get(digest);
+      if (known !== undefined && timesPass(known.times, nowMs, toleranceSec, opts.maxTokenAgeSec)) {
+        return known.principal;
+      }
       let payload: JWTPayload;
       try {
         ({ payload } = await jwtVerify(token, getKey, {
@@ -97,9 +113,67 @@ export function createPrincipalVerifier(opts: PrincipalVerifierOptions): Princip
       }
       const claims = principalClaimsSchema.safeParse(payload);
       if (!claims.success) throw invalid('claims', 'carries malformed principal claims', claims.error);
-      return principalOf(claims.data);
+      const principal = principalOf(claims.data);
+      // requiredClaims made exp and iat present numbers; jose checked nbf's type when present.
+      remembered.set(digest, {
+        principal,
+        times: {
+          iat: payload.iat,
+          exp: payload.exp!,
+          ...(payload.nbf === undefined ? {} : { nbf: payload.nbf }),
+        },
+      });
+      return principal;
     },
   };
+}
+
+/** The time claims of a verified token, in epoch seconds. */
+interface TokenTimes {
+  readonly iat: number;
+  readonly exp: number;
+  readonly nbf?: number;
+}
+
+/**
+ * Whether a token that passed every check before passes its time checks at `nowMs`: the checks
+ * `verify` makes (jose's, as it computes them: whole seconds, `clockTolerance` either way, and
+ * ours for an issue time in the future). False sends the token through the full check.
+ */
+function timesPass(times: TokenTimes, nowMs: number, toleranceSec: number, maxTokenAgeSec?: number): boolean {
+  const nowSec = Math.floor(nowMs / 1000);
+  if (times.exp <= nowSec - toleranceSec) return false;
+  if (times.nbf !== undefined && times.nbf > nowSec + toleranceSec) return false;
+  if (times.iat > nowMs / 1000 + toleranceSec || times.iat > nowSec + toleranceSec) return false;
+  if (maxTokenAgeSec !== undefined && nowSec - times.iat - toleranceSec > maxTokenAgeSec) return false;
+  return true;
+}
+
+/** Verified tokens by digest, least recently used forgotten first. */
+class RememberedTokens {
+  readonly #byDigest = new Map<string, { readonly principal: Principal; readonly times: TokenTimes }>();
+
+  constructor(private readonly capacity: number) {}
+
+  get enabled(): boolean {
+    return this.capacity > 0;
+  }
+
+  get(digest: string): { readonly principal: Principal; readonly times: TokenTimes } | undefined {
+    const entry = this.#byDigest.get(digest);
+    if (entry !== undefined) {
+      this.#byDigest.delete(digest);
+      this.#byDigest.set(digest, entry);
+    }
+    return entry;
+  }
+
+  set(digest: string, entry: { readonly principal: Principal; readonly times: TokenTimes }): void {
+    if (!this.enabled) return;
+    this.#byDigest.delete(digest);
+    this.#byDigest.set(digest, entry);
+    if (this.#byDigest.size > this.capacity) this.#byDigest.delete(this.#byDigest.keys().next().value!);
+  }
 }
 
 class UnknownKey extends Error {

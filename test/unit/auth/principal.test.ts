@@ -338,6 +338,85 @@ describe('refusals (INVALID_PRINCIPAL)', () => {
   });
 });
 
+describe('remembered tokens', () => {
+  /** What a verification came to: the principal's id, or the refusal's reason. */
+  async function verdict(
+    v: ReturnType<typeof createPrincipalVerifier>,
+    token: string,
+    atMs: number,
+  ): Promise<string> {
+    try {
+      return `ok:${(await v.verify(token, { atMs })).id}`;
+    } catch (err) {
+      return `refused:${(err as { reason?: string }).reason ?? String(err)}`;
+    }
+  }
+
+  /** A principal token with the time claims given, in epoch seconds. */
+  function timed(times: { iat: number; exp: number; nbf?: number }): Promise<string> {
+    const jwt = new SignJWT({
+      tenant: agent.tenant,
+      kind: agent.kind,
+      scopes: [...agent.scopes],
+      roles: [...agent.roles],
+    })
+      .setProtectedHeader({ alg: 'EdDSA', typ: PRINCIPAL_TOKEN_TYPE, kid: 'k-2030-06' })
+      .setSubject(agent.id)
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setIssuedAt(times.iat)
+      .setExpirationTime(times.exp);
+    if (times.nbf !== undefined) jwt.setNotBefore(times.nbf);
+    return jwt.sign(ed.privateKey);
+  }
+
+  it('never changes a verdict: judged at every instant around each time limit, as a verifier without memory judges', async () => {
+    const base = Math.floor(NOW / 1000);
+    const tokens = [
+      { iat: base, exp: base + 60 },
+      { iat: base - 10, exp: base + 5, nbf: base + 3 },
+      { iat: base + 2, exp: base + 30 },
+    ];
+    let compared = 0;
+    for (const maxTokenAgeSec of [undefined, 20]) {
+      const options = maxTokenAgeSec === undefined ? {} : { maxTokenAgeSec };
+      for (const times of tokens) {
+        const token = await timed(times);
+        const edges = [times.iat, times.exp, times.nbf ?? times.iat, times.iat + (maxTokenAgeSec ?? 0)];
+        const instants = edges.flatMap((edge) =>
+          [-7, -6, -5, -4, -1, 0, 1, 4, 5, 6, 7].flatMap((d) => [(edge + d) * 1000, (edge + d) * 1000 + 999]),
+        );
+        // One verifier remembers (warmed at every instant, in shuffled order); the other forgets.
+        const remembering = verifier({ ...options, rememberedTokens: 100 });
+        const forgetting = verifier({ ...options, rememberedTokens: 0 });
+        const order = [...instants, ...instants].sort(
+          (a, b) => ((a * 7919) % 13) - ((b * 7919) % 13) || a - b,
+        );
+        for (const atMs of order) {
+          expect(await verdict(remembering, token, atMs), `${JSON.stringify(times)} at ${atMs}`).toBe(
+            await verdict(forgetting, token, atMs),
+          );
+          compared += 1;
+        }
+      }
+    }
+    expect(compared).toBeGreaterThan(500);
+  });
+
+  it('remembers a token, not a principal: another token is checked in full, a tampered one refused', async () => {
+    const v = verifier();
+    const token = await sign();
+    expect(await v.verify(token)).toEqual(agent);
+    const widened = rewrite(token, 1, (claims) => {
+      claims.scopes = ['*'];
+    });
+    expect((await refusal(v.verify(widened))).message).toBe(
+      'The principal assertion has an invalid signature.',
+    );
+    expect(await v.verify(token)).toEqual(agent);
+  });
+});
+
 describe('configuration', () => {
   it('refuses private or secret keys in a verifier, and an empty key set', async () => {
     expect(() =>
