@@ -3,7 +3,7 @@ import { topicNames } from '../../libs/events/topics.js';
 import type { ToolResolver } from '../../libs/pipeline/deps.js';
 import type { CaseStore } from '../../libs/ports/case-store.js';
 import type { Clock } from '../../libs/core/clock.js';
-import { silentReconcilerLogger, type ReconcilerLogger } from '../reconciler/logger.js';
+import { silentLogger, type Logger } from '../../libs/ports/logger.js';
 import { createOperations, type Operations, type OperationsDeps } from '../../libs/reconcile/operations.js';
 import { kafkaOriginalCalls } from '../../libs/reconcile/original-call.js';
 import { DEFAULT_BACKOFF } from '../../libs/core/backoff.js';
@@ -101,7 +101,7 @@ function readOnlyDeps(cases: CaseStore, clock: Clock, tools?: ToolResolver): Ope
   return {
     cases,
     clock,
-    logger: silentReconcilerLogger,
+    logger: silentLogger,
     backoff: DEFAULT_BACKOFF,
     topics: topicNames(),
     replyTopics: {},
@@ -122,7 +122,7 @@ function readOnlyDeps(cases: CaseStore, clock: Clock, tools?: ToolResolver): Ope
 }
 
 /** Warnings and errors of the operations (e.g. a retried publish) as stderr lines. */
-function stderrLogger(out: Output): ReconcilerLogger {
+function stderrLogger(out: Output): Logger {
   const line =
     (level: string) =>
     (obj: object, msg?: string): void => {
@@ -131,5 +131,5 @@ function stderrLogger(out: Output): ReconcilerLogger {
         .join(' ');
       out.note(`${level}: ${msg ?? ''}${fields ? ` (${fields})` : ''}`);
     };
-  return { ...silentReconcilerLogger, warn: line('warning'), error: line('error') };
+  return { ...silentLogger, warn: line('warning'), error: line('error') };
 }

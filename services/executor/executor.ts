@@ -29,18 +29,10 @@ const DEFAULT_PUBLISH_GRACE_MS = 5_000;
  * builds the pipeline and wires it, so everything else (the process, the embedded topology, the
  * benchmarks, the test and chaos stacks) builds executors there, not here.
  *
- * Delivery semantics — at-least-once with idempotent effects, not Kafka transactions:
- * a call's message is marked done (its offset becomes committable) only after its audit record,
- * dead letter (if any) and result are acknowledged; a crash or rebalance before that redelivers it.
- * A redelivered call reaches the guard pipeline again, whose idempotency claim (Redis, shared by all
- * executors) answers it with the stored original result (DUPLICATE) instead of running the tool; an
- * in-flight duplicate waits for its owner, and a dead owner's call takes the tool's safe path or is
- * UNRESOLVED. So the effect happens at most once, and the requester dedupes results by callId. Kafka
- * transactions would not buy more: the effect is outside Kafka (an HTTP call, a database write), so
- * exactly-once inside Kafka would still need the idempotency claim; they would also force one
- * transaction per batch (while calls of a batch finish out of order under key-ordered concurrency),
- * a transactional producer per partition assignment, and read_committed consumers everywhere, for no
- * gain in the guarantee that matters.
+ * Delivery: a call's message is marked done (its offset becomes committable) only after its audit
+ * record, dead letter (if any) and result are acknowledged; a crash or rebalance before that
+ * redelivers it, and the guard pipeline's idempotency claim answers the redelivery. What that
+ * guarantees and why not Kafka transactions: ARCHITECTURE.md, "Delivery semantics".
  *
  * Ordering and concurrency: the executor is a keyed subscriber (KeyedSubscriber in the event-bus
  * port). Calls sharing a resource key run one at a time in offset order; every other call — same

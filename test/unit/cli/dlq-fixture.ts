@@ -7,7 +7,7 @@ import { topicNames, type TopicNames } from '../../../libs/events/topics.js';
 import type { DeadLetterInput, ReconciliationCase } from '../../../libs/ports/case-store.js';
 import { defineTool } from '../../../libs/registry/define-tool.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
-import { silentReconcilerLogger } from '../../../services/reconciler/logger.js';
+import { silentLogger } from '../../../libs/ports/logger.js';
 import { createOperations, type Operations } from '../../../libs/reconcile/operations.js';
 import { deadLetteredRefund, leaveUnresolved } from '../../helpers/dead-lettered-refund.js';
 import { uniqueName } from '../../helpers/names.js';
@@ -60,7 +60,7 @@ export async function dlqFixture(): Promise<DlqFixture> {
     topics,
     idempotency,
     clock,
-    logger: silentReconcilerLogger,
+    logger: silentLogger,
     backoff: { baseDelayMs: 10, maxDelayMs: 100 },
     replyTopics: { [topics.results]: 2 },
     resultTtlMs: 86_400_000,
