@@ -1,7 +1,15 @@
 import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
@@ -18,9 +26,29 @@ export interface PackedPackage {
 }
 
 /**
+ * The entries of package.json `files` outside dist/ (the documents), with a `*` path segment
+ * expanded over the repository's folders: what `npm pack` takes from the repository itself.
+ */
+function documentsToShip(): string[] {
+  const { files } = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { files: string[] };
+  return files
+    .filter((entry) => !entry.startsWith('dist/'))
+    .flatMap((entry) => {
+      const star = entry.split('/').indexOf('*');
+      if (star < 0) return [entry];
+      const parts = entry.split('/');
+      const parent = parts.slice(0, star).join('/');
+      return readdirSync(join(REPO, parent))
+        .map((name) => [parent, name, ...parts.slice(star + 1)].join('/'))
+        .filter((path) => existsSync(join(REPO, path)));
+    });
+}
+
+/**
  * Builds the package into a staging folder (never the repository's own dist/) with the repository's
- * build script steps, copies package.json and README.md beside it, and runs `npm pack` there: the
- * tarball is what `npm publish` would upload.
+ * build script steps, copies package.json and the documents it ships (README.md, ARCHITECTURE.md,
+ * the READMEs beside the code) beside it, and runs `npm pack` there: the tarball is what `npm
+ * publish` would upload.
  */
 export async function packToolgate(): Promise<PackedPackage> {
   const stage = mkdtempSync(join(tmpdir(), 'tg-pack-'));
@@ -37,7 +65,10 @@ export async function packToolgate(): Promise<PackedPackage> {
   await run(process.execPath, ['--import', 'tsx', join(REPO, 'deploy/copy-build-assets.ts'), dist], {
     cwd: REPO,
   });
-  for (const file of ['package.json', 'README.md']) cpSync(join(REPO, file), join(pkg, file));
+  for (const file of ['package.json', ...documentsToShip()]) {
+    mkdirSync(dirname(join(pkg, file)), { recursive: true });
+    cpSync(join(REPO, file), join(pkg, file));
+  }
   const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', stage], {
     cwd: pkg,
     maxBuffer: 64 * 1024 * 1024,
