@@ -368,4 +368,58 @@ const cost: DashboardSpec = {
 };
 
 /** Every dashboard, in the order the provisioning folder lists them. */
-export const DASHBOARDS: readonly DashboardSpec[] = [overview, tool, downstreams, reconciliation, cost];
+const mcp: DashboardSpec = {
+  uid: 'toolgate-mcp',
+  title: 'toolgate / MCP gateway',
+  description:
+    'MCP requests by method and how they ended: tool calls answered, refused, unknown; clients turned away.',
+  tags: ['toolgate'],
+  panels: [
+    {
+      title: 'MCP requests by method',
+      description: 'Requests per second the gateways answered, by JSON-RPC method.',
+      unit: 'reqps',
+      stacked: true,
+      queries: [{ expr: `sum by (method) (rate(toolgate_mcp_requests_total[${R}]))`, legend: '{{method}}' }],
+    },
+    {
+      title: 'tools/call by outcome',
+      description:
+        'tool-success and tool-duplicate answered; tool-refused and tool-failed are isError results; tool-unknown-outcome is reconciled, never failed.',
+      unit: 'reqps',
+      stacked: true,
+      queries: [
+        {
+          expr: `sum by (outcome) (rate(toolgate_mcp_requests_total{method="tools/call"}[${R}]))`,
+          legend: '{{outcome}}',
+        },
+      ],
+    },
+    {
+      title: 'Clients turned away',
+      description:
+        'Requests refused before any tool: no or bad token (unauthenticated), missing scope (forbidden), malformed (rejected).',
+      unit: 'reqps',
+      stacked: true,
+      queries: [
+        {
+          expr: `sum by (outcome) (rate(toolgate_mcp_requests_total{outcome=~"unauthenticated|forbidden|rejected"}[${R}]))`,
+          legend: '{{outcome}}',
+        },
+      ],
+    },
+    {
+      title: 'p95 request time by method',
+      description: 'From the request to its finished response; tools/call includes the executor round trip.',
+      unit: 's',
+      queries: [
+        {
+          expr: `histogram_quantile(0.95, sum by (method, le) (rate(toolgate_mcp_request_duration_seconds_bucket[${R}])))`,
+          legend: '{{method}}',
+        },
+      ],
+    },
+  ],
+};
+
+export const DASHBOARDS: readonly DashboardSpec[] = [overview, tool, downstreams, reconciliation, cost, mcp];

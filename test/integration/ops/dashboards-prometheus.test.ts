@@ -14,18 +14,20 @@ import {
 import { ensurePrometheusInstalled, prometheusServer } from '../../../deploy/local/prometheus-server.js';
 import { openAITurn, type ProposedCall } from '../../../services/demo/scripted-model.js';
 import type { Principal } from '../../../libs/core/types.js';
+import { connectModern } from '../mcp/mcp-clients.js';
 import { dashboardQueries } from './dashboard-queries.js';
-import { OPS_TOOLS } from './ops-catalog.js';
+import { OPS_SCOPE, OPS_TOOLS } from './ops-catalog.js';
 import { startOpsStack, type OpsStack } from './ops-stack.js';
 import { activeAlerts, hasFiniteValue, instantQuery, targetHealth } from './prometheus-api.js';
 import { freePort } from '../../helpers/ports.js';
 
 /**
- * The operations check on real servers: two executors, the audit sink and the reconciler run as
- * processes (their own main.ts and config.ts) on Kafka, the schema registry, Redis and Postgres;
- * the test drives calls through the SDK so every outcome happens; a real Prometheus (Debian's
- * package) scrapes every service's /metrics each second with toolgate's rules loaded. Then every
- * query of every Grafana dashboard must return data, and the breaker-open alert must fire.
+ * The operations check on real servers: two executors, the audit sink, the reconciler and the MCP
+ * gateway run as processes (their own main.ts and config.ts) on Kafka, the schema registry, Redis
+ * and Postgres; the test drives calls through the SDK and through the gateway with the official MCP
+ * client, so every outcome happens; a real Prometheus (Debian's package) scrapes every service's
+ * /metrics each second with toolgate's rules loaded. Then every query of every Grafana dashboard
+ * must return data, and the breaker-open alert must fire.
  */
 let stack: OpsStack;
 let prometheus: ManagedServer;
@@ -97,6 +99,41 @@ async function wave(n: number): Promise<string[]> {
   return seen;
 }
 
+/**
+ * One wave through the MCP gateway process, as an MCP client meets it: a tool listed and called,
+ * a call the executors refuse, a request without a token and one without the gateway's scope.
+ * Returns what the client saw.
+ */
+async function mcpWave(n: number): Promise<{ listed: string[]; answers: string[]; turnedAway: number[] }> {
+  const token = await stack.mcpTokens.token({ sub: `mcp-reader-${n}`, scope: `mcp:tools ${OPS_SCOPE}` });
+  const client = await connectModern(stack.mcpUrl, token);
+  try {
+    const listed = (await client.listTools()).tools.map((t) => t.name).sort();
+    const ok = await client.callTool(OPS_TOOLS.lookup, { id: `M-${n}` });
+    const refused = await client.callTool(OPS_TOOLS.lookup, { id: 42 });
+    const answers = [ok, refused].map((a) =>
+      a.isError === true
+        ? `error:${JSON.stringify(a.structuredContent ?? a.content)}`
+        : `ok:${JSON.stringify(a.structuredContent)}`,
+    );
+    const post = (authorization?: string) =>
+      fetch(stack.mcpUrl, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...(authorization === undefined ? {} : { authorization }),
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+      }).then((r) => r.status);
+    const noScope = await stack.mcpTokens.token({ sub: `mcp-stranger-${n}`, scope: OPS_SCOPE });
+    const turnedAway = [await post(), await post(`Bearer ${noScope}`)];
+    return { listed, answers, turnedAway };
+  } finally {
+    await client.close();
+  }
+}
+
 async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: Error | undefined;
@@ -130,6 +167,7 @@ beforeAll(async () => {
       { job: 'audit-sink', targets: [`127.0.0.1:${stack.auditSink.httpPort}`] },
       { job: 'reconciler', targets: [`127.0.0.1:${stack.reconciler.httpPort}`] },
       { job: 'agent', targets: [`127.0.0.1:${stack.agentPort}`] },
+      { job: 'mcp-gateway', targets: [`127.0.0.1:${stack.mcpGateway.httpPort}`] },
     ],
     ruleFiles: [rulesForTest(runDir)],
     runDir,
@@ -155,8 +193,17 @@ afterAll(async () => {
 describe('dashboards and alerts on a real Prometheus', () => {
   it('every outcome happens, every panel query returns data, and the breaker alert fires', async () => {
     const first = await wave(1);
+    const firstMcp = await mcpWave(1);
     await new Promise((r) => setTimeout(r, 3_000)); // a few scrapes between the waves
     const second = await wave(2);
+    await mcpWave(2);
+    // The gateway process, as an MCP client meets it: the caller's tools listed, a call answered
+    // with its structured result, a bad call refused as an isError result, and no token or no
+    // scope turned away before anything is published.
+    expect(firstMcp.listed).toEqual(Object.values(OPS_TOOLS).sort());
+    expect(firstMcp.answers[0]).toMatch(/^ok:\{.*"echo"/);
+    expect(firstMcp.answers[1]).toMatch(/^error:.*SCHEMA_INVALID/);
+    expect(firstMcp.turnedAway).toEqual([401, 403]);
     for (const outcome of [
       'SUCCESS',
       'DUPLICATE',

@@ -1,4 +1,8 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { JWK } from 'jose';
 import { Registry } from 'prom-client';
@@ -14,6 +18,7 @@ import { createTestKafka } from '../../helpers/kafka.js';
 import { uniqueName } from '../../helpers/names.js';
 import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
 import { createTestRedis } from '../../helpers/redis.js';
+import { createTokenIssuer, type TokenIssuer } from '../mcp/token-issuer.js';
 import { opsRegistry, OPS_SCOPE } from './ops-catalog.js';
 import { freePort } from '../../helpers/ports.js';
 import { startService, type ServiceProcess } from './service-process.js';
@@ -22,6 +27,8 @@ const CATALOG = fileURLToPath(new URL('ops-catalog.ts', import.meta.url));
 const ISSUER = 'ops-agent-backend';
 const AUDIENCE = 'ops-executor';
 const KID = 'ops-key-1';
+/** The MCP gateway signs the principals it maps from access tokens with a key of its own. */
+const GATEWAY_KID = 'ops-mcp-gateway-key';
 /** Small partition counts: every partition gets traffic, so lag and breakers show quickly. */
 const PARTITIONS = {
   CALLS_PARTITIONS: '3',
@@ -30,13 +37,21 @@ const PARTITIONS = {
   DLQ_PARTITIONS: '1',
 };
 
-/** Two executors, the audit sink and the reconciler as processes, and the agent side in this one. */
+/**
+ * Two executors, the audit sink, the reconciler and the MCP gateway as processes, and the agent
+ * side in this one.
+ */
 export interface OpsStack {
   readonly prefix: string;
   readonly topics: TopicNames;
   readonly executors: readonly ServiceProcess[];
   readonly auditSink: ServiceProcess;
   readonly reconciler: ServiceProcess;
+  /** `toolgate mcp-gateway` as a process: MCP at {@link mcpUrl}, metrics on its httpPort. */
+  readonly mcpGateway: ServiceProcess;
+  readonly mcpUrl: string;
+  /** The authorization server the gateway trusts (its JWKS served over HTTP by this process). */
+  readonly mcpTokens: TokenIssuer;
   readonly services: readonly ServiceProcess[];
   /** The agent backend's SDK client (this process). */
   readonly client: ToolgateClient;
@@ -60,7 +75,13 @@ export async function startOpsStack(): Promise<OpsStack> {
   const db: TestSchema = await createTestSchema('ops');
   const redisPrefix = `${uniqueName('ops')}:`;
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-  const jwks = { keys: [{ ...(publicKey.export({ format: 'jwk' }) as JWK), kid: KID, use: 'sig' }] };
+  const gatewayKey = generateKeyPairSync('ed25519');
+  const jwks = {
+    keys: [
+      { ...(publicKey.export({ format: 'jwk' }) as JWK), kid: KID, use: 'sig' },
+      { ...(gatewayKey.publicKey.export({ format: 'jwk' }) as JWK), kid: GATEWAY_KID, use: 'sig' },
+    ],
+  };
   const databaseUrl = `${DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${db.schema}`)}`;
   const common = {
     KAFKA_BROKERS: kafkaBrokers().join(','),
@@ -91,10 +112,16 @@ export async function startOpsStack(): Promise<OpsStack> {
   const started: ServiceProcess[] = [];
   let closeClient: () => Promise<void> = () => Promise.resolve();
   let agentServer: HealthServer | undefined;
+  let jwksServer: Server | undefined;
+  const secretsDir = mkdtempSync(join(tmpdir(), 'ops-mcp-'));
   const closeAll = async () => {
     await closeClient().catch(() => undefined);
     await agentServer?.close();
     await Promise.all(started.map((s) => s.stop()));
+    await new Promise<void>((resolve) =>
+      jwksServer === undefined ? resolve() : jwksServer.close(() => resolve()),
+    );
+    rmSync(secretsDir, { recursive: true, force: true });
     const kafka = createTestKafka('ops-cleanup');
     const admin = await kafka.admin();
     await admin.deleteTopics({ topics: Object.values(topics), timeout: 10_000 }).catch(() => undefined);
@@ -130,7 +157,48 @@ export async function startOpsStack(): Promise<OpsStack> {
       CHECK_SCHEDULE_MS: '600000',
     });
     started.push(reconciler);
-    await Promise.all([...executors, reconciler].map((s) => s.ready()));
+
+    // The MCP gateway: an OAuth resource server trusting a stand-in authorization server whose JWKS
+    // it fetches over HTTP, mapping each token to a principal it signs with its own key.
+    const mcpPort = await freePort();
+    const mcpUrl = `http://127.0.0.1:${mcpPort}/mcp`;
+    const mcpTokens = createTokenIssuer(mcpUrl);
+    const jwksBody = JSON.stringify(mcpTokens.publicJwks);
+    const jwksHttp = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(jwksBody);
+    });
+    jwksServer = jwksHttp;
+    await new Promise<void>((resolve) => jwksHttp.listen(0, '127.0.0.1', () => resolve()));
+    const jwksPort = (jwksHttp.address() as { port: number }).port;
+    const secretFile = join(secretsDir, 'confirmation.secret');
+    writeFileSync(secretFile, randomBytes(32), { mode: 0o600 });
+    const signingKeyFile = join(secretsDir, 'principal-signing-key.pem');
+    writeFileSync(signingKeyFile, gatewayKey.privateKey.export({ format: 'pem', type: 'pkcs8' }), {
+      mode: 0o600,
+    });
+    const mcpGateway = startService('mcp-gateway', 'mcp-gateway', await freePort(), {
+      ...common,
+      REDIS_URL,
+      REDIS_KEY_PREFIX: redisPrefix,
+      TOOLGATE_CATALOG_MODULE: CATALOG,
+      MCP_RESOURCE_URL: mcpUrl,
+      MCP_LISTEN_HOST: '127.0.0.1',
+      MCP_LISTEN_PORT: String(mcpPort),
+      MCP_OAUTH_ISSUER: mcpTokens.issuer,
+      MCP_OAUTH_JWKS_URL: `http://127.0.0.1:${jwksPort}/jwks.json`,
+      MCP_TENANT: 't1',
+      MCP_CALL_TIMEOUT_MS: '20000',
+      MCP_CONFIRMATION_SECRET_FILE: secretFile,
+      PRINCIPAL_SIGNING_KEY_FILE: signingKeyFile,
+      PRINCIPAL_SIGNING_KID: GATEWAY_KID,
+      PRINCIPAL_ISSUER: ISSUER,
+      PRINCIPAL_AUDIENCE: AUDIENCE,
+      // The agent below answers on reply slot 0.
+      MCP_REPLY_SLOT: '1',
+      MCP_GATEWAY_ID: `${prefix}-mcp-gateway`,
+    });
+    started.push(mcpGateway);
+    await Promise.all([...executors, reconciler, mcpGateway].map((s) => s.ready()));
 
     const bus = new KafkaEventBus({
       brokers: kafkaBrokers(),
@@ -178,6 +246,9 @@ export async function startOpsStack(): Promise<OpsStack> {
       executors,
       auditSink,
       reconciler,
+      mcpGateway,
+      mcpUrl,
+      mcpTokens,
       services: started,
       client,
       agentMetrics,

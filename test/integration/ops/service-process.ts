@@ -28,7 +28,7 @@ export interface ServiceProcess {
  */
 export function startService(
   name: string,
-  service: 'executor' | 'audit-sink' | 'reconciler',
+  service: 'executor' | 'audit-sink' | 'reconciler' | 'mcp-gateway',
   httpPort: number,
   env: Record<string, string>,
 ): ServiceProcess {

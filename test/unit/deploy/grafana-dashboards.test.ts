@@ -46,7 +46,7 @@ describe('Grafana dashboards', () => {
     expect(prometheus?.url).toBe('http://prometheus:9090');
   });
 
-  it('has the five dashboards, each file equal to its spec', () => {
+  it('has the six dashboards, each file equal to its spec', () => {
     expect(files.sort()).toEqual(DASHBOARDS.map((d) => `${d.uid}.json`).sort());
     expect(DASHBOARDS.map((d) => d.uid)).toEqual([
       'toolgate-overview',
@@ -54,6 +54,7 @@ describe('Grafana dashboards', () => {
       'toolgate-downstreams',
       'toolgate-dlq',
       'toolgate-cost',
+      'toolgate-mcp',
     ]);
     for (const spec of DASHBOARDS) {
       const text = readFileSync(new URL(`${spec.uid}.json`, dir), 'utf8');
