@@ -191,13 +191,13 @@ describe('Redis master failover', () => {
         const again = only(second.outcomesOf(c.callId));
         if (outcome === 'SUCCESS') {
           expect(ran, c.callId).toBe(1);
-          // Its record survived the failover: the second delivery is answered from it. The one
-          // exception is a completion written to the master in its last moment, which no replica
-          // acknowledged (the executor answers the effect that happened; the store reports the
-          // write as unconfirmed): the promoted replica holds only the claim, so the redelivery
-          // takes the key over as a call that may have run — UNRESOLVED with its case, never a
-          // second run. Only an answer that arrived between the kill and the old master's return
-          // can be such a completion.
+          // Its record survived the failover: the second delivery is answered from it. A
+          // completion written to the master in its last moment, which no replica acknowledged, is
+          // written again on the promoted replica and waited for (up to 10 s; here the old master
+          // rejoins as its replica after 6 s). Only if that window passed could the promoted
+          // replica hold just the claim: the redelivery then takes the key over as a call that may
+          // have run — UNRESOLVED with its case, never a second run — and only for an answer that
+          // arrived between the kill and the old master's return.
           const answeredAt = successArrivedAt(c.callId);
           const completedInFailover =
             answeredAt !== undefined && answeredAt >= killedAt && answeredAt <= killedAt + restartedAfterMs;

@@ -1,3 +1,5 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisIdempotencyStore } from '../../libs/adapters/redis/index.js';
 import { ToolgateError } from '../../libs/core/errors.js';
@@ -9,6 +11,7 @@ import {
   type TestRedisCluster,
 } from '../helpers/redis.js';
 import { uniqueName } from '../helpers/names.js';
+import { startPrivateRedis } from '../chaos/private-servers.js';
 
 const stored: StoredResult = { outcome: 'SUCCESS', result: { ok: true }, completedAtMs: 1_700_000_000_000 };
 const unavailable = (error: unknown): boolean =>
@@ -67,11 +70,72 @@ describe('RedisIdempotencyStore with replica acknowledgements', () => {
     const plain = new RedisIdempotencyStore(single.redis, { keyPrefix: single.prefix });
     const waiting = new RedisIdempotencyStore(single.redis, {
       keyPrefix: single.prefix,
-      replicaAcks: { replicas: 1, timeoutMs: 50 },
+      replicaAcks: { replicas: 1, timeoutMs: 50, rewriteForMs: 300 },
     });
     const key = uniqueName('call');
     expect((await plain.claim(key, 'fp', 'owner', 30_000)).kind).toBe('claimed');
     expect(await waiting.complete(key, 'owner', stored, 60_000)).toBe(false);
+    // Written on the master all the same: only the acknowledgement is missing.
+    expect(await plain.peek(key)).toMatchObject({ kind: 'completed', stored });
     await single.redis.del(plain.recordKey(key));
+  });
+
+  it('writes a completion lost with its master again, and reports it written once a replica has it', async () => {
+    // A master of its own, at first without a replica, and a second server to become its replica.
+    const master = await startPrivateRedis();
+    const replica = await startPrivateRedis();
+    const onMaster = new Redis(master.url);
+    const onReplica = new Redis(replica.url);
+    try {
+      const plain = new RedisIdempotencyStore(onMaster, { keyPrefix: 'acks:' });
+      const waiting = new RedisIdempotencyStore(onMaster, {
+        keyPrefix: 'acks:',
+        replicaAcks: { replicas: 1, timeoutMs: 100, rewriteForMs: 30_000 },
+      });
+      const key = uniqueName('call');
+      expect((await plain.claim(key, 'fp', 'owner', 60_000)).kind).toBe('claimed');
+      const claimed = await onMaster.hgetall(plain.recordKey(key));
+      const completing = waiting.complete(key, 'owner', stored, 60_000);
+      // The completion is on the master, unacknowledged. As after a failover to a replica that had
+      // only the claim, the record goes back to the claim...
+      for (let i = 0; i < 100 && (await plain.peek(key)).kind !== 'completed'; i++) await sleep(20);
+      expect((await plain.peek(key)).kind).toBe('completed');
+      await onMaster.multi().del(plain.recordKey(key)).hset(plain.recordKey(key), claimed).exec();
+      expect((await plain.peek(key)).kind).toBe('in-flight');
+      // ...and a replica arrives: the completion is written again and acknowledged.
+      await onReplica.replicaof('127.0.0.1', master.port);
+      expect(await completing).toBe(true);
+      expect(await plain.peek(key)).toMatchObject({ kind: 'completed', stored });
+      expect(await onReplica.hget(plain.recordKey(key), 'state')).toBe('completed');
+    } finally {
+      onMaster.disconnect();
+      onReplica.disconnect();
+      await replica.destroy();
+      await master.destroy();
+    }
+  });
+
+  it('stops writing again once another owner holds the key', async () => {
+    const master = await startPrivateRedis();
+    const onMaster = new Redis(master.url);
+    try {
+      const plain = new RedisIdempotencyStore(onMaster, { keyPrefix: 'acks:' });
+      const waiting = new RedisIdempotencyStore(onMaster, {
+        keyPrefix: 'acks:',
+        replicaAcks: { replicas: 1, timeoutMs: 50, rewriteForMs: 30_000 },
+      });
+      const key = uniqueName('call');
+      expect((await plain.claim(key, 'fp', 'owner', 60_000)).kind).toBe('claimed');
+      const completing = waiting.complete(key, 'owner', stored, 60_000);
+      for (let i = 0; i < 100 && (await plain.peek(key)).kind !== 'completed'; i++) await sleep(20);
+      // The record is gone and another owner claimed the key (a take-over after a lost record).
+      await onMaster.del(plain.recordKey(key));
+      expect((await plain.claim(key, 'fp', 'other', 60_000)).kind).toBe('claimed');
+      expect(await completing).toBe(false);
+      expect(await plain.peek(key)).toMatchObject({ kind: 'in-flight', owner: 'other' });
+    } finally {
+      onMaster.disconnect();
+      await master.destroy();
+    }
   });
 });

@@ -24,12 +24,25 @@ export interface RedisIdempotencyStoreOptions extends IdempotencyStoreOptions {
    * most `timeoutMs`. Redis replicates asynchronously: without it, a claim acknowledged by a master
    * that dies before its replica received it is lost with it, and a redelivery of that call after
    * the failover claims afresh and runs the tool again. A claim the replicas do not acknowledge in
-   * time is given back and throws DEPENDENCY_UNAVAILABLE (the call is refused, not run);
-   * a completion, settle or release that is not acknowledged returns false (its caller's rule for a
-   * write that may not have happened). Default: no waiting.
+   * time is given back and throws DEPENDENCY_UNAVAILABLE (the call is refused, not run).
+   *
+   * A completion or settle records an answer whose effect already happened, so giving up on it
+   * loses what a redelivery needs (the promoted replica would hold only the claim, and the
+   * redelivery would report the call UNRESOLVED). Such a write that is not acknowledged is written
+   * again where the key lives now (after a failover: the promoted replica) and waited for again,
+   * for up to `rewriteForMs` (default 10 s); then it returns false (its caller's rule for a write
+   * that may not have happened). A release that is not acknowledged returns false at once. Default:
+   * no waiting.
    */
-  readonly replicaAcks?: { readonly replicas: number; readonly timeoutMs: number };
+  readonly replicaAcks?: {
+    readonly replicas: number;
+    readonly timeoutMs: number;
+    readonly rewriteForMs?: number;
+  };
 }
+
+/** How long an unacknowledged completion is written again by default (see `replicaAcks`). */
+const DEFAULT_REWRITE_FOR_MS = 10_000;
 
 /**
  * Idempotency records in Redis, one hash per key, shared by every executor using this Redis.
@@ -86,12 +99,14 @@ export class RedisIdempotencyStore implements IdempotencyStore {
 
   async complete(key: string, owner: string, stored: StoredResult, ttlMs: number): Promise<boolean> {
     const ttl = checkComplete(key, owner, ttlMs);
-    const reply = await this.completeScript.run(
-      this.redis,
-      [this.recordKey(key)],
-      [owner, JSON.stringify(stored), ttl],
-    );
-    return reply === 1 && (await this.replicated(key));
+    const write = async (): Promise<boolean> =>
+      (await this.completeScript.run(
+        this.redis,
+        [this.recordKey(key)],
+        [owner, JSON.stringify(stored), ttl],
+      )) === 1;
+    if (!(await write())) return false;
+    return this.replicatedOrRewritten(key, stored, write);
   }
 
   async release(key: string, owner: string): Promise<boolean> {
@@ -104,17 +119,49 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   async settle(key: string, stored: StoredResult, ttlMs: number): Promise<boolean> {
     checkKey('key', key);
     const ttl = checkDurationMs('ttlMs', ttlMs);
-    const reply = await this.settleScript.run(
-      this.redis,
-      [this.recordKey(key)],
-      [JSON.stringify(stored), ttl],
-    );
-    return reply === 1 && (await this.replicated(key));
+    const write = async (): Promise<boolean> =>
+      (await this.settleScript.run(this.redis, [this.recordKey(key)], [JSON.stringify(stored), ttl])) === 1;
+    if (!(await write())) return false;
+    return this.replicatedOrRewritten(key, stored, write);
   }
 
   async peek(key: string): Promise<PeekResult> {
     checkKey('key', key);
     return parsePeekReply(await this.peekScript.run(this.redis, [this.recordKey(key)], []));
+  }
+
+  /**
+   * After `write` (a completion or settle of `stored`) succeeded: true once `replicaAcks` replicas
+   * have the record. While they do not, the write is made again where the key lives now and waited
+   * for again, until `replicaAcks.rewriteForMs` has passed; false then, or as soon as the key holds
+   * something else (another owner's record, nothing). A failing Redis in between (a failover in
+   * progress) counts as "not yet". Never rejects.
+   */
+  private async replicatedOrRewritten(
+    key: string,
+    stored: StoredResult,
+    write: () => Promise<boolean>,
+  ): Promise<boolean> {
+    if (this.replicaAcks === undefined) return true;
+    const deadline = Date.now() + (this.replicaAcks.rewriteForMs ?? DEFAULT_REWRITE_FOR_MS);
+    for (let attempt = 1; ; attempt++) {
+      if (await this.replicated(key).catch(() => false)) return true;
+      if (Date.now() >= deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 50 * 2 ** attempt)));
+      try {
+        // 1: the record had lost this write (a master died before its replica had it) and has it
+        // again. Otherwise it is still there (only unacknowledged), or the key has moved on.
+        if (!(await write()) && !(await this.holds(key, stored))) return false;
+      } catch {
+        // Redis unreachable or the cluster still electing: try again until the deadline.
+      }
+    }
+  }
+
+  /** Whether the key's record is completed with exactly `stored`. */
+  private async holds(key: string, stored: StoredResult): Promise<boolean> {
+    const now = await this.peek(key);
+    return now.kind === 'completed' && JSON.stringify(now.stored) === JSON.stringify(stored);
   }
 
   /**
