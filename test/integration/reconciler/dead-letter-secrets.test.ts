@@ -167,12 +167,14 @@ describe('secrets in the arguments of dead-lettered calls', () => {
       originalOffset: '0',
       createdAtMs: Date.now(),
     });
-    const moved = await s.cases.transition(
+    // An EXHAUSTED case goes to a person: the stack's reconciler moves it there on its own first
+    // visit, so the move here may find it moved already. Either way it ends in needs_manual.
+    await s.cases.transition(
       c.case.caseId,
       { to: 'needs_manual', by: 'status-check', note: 'EXHAUSTED: a person decides' },
       'open',
     );
-    expect(moved.ok).toBe(true);
+    expect((await s.caseIn(request.callId, 'needs_manual')).caseId).toBe(c.case.caseId);
     const redriven = await s.ops.redrive(c.case.caseId, {
       by: 'ann',
       note: 'old dead letter, re-submit',
