@@ -45,7 +45,8 @@ const UNACKNOWLEDGED_RESENDS = 10;
  *
  * A send to a topic (or an explicit partition) that does not exist would retry forever; each
  * topic's partition count is looked up once (again every 5 minutes, or when a message names a
- * partition beyond it), so such a publish rejects at once and alone.
+ * partition beyond it), so such a publish rejects, alone, within seconds (a topic created a moment
+ * ago is asked for again for up to 5 s, since a broker may not know it yet).
  */
 export class KafkaPublisher implements EventPublisher {
   private readonly knownTopics = new Map<string, { readonly count: number; readonly atMs: number }>();

@@ -6,6 +6,9 @@ import { validateTopicSpecs } from '../validate.js';
 
 // kafkajs is CommonJS and its enums are not detectable as named ESM exports: read them off the default.
 
+/** How long an unknown topic is asked for again before it counts as missing (see `partitionCount`). */
+const UNKNOWN_TOPIC_WAIT_MS = 5_000;
+
 /**
  * TopicAdmin over a kafkajs admin client (connected by the owner). Creation waits for partition
  * leaders, so a producer can publish as soon as `ensureTopics` resolves; a created topic gets its
@@ -100,9 +103,17 @@ export class KafkaTopicAdmin implements TopicAdmin {
     return (await this.admin.listTopics()).includes(topic);
   }
 
-  /** The topic's partition count, or undefined when it does not exist. */
+  /**
+   * The topic's partition count, or undefined when it does not exist. On a cluster a topic created
+   * a moment ago may be unknown to the broker asked (metadata reaches brokers asynchronously), so an
+   * unknown topic is asked for again for up to 5 s before it counts as missing.
+   */
   async partitionCount(topic: string): Promise<number | undefined> {
-    if (!(await this.exists(topic))) return undefined;
+    const deadline = Date.now() + UNKNOWN_TOPIC_WAIT_MS;
+    for (let delayMs = 50; !(await this.exists(topic)); delayMs = Math.min(delayMs * 2, 500)) {
+      if (Date.now() >= deadline) return undefined;
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+    }
     const { topics } = await this.admin.fetchTopicMetadata({ topics: [topic] });
     return topics.find((t) => t.name === topic)?.partitions.length;
   }
