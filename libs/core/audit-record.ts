@@ -3,6 +3,8 @@ import type { ErrorCode } from './errors.js';
 
 /** The stages of the guard pipeline, in order. The executing order is the array in guards/stages.ts. */
 export type StageName =
+  | 'verify-principal'
+  | 'parse-arguments'
   | 'resolve'
   | 'validate-input'
   | 'authorize'

@@ -3,6 +3,8 @@ import { authorizeStage } from './authorize.js';
 import { businessRulesStage } from './business-rules.js';
 import { executeStage } from './execute.js';
 import { idempotencyLayer } from './idempotency.js';
+import { parseArgumentsStage } from './parse-arguments.js';
+import { verifyPrincipalStage } from './verify-principal.js';
 import { rateLimitStage } from './rate-limit.js';
 import { resolveStage } from './resolve.js';
 import { validateInputStage } from './validate-input.js';
@@ -10,6 +12,11 @@ import { validateOutputStage } from './validate-output.js';
 
 /**
  * The guard pipeline, outermost first: the one place the order is written.
+ *
+ * The ingress stages lead: a call from outside is first tied to a verified principal, then its
+ * arguments are parsed, and only then does any stage look at the tool it names (an unverified
+ * caller learns nothing about the registry, not even whether a tool exists). A run whose caller
+ * vouches for its principal (`RunOptions.signed` absent) starts after them.
  *
  * Stages 0–4 have no side effects, so a call refused there never reaches the tool. Rate limiting
  * comes after authorization so an unauthorized caller cannot spend anyone's budget, and business
@@ -19,6 +26,8 @@ import { validateOutputStage } from './validate-output.js';
  * whatever they did.
  */
 export const STAGES: readonly PipelineStep[] = Object.freeze([
+  { name: 'verify-principal', run: verifyPrincipalStage },
+  { name: 'parse-arguments', run: parseArgumentsStage },
   { name: 'resolve', run: resolveStage },
   { name: 'validate-input', run: validateInputStage },
   { name: 'authorize', run: authorizeStage },

@@ -1,4 +1,5 @@
 import type { ExecutionContext, NormalizedToolCall } from '../core/types.js';
+import { argumentsAsSent } from '../guards/parse-arguments.js';
 import type { RunOptions } from '../pipeline/guard-pipeline.js';
 import type { Clock } from '../core/clock.js';
 import type { ToolgateMetrics } from './metrics.js';
@@ -52,7 +53,7 @@ export function instrumentPipeline(pipeline: PipelineRunner, options: Instrument
       try {
         const ran = await tracing.run(pipeline, call, ctx, opts);
         recordResult(metrics, ran.result, Math.max(0, clock.now() - startedAtMs), {
-          arguments: call.arguments,
+          arguments: opts.signed === undefined ? call.arguments : argumentsAsSent(opts.signed.argumentsJson),
         });
         return ran;
       } finally {

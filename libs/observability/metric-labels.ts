@@ -20,6 +20,8 @@ export const OTHER_LABEL = 'other';
 export type KnownToolPredicate = (name: string) => boolean;
 
 const STAGE_NAMES: ReadonlySet<string> = new Set<StageName>([
+  'verify-principal',
+  'parse-arguments',
   'resolve',
   'validate-input',
   'authorize',

@@ -11,6 +11,7 @@ import {
 } from '@opentelemetry/api';
 import type { ExecutionContext, NormalizedToolCall } from '../core/types.js';
 import type { AttemptRecord, StageDecision } from '../core/audit-record.js';
+import { argumentsAsSent } from '../guards/parse-arguments.js';
 import type { AroundLayer, PipelineRun, RunOptions } from '../pipeline/guard-pipeline.js';
 import { tokenEquivalents } from '../cost/token-equivalents.js';
 import {
@@ -118,9 +119,14 @@ export function createCallTracing(tracer: Tracer, hex?: HexSource): CallTracing 
     run(pipeline, call, ctx, options = {}) {
       const { parent, ...runOptions } = options;
       const name = clip(call.name);
+      // A signed call's arguments and principal are established inside the run: count the
+      // arguments as sent, and name the principal when the run has verified it (annotateCall).
+      const { signed } = runOptions;
+      const sent =
+        signed === undefined ? call : { ...call, arguments: argumentsAsSent(signed.argumentsJson) };
       return tracer.startActiveSpan(
         `execute_tool ${name}`,
-        { kind: SpanKind.INTERNAL, attributes: callAttributes(call, ctx, name) },
+        { kind: SpanKind.INTERNAL, attributes: callAttributes(sent, ctx, name, signed === undefined) },
         parentContext(ctx.traceId, parent, hex),
         async (span): Promise<TracedRun> => {
           try {
@@ -184,13 +190,18 @@ function attemptSpans(tracer: Tracer, stageSpan: Span, attempts: readonly Attemp
   }
 }
 
-function callAttributes(call: NormalizedToolCall, ctx: ExecutionContext, name: string): Attributes {
+function callAttributes(
+  call: { readonly id: string; readonly name: string; readonly arguments: unknown },
+  ctx: ExecutionContext,
+  name: string,
+  verified: boolean,
+): Attributes {
   return {
     'gen_ai.operation.name': 'execute_tool',
     'gen_ai.tool.name': name,
     'gen_ai.tool.call.id': clip(call.id),
     'toolgate.tenant': ctx.tenant,
-    'toolgate.principal.id': ctx.principal.id,
+    ...(verified ? { 'toolgate.principal.id': ctx.principal.id } : {}),
     'toolgate.task.id': ctx.taskId,
     'toolgate.step': ctx.step,
     'toolgate.call.index': ctx.index,
@@ -202,6 +213,7 @@ function annotateCall(span: Span, ran: PipelineRun): void {
   const { result, audit } = ran;
   const attributes: Attributes = {
     'toolgate.outcome': result.outcome,
+    'toolgate.principal.id': audit.principalId,
     'toolgate.tool_invocations': result.toolInvocations,
     'toolgate.retry_count': Math.max(0, audit.attempts.length - 1),
     'toolgate.output_tokens_equivalent': tokenEquivalents(result).tokensOut,

@@ -1,3 +1,4 @@
+import type { PrincipalVerifier } from '../auth/principal-verifier.js';
 import type { ToolgateError } from '../core/errors.js';
 import type { ExecutionContext } from '../core/types.js';
 import type { Clock } from '../core/clock.js';
@@ -82,6 +83,11 @@ export interface PipelineDeps {
    */
   readonly tombstones?: IdempotencyTombstones;
   readonly rateLimiter: RateLimiter;
+  /**
+   * Verifies the principal assertion of a signed run (`RunOptions.signed`). Without it,
+   * `verify-principal` refuses every signed call (fail closed); runs that are not signed never use it.
+   */
+  readonly verifier?: PrincipalVerifier;
   readonly policy: PolicyEngine;
   readonly breakers: CircuitBreakers;
   readonly outbound: OutboundLimiter;

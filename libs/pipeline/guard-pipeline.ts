@@ -4,7 +4,12 @@ import type { Outcome } from '../core/outcome.js';
 import type { ExecutionContext, NormalizedToolCall, ToolCallResult } from '../core/types.js';
 import type { AuditRecord, StageDecision, StageName } from '../core/audit-record.js';
 import { buildAuditRecord, redactArguments } from './build-audit-record.js';
-import type { CallState } from './call-state.js';
+import {
+  unverifiedPrincipal,
+  type CallState,
+  type PrincipalRefusal,
+  type SignedIngress,
+} from './call-state.js';
 import type { PipelineDeps } from './deps.js';
 import { toResultError } from '../core/result-error.js';
 import type { Next, PipelineStep, StageResult, Verdict } from './stage.js';
@@ -29,13 +34,29 @@ export interface RunOptions {
   readonly idempotencyKey?: string;
   /** Observes each layer of this run (tracing puts a span around each); never changes a decision. */
   readonly aroundLayer?: AroundLayer;
+  /**
+   * A call from outside whose principal is not verified and whose arguments are not parsed yet (the
+   * executor's calls): the run starts at the ingress stages (`verify-principal`, `parse-arguments`),
+   * which establish `ctx.principal` and `call.arguments`; what the caller put there is ignored.
+   * Without it the caller vouches for both (an in-process embedding that verified its principal
+   * itself) and the run starts after the ingress stages.
+   */
+  readonly signed?: SignedIngress;
 }
 
 /** The outcome of one run: the one terminal result for the call and the one audit record of it. */
 export interface PipelineRun {
   readonly result: ToolCallResult;
   readonly audit: AuditRecord;
+  /** Why the caller's principal was refused, when it was (signed runs only). */
+  readonly principalRefusal?: PrincipalRefusal;
 }
+
+/**
+ * The stages that turn a call from outside into a trusted one, in their order: they lead the step
+ * list, and only a signed run passes through them (see `RunOptions.signed`).
+ */
+export const INGRESS_STAGES: readonly StageName[] = Object.freeze(['verify-principal', 'parse-arguments']);
 
 /** How the layers ended the call, before it is turned into a result. */
 interface Ending {
@@ -70,18 +91,32 @@ interface Ending {
 export class GuardPipeline {
   readonly #deps: PipelineDeps;
   readonly #steps: readonly PipelineStep[];
+  /** How many leading steps are ingress stages: 0, or all of {@link INGRESS_STAGES}. */
+  readonly #ingress: number;
 
-  /** `steps`: outermost first; the guard pipeline's order is `STAGES` in libs/guards/stages.ts. */
+  /**
+   * `steps`: outermost first; the guard pipeline's order is `STAGES` in libs/guards/stages.ts.
+   * Throws when an ingress stage stands anywhere but at the head of the list, in
+   * {@link INGRESS_STAGES}' order: a stage running before verification would judge an unverified
+   * caller.
+   */
   constructor(deps: PipelineDeps, steps: readonly PipelineStep[]) {
     this.#deps = deps;
     this.#steps = Object.freeze([...steps]);
+    this.#ingress = ingressCount(this.#steps);
   }
 
   async run(call: NormalizedToolCall, ctx: ExecutionContext, opts: RunOptions = {}): Promise<PipelineRun> {
     const startedAtMs = this.#now();
+    const { signed } = opts;
     const state: CallState = {
-      call,
-      ctx,
+      ...(signed === undefined
+        ? { call, ctx }
+        : {
+            call: { ...call, arguments: {} },
+            ctx: { ...ctx, principal: unverifiedPrincipal(ctx.tenant) },
+            signed,
+          }),
       ...(opts.idempotencyKey === undefined ? {} : { providedKey: opts.idempotencyKey }),
       signal: opts.signal ?? new AbortController().signal,
       toolInvocations: 0,
@@ -90,7 +125,17 @@ export class GuardPipeline {
     const decisions: StageDecision[] = [];
     let ending: Ending;
     try {
-      ending = endingOf(await this.#dispatch(0, state, decisions, opts.aroundLayer), state);
+      const verdict =
+        signed === undefined
+          ? await this.#dispatch(this.#ingress, state, decisions, opts.aroundLayer)
+          : this.#ingress === 0
+            ? // Fail closed: nothing may run for a caller no stage of this pipeline can verify.
+              ({
+                kind: 'refuse',
+                error: wiringError('a signed call reached a pipeline without ingress stages'),
+              } as const)
+            : await this.#dispatch(0, state, decisions, opts.aroundLayer);
+      ending = endingOf(verdict, state);
     } catch (err) {
       // Only a defect in the composition itself lands here; layer failures are handled inside it.
       ending = endingOf(this.#verdictForThrow(err, state), state);
@@ -111,7 +156,11 @@ export class GuardPipeline {
     } catch {
       audit = minimalAudit(state, result, decisions, startedAtMs, finishedAtMs);
     }
-    return { result, audit };
+    return {
+      result,
+      audit,
+      ...(state.principalRefusal === undefined ? {} : { principalRefusal: state.principalRefusal }),
+    };
   }
 
   /**
@@ -243,6 +292,19 @@ export class GuardPipeline {
 
 const DONE: Verdict = Object.freeze({ kind: 'done' });
 
+/** See the constructor of {@link GuardPipeline}. */
+function ingressCount(steps: readonly PipelineStep[]): number {
+  const names = steps.map((step) => step.name);
+  const leading = INGRESS_STAGES.every((name, i) => names[i] === name) ? INGRESS_STAGES.length : 0;
+  const misplaced = names.findIndex((name, i) => i >= leading && INGRESS_STAGES.includes(name));
+  if (misplaced !== -1) {
+    throw new Error(
+      `stage ${names[misplaced]} must lead the pipeline, in the order ${INGRESS_STAGES.join(', ')}`,
+    );
+  }
+  return leading;
+}
+
 /** The decision of a layer that ended the call itself, without running the layers inside it. */
 function endDecision(
   stage: StageName,
@@ -250,7 +312,8 @@ function endDecision(
   durationMs: number,
 ): StageDecision {
   if (verdict.kind === 'refuse') {
-    return { stage, decision: 'refuse', reason: verdict.error.message, code: verdict.error.code, durationMs };
+    const reason = verdict.reason ?? verdict.error.message;
+    return { stage, decision: 'refuse', reason, code: verdict.error.code, durationMs };
   }
   return {
     stage,

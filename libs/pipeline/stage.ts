@@ -15,7 +15,15 @@ import type { PipelineDeps } from './deps.js';
 export type StageResult =
   /** `reason` (optional, model-safe) is recorded on the stage's pass decision, e.g. "read-only". */
   | { readonly kind: 'continue'; readonly reason?: string }
-  | { readonly kind: 'refuse'; readonly error: ToolgateError }
+  | {
+      readonly kind: 'refuse';
+      readonly error: ToolgateError;
+      /**
+       * Why, for the audit record only, when it says more than the model may be told (a principal
+       * verifier's reason). Default: the error's message. Never a secret or a token.
+       */
+      readonly reason?: string;
+    }
   | {
       readonly kind: 'finish';
       readonly outcome: Outcome;

@@ -185,6 +185,7 @@ export function createExecutor(options: ExecutorOptions): GuardedExecutor {
         ? {}
         : { tombstones: options.tombstones }),
       rateLimiter: options.rateLimiter,
+      verifier: options.verifier,
       policy: catalog.policy,
       breakers,
       outbound: createOutboundLimiter(
@@ -212,11 +213,9 @@ export function createExecutor(options: ExecutorOptions): GuardedExecutor {
     replyTopics: options.replyTopics,
     pipeline: options.aroundRuns?.(telemetry.instrument(pipeline)) ?? telemetry.instrument(pipeline),
     tools: catalog.registry,
-    verifier: options.verifier,
     ...(options.trustsMessageTimestamps === undefined
       ? {}
       : { trustsMessageTimestamps: options.trustsMessageTimestamps }),
-    idempotency: options.idempotency,
     clock,
     logger: options.logger,
     observer: telemetry.observer,

@@ -1,4 +1,3 @@
-import type { PrincipalVerifier } from '../../libs/auth/principal-verifier.js';
 import type { ExecutionContext, NormalizedToolCall } from '../../libs/core/types.js';
 import type { TopicNames } from '../../libs/events/topics.js';
 import type { PipelineRun, RunOptions } from '../../libs/pipeline/guard-pipeline.js';
@@ -7,7 +6,6 @@ import type { ToolResolver } from '../../libs/pipeline/deps.js';
 import type { Clock } from '../../libs/core/clock.js';
 import type { EventPublisher, KeyedSubscriber } from '../../libs/ports/event-bus.js';
 import type { EventCodec } from '../../libs/events/event-codec.js';
-import type { IdempotencyStore } from '../../libs/ports/idempotency-store.js';
 import type { Backoff } from '../../libs/core/backoff.js';
 import type { Logger } from '../../libs/ports/logger.js';
 import type { ExecutorObserver } from './executor-observer.js';
@@ -45,7 +43,6 @@ export interface ExecutorDeps {
   readonly pipeline: CallRunner;
   /** The registry the pipeline resolves against; read to know whether a failed tool changes state. */
   readonly tools: ToolResolver;
-  readonly verifier: PrincipalVerifier;
   /**
    * Whether a calls message's timestamp is the time the broker accepted it (Kafka: the calls topic
    * has `message.timestamp.type=LogAppendTime`; the memory bus stamps its own clock). When true, a
@@ -54,16 +51,13 @@ export interface ExecutorDeps {
    * timestamps: a producer could backdate a replay.
    */
   readonly trustsMessageTimestamps?: boolean;
-  /**
-   * The pipeline's idempotency store. When given, a call whose principal cannot be verified but
-   * whose key already has a claim (in flight or completed) is answered UNRESOLVED and
-   * dead-lettered instead of "not run" (see `priorClaim`). Default: not consulted.
-   */
-  readonly idempotency?: IdempotencyStore;
   readonly clock: Clock;
   /** Call handling logs through per-message children of it (see `withLogContext`). */
   readonly logger: Logger;
-  /** Answers given without the pipeline, and dead letters. Default: observes nothing. */
+  /**
+   * Answers given without the pipeline (malformed envelopes), dead letters and refused principals.
+   * Default: observes nothing.
+   */
   readonly observer?: ExecutorObserver;
   /** This instance's id: `producerId` of everything it publishes (the pipeline's lease owner too). */
   readonly ownerId: string;

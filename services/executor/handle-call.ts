@@ -2,10 +2,12 @@ import { anySignal } from '../../libs/core/any-signal.js';
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_BACKOFF } from '../../libs/core/backoff.js';
 import { ToolgateError } from '../../libs/core/errors.js';
-import type { PrincipalRefusalReason } from '../../libs/auth/principal-refusal.js';
 import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
 import { withLogContext } from '../../libs/observability/logger.js';
-import type { PipelineRun } from '../../libs/pipeline/guard-pipeline.js';
+import { toResultError } from '../../libs/core/result-error.js';
+import type { ToolCallResult } from '../../libs/core/types.js';
+import { argumentsAsSent } from '../../libs/guards/parse-arguments.js';
+import { UNVERIFIED_PRINCIPAL_ID, type PrincipalRefusal } from '../../libs/pipeline/call-state.js';
 import type { BusMessage } from '../../libs/ports/event-bus.js';
 import type { Logger } from '../../libs/ports/logger.js';
 import { toAuditEvent } from './audit-event.js';
@@ -17,10 +19,8 @@ import { checkEnvelope } from './envelope-check.js';
 import type { ExecutorDeps } from './executor-deps.js';
 import { noExecutorObserver, type ExecutorObserver } from './executor-observer.js';
 import { publishPhases } from './publish-outcome.js';
-import { refusalRun } from './refusal.js';
-import { argumentsAsSent, callTokens, toResultEvent } from './result-event.js';
-import { runCall, type CallRun } from './run-call.js';
-import { UNVERIFIED_PRINCIPAL } from './verify-principal.js';
+import { callTokens, toResultEvent } from './result-event.js';
+import { runCall } from './run-call.js';
 
 /** The signals a handled message lives under. */
 export interface HandlingScope {
@@ -109,45 +109,18 @@ export function createCallHandler(deps: ExecutorDeps): CallHandler {
 
   const resultOf = (
     request: ToolCallRequestedEvent,
-    run: PipelineRun,
+    result: ToolCallResult,
     trace: CallTrace,
   ): CallOutputs['result'] => ({
     topic: request.replyTopic,
     partition: request.replyPartition,
-    event: toResultEvent(request, run.result, {
+    event: toResultEvent(request, result, {
       producerId: ownerId,
       traceId: trace.traceId,
       completedAtMs: clock.now(),
-      tokens: callTokens(request, run.result),
+      tokens: callTokens(request, result),
     }),
   });
-
-  /**
-   * A request refused before anything of it ran or was even parsed (too large, a malformed
-   * envelope): its run as the pipeline would report a refusal at input validation, with the
-   * principal unverified, counted as answered.
-   */
-  const unrunRefusal = (
-    request: ToolCallRequestedEvent,
-    trace: CallTrace,
-    error: ToolgateError,
-    auditReason: string,
-  ): CallRun => {
-    const now = clock.now();
-    const run = refusalRun({
-      event: request,
-      traceId: trace.traceId,
-      principalId: UNVERIFIED_PRINCIPAL,
-      args: undefined,
-      stage: 'validate-input',
-      error,
-      auditReason,
-      startedAtMs: now,
-      finishedAtMs: now,
-    });
-    observer.callAnswered(run.result, 0, argumentsAsSent(request.argumentsJson));
-    return { run, principalId: UNVERIFIED_PRINCIPAL };
-  };
 
   const handle = async (message: BusMessage, scope: HandlingScope, log: Logger): Promise<boolean> => {
     const stopDecoding = anySignal([scope.stale, scope.killPublishing]);
@@ -176,13 +149,11 @@ export function createCallHandler(deps: ExecutorDeps): CallHandler {
       return publish(callLog, message, scope, outputs, trace.headers);
     }
     if (envelope.kind === 'malformed') {
-      const error = new ToolgateError(
-        'MALFORMED_EVENT',
-        'The tool call request was malformed, so it was not run.',
-        { retryable: false },
-      );
-      const { run: refused } = unrunRefusal(request, trace, error, envelope.reason);
-      // No audit record: the audit store indexes tenant and task, which are what is missing here.
+      // Answered but never run, not even its ingress stages: the envelope the pipeline would read
+      // its coordinates from is what is broken. No audit record either: the audit store indexes
+      // tenant and task, which are what is missing here.
+      const refused = malformedResult(request);
+      observer.callAnswered(refused, 0, argumentsAsSent(request.argumentsJson));
       const outputs = poison(callLog, message, `malformed event: ${envelope.reason}`, request, trace);
       return publish(
         callLog,
@@ -193,15 +164,20 @@ export function createCallHandler(deps: ExecutorDeps): CallHandler {
       );
     }
 
-    const ran =
-      decoded.kind === 'oversized'
-        ? unrunRefusal(request, trace, decoded.refusal, decoded.errorMessage)
-        : await runCall(deps, request, trace, scope, message.timestampMs);
+    const ran = await runCall(
+      deps,
+      request,
+      trace,
+      scope,
+      message.timestampMs,
+      decoded.kind === 'oversized' ? decoded.refusal : undefined,
+    );
     if (ran === undefined) return false;
-    if (ran.principalRefusal !== undefined) {
-      reportPrincipalRefusal(callLog, observer, request, ran.principalId, ran.principalRefusal);
+    const { run } = ran;
+    const principalId = run.audit.principalId;
+    if (run.principalRefusal !== undefined) {
+      reportPrincipalRefusal(callLog, observer, request, principalId, run.principalRefusal);
     }
-    const { run, principalId } = ran;
     const resolved = deps.tools.resolve(request.tool, {
       tenant: request.tenant,
       ...(request.toolVersion === null ? {} : { version: request.toolVersion }),
@@ -242,7 +218,7 @@ export function createCallHandler(deps: ExecutorDeps): CallHandler {
           { recordId: newId(), producerId: ownerId },
         ),
         ...(deadLetter === undefined ? {} : { deadLetter }),
-        result: resultOf(request, run, trace),
+        result: resultOf(request, run.result, trace),
       },
       outputHeaders(trace, ran.outgoing),
     );
@@ -280,7 +256,7 @@ function reportPrincipalRefusal(
   observer: ExecutorObserver,
   request: ToolCallRequestedEvent,
   principalId: string,
-  refusal: { readonly reason: PrincipalRefusalReason; readonly detail: string },
+  refusal: PrincipalRefusal,
 ): void {
   log.warn(
     {
@@ -288,9 +264,28 @@ function reportPrincipalRefusal(
       detail: refusal.detail,
       tool: request.tool,
       tenant: request.tenant,
-      ...(principalId === UNVERIFIED_PRINCIPAL ? {} : { principalId }),
+      ...(principalId === UNVERIFIED_PRINCIPAL_ID ? {} : { principalId }),
     },
     'refused a call whose principal was not accepted',
   );
   observer.principalRefused?.(refusal.reason);
+}
+
+/** The answer to a request whose envelope is malformed: MALFORMED_EVENT, not retryable, not run. */
+function malformedResult(request: ToolCallRequestedEvent): ToolCallResult {
+  const error = new ToolgateError(
+    'MALFORMED_EVENT',
+    'The tool call request was malformed, so it was not run.',
+    {
+      retryable: false,
+    },
+  );
+  return {
+    callId: request.callId,
+    tool: request.tool,
+    outcome: error.outcome,
+    error: toResultError(error),
+    ...(request.idempotencyKey === '' ? {} : { idempotencyKey: request.idempotencyKey }),
+    toolInvocations: 0,
+  };
 }

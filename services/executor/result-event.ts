@@ -1,6 +1,7 @@
 import type { ToolCallResult } from '../../libs/core/types.js';
 import { tokenEquivalents, type CallTokens } from '../../libs/cost/token-equivalents.js';
 import type { ToolCallRequestedEvent, ToolCallResultEvent } from '../../libs/events/contracts.js';
+import { argumentsAsSent } from '../../libs/guards/parse-arguments.js';
 import { jsonText, wholeMs } from '../../libs/runtime/events.js';
 
 /** Who produced a result and when; the rest comes from the request and the run. */
@@ -22,15 +23,6 @@ const MAX_AVRO_INT = 2_147_483_647;
  */
 export function callTokens(request: ToolCallRequestedEvent, result: ToolCallResult): CallTokens {
   return tokenEquivalents(result, { name: result.tool, arguments: argumentsAsSent(request.argumentsJson) });
-}
-
-/** A request's arguments as the model sent them: parsed JSON, or the text when it does not parse. */
-export function argumentsAsSent(argumentsJson: string): unknown {
-  try {
-    return JSON.parse(argumentsJson) as unknown;
-  } catch {
-    return argumentsJson;
-  }
 }
 
 /**

@@ -173,6 +173,10 @@ describe('executor service observability', () => {
       value('toolgate_stage_duration_seconds_count', { stage: 'validate-input', decision: 'refuse' }),
     ).toBe(1);
     expect(value('toolgate_stage_duration_seconds_count', { stage: 'resolve', decision: 'refuse' })).toBe(1);
+    // The refused principal is a decision of the first ingress stage, measured like every stage.
+    expect(
+      value('toolgate_stage_duration_seconds_count', { stage: 'verify-principal', decision: 'refuse' }),
+    ).toBe(1);
     expect(value('toolgate_tool_attempts_total', { tool: 'ledger_append', result: 'ok' })).toBe(1);
     expect(value('toolgate_dead_letters_total', { reason: 'POISON' })).toBe(1);
     expect(value('toolgate_calls_in_flight', {})).toBe(0);

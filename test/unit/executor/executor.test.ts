@@ -94,7 +94,10 @@ describe('executor on the memory bus', () => {
     expect(principals.get(foreign.callId)).toBe(PRINCIPAL.id);
     for (const { event } of audits) {
       expect(event.outcome).toBe('UNAUTHORIZED');
-      expect(event.decisions[0]).toMatchObject({ stage: 'authorize', decision: 'refuse' });
+      // Refused by the first ingress stage: nothing after it ran, not even the tool lookup.
+      expect(event.decisions).toEqual([
+        expect.objectContaining({ stage: 'verify-principal', decision: 'refuse', code: event.errorCode }),
+      ]);
       expect(event.argumentsJson).not.toContain('"A"');
     }
     expect(stock.invocations).toHaveLength(0);
@@ -119,7 +122,12 @@ describe('executor on the memory bus', () => {
       expect(event.error?.code).toBe('SCHEMA_INVALID');
     }
     const audits = await h.read('audit', 2);
-    expect(audits.map((a) => a.event.decisions[0]?.stage)).toEqual(['validate-input', 'validate-input']);
+    for (const { event } of audits) {
+      expect(event.decisions.map((d) => `${d.stage}:${d.decision}`)).toEqual([
+        'verify-principal:pass',
+        'parse-arguments:refuse',
+      ]);
+    }
     expect(stock.invocations).toHaveLength(0);
   });
 

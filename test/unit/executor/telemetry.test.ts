@@ -1,7 +1,7 @@
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryTracerProvider } from '../observability/memory-tracer.js';
-import { createHarness, stockTool, TRACE_ID, type Harness } from './harness.js';
+import { createHarness, PRINCIPAL, stockTool, TRACE_ID, type Harness } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -50,12 +50,19 @@ describe('executor telemetry on the memory bus', () => {
     expect(await valueOf(registry, 'toolgate_dead_letters_total', { reason: 'POISON' })).toBe(1);
     expect(await valueOf(registry, 'toolgate_calls_in_flight', {})).toBe(0);
 
-    // The success's outputs are children of its call span; the executor's refusal has no span.
+    // The success's outputs are children of its call span. A refused principal is a run of the
+    // pipeline like any other: its call span names the outcome, and no verified principal.
     const span = tracing.spans.find((s) => s.attributes['gen_ai.tool.call.id'] === ok.callId)!;
     expect(span).toMatchObject({ traceId: TRACE_ID, parentSpanId: '00f067aa0ba902b7' });
+    expect(span.attributes['toolgate.principal.id']).toBe(PRINCIPAL.id);
     const okResult = results.find((r) => r.event.callId === ok.callId)!;
     expect(okResult.message.headers.traceparent).toBe(`00-${TRACE_ID}-${span.spanId}-01`);
-    expect(tracing.spans.some((s) => s.attributes['gen_ai.tool.call.id'] === unsigned.callId)).toBe(false);
+    const refusedSpan = tracing.spans.find((s) => s.attributes['gen_ai.tool.call.id'] === unsigned.callId)!;
+    expect(refusedSpan.attributes).toMatchObject({
+      'toolgate.outcome': 'UNAUTHORIZED',
+      'toolgate.principal.id': 'unverified',
+      'error.type': 'INVALID_PRINCIPAL',
+    });
 
     const handled = h.logs.find(
       (l) => l.msg === 'call handled' && 'callId' in l.obj && l.obj.callId === ok.callId,

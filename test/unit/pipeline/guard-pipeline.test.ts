@@ -7,6 +7,11 @@ import { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
 import { CONTINUE } from '../../../libs/pipeline/stage.js';
 import type { PipelineStep, Stage } from '../../../libs/pipeline/stage.js';
 import { STAGES } from '../../../libs/guards/stages.js';
+import { INGRESS_STAGES } from '../../../libs/pipeline/guard-pipeline.js';
+
+/** The steps an in-process run (its caller vouches for the principal) passes through. */
+const TRUSTED_STAGES = STAGES.filter((s) => !INGRESS_STAGES.includes(s.name));
+const RESOLVE = TRUSTED_STAGES[0]!;
 import { defineTool } from '../../../libs/registry/define-tool.js';
 import { call, context, countingRefundTool, harness, principal } from './fixtures.js';
 import type { Harness } from './fixtures.js';
@@ -153,7 +158,7 @@ describe('GuardPipeline: results and audit records', () => {
       toolInvocations: 1,
     });
     expect(refund.calls()).toBe(1);
-    expect(audit.decisions.map((d) => d.stage)).toEqual(STAGES.map((s) => s.name));
+    expect(audit.decisions.map((d) => d.stage)).toEqual(TRUSTED_STAGES.map((s) => s.name));
     expect(audit.decisions.every((d) => d.decision === 'pass')).toBe(true);
     expect(audit).toMatchObject({
       callId: result.callId,
@@ -192,7 +197,7 @@ describe('GuardPipeline: results and audit records', () => {
         return CONTINUE;
       },
     };
-    const pipeline = new GuardPipeline(h.deps, [STAGES[0]!, slow]);
+    const pipeline = new GuardPipeline(h.deps, [RESOLVE, slow]);
     const started = clock.now();
     const { audit } = await pipeline.run(call({ order_id: 'O-1', amount: 5 }), context());
     expect(audit.decisions.map((d) => d.durationMs)).toEqual([0, 250]);
@@ -205,7 +210,7 @@ describe('GuardPipeline: results and audit records', () => {
     h = harness([refund.tool]);
     let laterRan = false;
     const stages: PipelineStep[] = [
-      STAGES[0]!,
+      RESOLVE,
       {
         name: 'authorize',
         run: () => Promise.reject(Object.assign(new Error('db down'), { code: 'ECONNREFUSED' })),
@@ -231,7 +236,7 @@ describe('GuardPipeline: results and audit records', () => {
     const refund = countingRefundTool();
     h = harness([refund.tool]);
     const broken = { name: 'validate-input', run: () => Promise.resolve(undefined) } as unknown as Stage;
-    const { result } = await new GuardPipeline(h.deps, [STAGES[0]!, broken]).run(
+    const { result } = await new GuardPipeline(h.deps, [RESOLVE, broken]).run(
       call({ order_id: 'O-1', amount: 5 }),
       context(),
     );
@@ -243,7 +248,7 @@ describe('GuardPipeline: results and audit records', () => {
     const refund = countingRefundTool();
     h = harness([refund.tool]);
     const stages: PipelineStep[] = [
-      STAGES[0]!,
+      RESOLVE,
       {
         name: 'execute',
         run: (state) => {
@@ -276,7 +281,7 @@ describe('GuardPipeline: results and audit records', () => {
     });
     h = harness([lookup]);
     const stages: PipelineStep[] = [
-      STAGES[0]!,
+      RESOLVE,
       {
         name: 'execute',
         run: (state) => {
@@ -297,7 +302,7 @@ describe('GuardPipeline: results and audit records', () => {
     const refund = countingRefundTool();
     h = harness([refund.tool]);
     const stages: PipelineStep[] = [
-      STAGES[0]!,
+      RESOLVE,
       {
         name: 'idempotency',
         run: () =>
@@ -326,7 +331,7 @@ describe('GuardPipeline: results and audit records', () => {
     const refund = countingRefundTool();
     h = harness([refund.tool]);
     const stages: PipelineStep[] = [
-      STAGES[0]!,
+      RESOLVE,
       { name: 'idempotency', run: () => Promise.resolve({ kind: 'continue', reason: 'read-only' }) },
     ];
     const { audit } = await new GuardPipeline(h.deps, stages).run(
@@ -380,7 +385,7 @@ describe('GuardPipeline: results and audit records', () => {
           }),
         }),
     };
-    const { result } = await new GuardPipeline(h.deps, [STAGES[0]!, leaky]).run(
+    const { result } = await new GuardPipeline(h.deps, [RESOLVE, leaky]).run(
       call({ order_id: 'O-1', amount: 5 }),
       context(),
     );

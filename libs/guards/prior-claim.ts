@@ -1,10 +1,10 @@
-import { ToolgateError } from '../../libs/core/errors.js';
-import { argumentsFingerprint, idempotencyKey } from '../../libs/core/idempotency-key.js';
-import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
-import { isReadOnlyTool } from '../../libs/guards/claim-record.js';
-import type { ToolResolver } from '../../libs/pipeline/deps.js';
-import type { IdempotencyStore, PeekResult } from '../../libs/ports/idempotency-store.js';
-import { parseCallArguments } from './call-arguments.js';
+import { ToolgateError } from '../core/errors.js';
+import { argumentsFingerprint, idempotencyKey } from '../core/idempotency-key.js';
+import type { CallState } from '../pipeline/call-state.js';
+import type { PipelineDeps } from '../pipeline/deps.js';
+import type { PeekResult } from '../ports/idempotency-store.js';
+import { isReadOnlyTool } from './claim-record.js';
+import { parseCallArguments } from './parse-arguments.js';
 
 /** What the model is told when the caller cannot be verified but the call may already have run. */
 export const UNVERIFIED_MAY_HAVE_RUN_MESSAGE =
@@ -23,8 +23,9 @@ export type PriorClaim =
   | { readonly kind: 'may-have-run'; readonly error: ToolgateError; readonly reason: string };
 
 /**
- * Looks at the store for the key of an unverified call with a read-only peek, so it never takes a
- * lease, moves an expiry or leaves a trace that a legitimate owner or a later delivery could trip on:
+ * Looks at the store for the key of an unverified call (its coordinates, tool and `argumentsJson`)
+ * with a read-only peek, so it never takes a lease, moves an expiry or leaves a trace that a
+ * legitimate owner or a later delivery could trip on:
  *
  * - a read-only or unknown tool, unparseable arguments, or a key that is not this call's (the
  *   pipeline would refuse it) → `none`: no claim of this call can exist;
@@ -36,25 +37,27 @@ export type PriorClaim =
  * Never rejects.
  */
 export async function priorClaim(
-  deps: { readonly idempotency: IdempotencyStore; readonly tools: ToolResolver },
-  request: ToolCallRequestedEvent,
+  deps: Pick<PipelineDeps, 'idempotency' | 'tools'>,
+  state: Pick<CallState, 'call' | 'ctx' | 'providedKey'>,
+  argumentsJson: string,
 ): Promise<PriorClaim> {
-  const resolved = deps.tools.resolve(request.tool, {
-    tenant: request.tenant,
-    ...(request.toolVersion === null ? {} : { version: request.toolVersion }),
+  const { call, ctx } = state;
+  const resolved = deps.tools.resolve(call.name, {
+    tenant: ctx.tenant,
+    ...(call.version === undefined ? {} : { version: call.version }),
   });
   if (!resolved.ok || isReadOnlyTool(resolved.tool)) return { kind: 'none' };
-  const parsed = parseCallArguments(request.argumentsJson);
+  const parsed = parseCallArguments(argumentsJson);
   if (!parsed.ok) return { kind: 'none' };
   let key: string;
   let fingerprint: string;
   try {
-    key = idempotencyKey(request, request.tool, parsed.args);
+    key = idempotencyKey(ctx, call.name, parsed.args);
     fingerprint = argumentsFingerprint(parsed.args);
   } catch {
     return { kind: 'none' };
   }
-  if (request.idempotencyKey !== '' && request.idempotencyKey !== key) return { kind: 'none' };
+  if (state.providedKey !== undefined && state.providedKey !== key) return { kind: 'none' };
   let record: PeekResult;
   try {
     record = await deps.idempotency.peek(key);

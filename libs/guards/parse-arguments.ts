@@ -1,8 +1,28 @@
-import { ToolgateError } from '../../libs/core/errors.js';
+import { ToolgateError } from '../core/errors.js';
+import type { CallState } from '../pipeline/call-state.js';
+import { CONTINUE, type StageResult } from '../pipeline/stage.js';
 
 /** What the model is told when its arguments are not a JSON object. */
 export const ARGUMENTS_NOT_OBJECT =
   'The arguments must be a JSON object with one field per parameter of the tool.';
+
+/**
+ * The second ingress stage of a signed run (`RunOptions.signed`): the arguments as sent become
+ * `state.call.arguments` when they are a JSON object (see {@link parseCallArguments}); otherwise,
+ * or when the transport already refused them (`signed.argumentsRefusal`: too large), the call is
+ * refused SCHEMA_INVALID. Pure.
+ */
+export function parseArgumentsStage(state: CallState): Promise<StageResult> {
+  const { signed } = state;
+  if (signed === undefined) return Promise.resolve(CONTINUE);
+  if (signed.argumentsRefusal !== undefined) {
+    return Promise.resolve({ kind: 'refuse', error: signed.argumentsRefusal });
+  }
+  const parsed = parseCallArguments(signed.argumentsJson);
+  if (!parsed.ok) return Promise.resolve({ kind: 'refuse', error: parsed.error });
+  state.call = { ...state.call, arguments: parsed.args };
+  return Promise.resolve(CONTINUE);
+}
 
 /**
  * Parses a request's `argumentsJson`. Only a JSON object is a valid argument list: anything else
@@ -33,4 +53,13 @@ function refuse(message: string, cause?: unknown): ToolgateError {
     suggestedFix: ARGUMENTS_NOT_OBJECT,
     ...(cause === undefined ? {} : { cause }),
   });
+}
+
+/** Arguments as the model sent them: parsed JSON, or the text when it does not parse (for counting). */
+export function argumentsAsSent(argumentsJson: string): unknown {
+  try {
+    return JSON.parse(argumentsJson) as unknown;
+  } catch {
+    return argumentsJson;
+  }
 }

@@ -7,7 +7,8 @@ import type { ToolCallRequestedEvent } from '../../../libs/events/contracts.js';
 import type { IdempotencyStore, StoredResult } from '../../../libs/ports/idempotency-store.js';
 import { defineTool } from '../../../libs/registry/define-tool.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
-import { priorClaim, UNVERIFIED_MAY_HAVE_RUN_MESSAGE } from '../../../services/executor/prior-claim.js';
+import { unverifiedPrincipal } from '../../../libs/pipeline/call-state.js';
+import { priorClaim, UNVERIFIED_MAY_HAVE_RUN_MESSAGE } from '../../../libs/guards/prior-claim.js';
 
 const T0 = 1_800_000_000_000;
 const ARGS = { sku: 'SKU-1', delta: 3 };
@@ -75,8 +76,29 @@ function store() {
   return { clock, inner, counted, writes, peeks: () => peeks };
 }
 
+/** The probe as the verify-principal stage makes it, from the request's coordinates and arguments. */
 const probe = (idempotency: IdempotencyStore, req = request()) =>
-  priorClaim({ idempotency, tools: registry() }, req);
+  priorClaim(
+    { idempotency, tools: registry() },
+    {
+      call: {
+        id: req.callId,
+        name: req.tool,
+        arguments: {},
+        ...(req.toolVersion === null ? {} : { version: req.toolVersion }),
+      },
+      ctx: {
+        principal: unverifiedPrincipal(req.tenant),
+        tenant: req.tenant,
+        taskId: req.taskId,
+        step: req.step,
+        index: req.index,
+        traceId: req.traceId,
+      },
+      ...(req.idempotencyKey === '' ? {} : { providedKey: req.idempotencyKey }),
+    },
+    req.argumentsJson,
+  );
 
 describe('priorClaim: may an unverified call have run?', () => {
   it('not run when the key has no record: one peek, no write, and the key stays free', async () => {
