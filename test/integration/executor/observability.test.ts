@@ -143,8 +143,17 @@ describe('executor service observability', () => {
     );
     expect(stageSpans.length).toBeGreaterThan(0);
     expect(stageSpans.every((s) => s.parentSpanId === callSpan.spanId)).toBe(true);
-    // No span for a call the pipeline never saw.
-    expect(tracing.spans.some((s) => s.attributes['gen_ai.tool.call.id'] === unsigned.callId)).toBe(false);
+    // A refused principal is a pipeline run too: its span ends at the verify-principal stage.
+    const refusedSpan = tracing.spans.find((s) => s.attributes['gen_ai.tool.call.id'] === unsigned.callId)!;
+    expect(refusedSpan.attributes).toMatchObject({
+      'toolgate.outcome': 'UNAUTHORIZED',
+      'toolgate.principal.id': 'unverified',
+    });
+    expect(
+      tracing.spans
+        .filter((s) => s.name.startsWith('toolgate.stage ') && s.parentSpanId === refusedSpan.spanId)
+        .map((s) => s.name),
+    ).toEqual(['toolgate.stage verify-principal']);
 
     // Token equivalents: the cost model's figures (name + arguments in, payload or error out).
     for (const call of calls) {
