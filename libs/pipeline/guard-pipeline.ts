@@ -84,6 +84,9 @@ interface Ending {
  *   unknown, so the outcome is UNRESOLVED, never a failure.
  * - When every step passes, the outcome is SUCCESS with `state.output` as payload.
  *
+ * A signed run (`RunOptions.signed`) starts at the ingress stages, which verify the caller and
+ * parse the arguments; any other run starts after them (see libs/pipeline/README.md).
+ *
  * `run` is total: it never throws and never rejects, and yields exactly one result whose `callId`
  * is the call's id. It performs no retries itself (the execute stage owns retries); running the same
  * call twice is made safe by the idempotency layer, not here.
@@ -114,7 +117,11 @@ export class GuardPipeline {
         ? { call, ctx }
         : {
             call: { ...call, arguments: {} },
-            ctx: { ...ctx, principal: unverifiedPrincipal(ctx.tenant) },
+            // Read defensively: run() is total even for a context that is not one.
+            ctx: {
+              ...ctx,
+              principal: unverifiedPrincipal(String((ctx as Partial<ExecutionContext> | null)?.tenant ?? '')),
+            },
             signed,
           }),
       ...(opts.idempotencyKey === undefined ? {} : { providedKey: opts.idempotencyKey }),
