@@ -12,7 +12,9 @@ import {
   checkComplete,
   type IdempotencyStoreOptions,
 } from '../memory/idempotency-options.js';
+import { retryWithBackoff, type Backoff } from '../../core/backoff.js';
 import { ToolgateError } from '../../core/errors.js';
+import { systemClock } from '../../core/system-clock.js';
 import { luaScript } from './lua-script.js';
 
 /** How a {@link RedisIdempotencyStore} names its keys and how long it keeps abandoned markers. */
@@ -43,6 +45,8 @@ export interface RedisIdempotencyStoreOptions extends IdempotencyStoreOptions {
 
 /** How long an unacknowledged completion is written again by default (see `replicaAcks`). */
 const DEFAULT_REWRITE_FOR_MS = 10_000;
+/** The waits between rewrites of an unacknowledged completion: 100 ms doubling to 1 s. */
+const REWRITE_BACKOFF: Backoff = { baseDelayMs: 100, maxDelayMs: 1_000 };
 
 /**
  * Idempotency records in Redis, one hash per key, shared by every executor using this Redis.
@@ -144,17 +148,30 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   ): Promise<boolean> {
     if (this.replicaAcks === undefined) return true;
     const deadline = Date.now() + (this.replicaAcks.rewriteForMs ?? DEFAULT_REWRITE_FOR_MS);
-    for (let attempt = 1; ; attempt++) {
-      if (await this.replicated(key).catch(() => false)) return true;
-      if (Date.now() >= deadline) return false;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 50 * 2 ** attempt)));
-      try {
-        // 1: the record had lost this write (a master died before its replica had it) and has it
-        // again. Otherwise it is still there (only unacknowledged), or the key has moved on.
-        if (!(await write()) && !(await this.holds(key, stored))) return false;
-      } catch {
-        // Redis unreachable or the cluster still electing: try again until the deadline.
-      }
+    return retryWithBackoff(
+      async (attempt) => {
+        if (attempt > 1 && !(await this.rewritten(key, stored, write))) return false;
+        if (await this.replicated(key).catch(() => false)) return true;
+        throw new Error('not acknowledged by enough replicas yet');
+      },
+      { backoff: REWRITE_BACKOFF, clock: systemClock, isFatal: () => Date.now() >= deadline },
+    ).catch(() => false);
+  }
+
+  /**
+   * Writes `stored` again: true when the record has it (the write put it back — a master died
+   * before its replica had it — or it was still there, only unacknowledged) or when Redis cannot be
+   * reached (a failover in progress: not yet known); false when the key has moved on.
+   */
+  private async rewritten(
+    key: string,
+    stored: StoredResult,
+    write: () => Promise<boolean>,
+  ): Promise<boolean> {
+    try {
+      return (await write()) || (await this.holds(key, stored));
+    } catch {
+      return true;
     }
   }
 

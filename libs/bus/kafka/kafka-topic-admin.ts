@@ -110,11 +110,31 @@ export class KafkaTopicAdmin implements TopicAdmin {
    */
   async partitionCount(topic: string): Promise<number | undefined> {
     const deadline = Date.now() + UNKNOWN_TOPIC_WAIT_MS;
-    for (let delayMs = 50; !(await this.exists(topic)); delayMs = Math.min(delayMs * 2, 500)) {
-      if (Date.now() >= deadline) return undefined;
-      await new Promise((resolve) => setTimeout(resolve, delayMs));
-    }
+    const known = await retryWithBackoff(
+      async () => {
+        if (!(await this.exists(topic))) throw new UnknownTopic();
+      },
+      {
+        backoff: { baseDelayMs: 50, maxDelayMs: 500 },
+        clock: systemClock,
+        isFatal: (err) => !(err instanceof UnknownTopic) || Date.now() >= deadline,
+      },
+    ).then(
+      () => true,
+      (err: unknown) => {
+        if (err instanceof UnknownTopic) return false;
+        throw err;
+      },
+    );
+    if (!known) return undefined;
     const { topics } = await this.admin.fetchTopicMetadata({ topics: [topic] });
     return topics.find((t) => t.name === topic)?.partitions.length;
+  }
+}
+
+/** A topic the broker asked does not list (yet): retried by `partitionCount` until its deadline. */
+class UnknownTopic extends Error {
+  constructor() {
+    super('the broker asked does not know the topic (yet)');
   }
 }
