@@ -5,6 +5,7 @@ import { RedisIdempotencyStore, RedisRateLimiter } from '../../../libs/adapters/
 import { createPrincipalVerifier } from '../../../libs/auth/principal-verifier.js';
 import { KafkaEventBus, type KafkaEventBusOptions } from '../../../libs/bus/kafka/kafka-event-bus.js';
 import type { Catalog } from '../../../libs/catalog/catalog.js';
+import type { PolicyEngine } from '../../../libs/pipeline/deps.js';
 import type { EventKind, EventKinds } from '../../../libs/events/contracts.js';
 import { RegistryEventCodec } from '../../../libs/events/registry-codec.js';
 import { topicNames, type TopicNames } from '../../../libs/events/topics.js';
@@ -67,6 +68,10 @@ export async function ensureTestTopics(
 /** A catalog of `registry`'s tools with no policy rules (version `policyName`) and no outbound limits. */
 export function testCatalog(registry: ToolRegistry, policyName: string): Catalog {
   return { registry, policy: createPolicyEngine([], policyName), downstreamLimits: {} };
+}
+
+function withPolicy(catalog: Catalog, wrap: ((base: PolicyEngine) => PolicyEngine) | undefined): Catalog {
+  return wrap === undefined ? catalog : { ...catalog, policy: wrap(catalog.policy) };
 }
 
 /** Redis idempotency (abandoned claims remembered 10 min) and rate limits under the test's key prefix. */
@@ -236,6 +241,8 @@ export async function startFixtureExecutor(
     readonly audience: string;
     readonly kid: string;
     readonly policyName: string;
+    /** Wraps the catalog's (empty) policy, e.g. with an upstream's pinned-schema rule. */
+    readonly policy?: (base: PolicyEngine) => PolicyEngine;
   },
 ): Promise<FixtureExecutor> {
   const kafka = createTestKafka(name);
@@ -247,7 +254,7 @@ export async function startFixtureExecutor(
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   const jwks = { keys: [{ ...(publicKey.export({ format: 'jwk' }) as JWK), kid: options.kid, use: 'sig' }] };
   const executor = testExecutor({
-    catalog: testCatalog(options.registry, options.policyName),
+    catalog: withPolicy(testCatalog(options.registry, options.policyName), options.policy),
     ...redisTestStores(redis),
     bus,
     codec,

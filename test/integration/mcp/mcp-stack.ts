@@ -7,6 +7,7 @@ import { systemClock } from '../../../libs/core/system-clock.js';
 import { createReconciler, type Reconciler } from '../../../services/reconciler/reconciler.js';
 import { kafkaOriginalCalls } from '../../../libs/reconcile/original-call.js';
 import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
+import { pinnedSchemaPolicy, type McpUpstream } from '../../../libs/mcp-upstream/index.js';
 import type { EventKind, EventKinds } from '../../../libs/events/contracts.js';
 import type { TopicNames } from '../../../libs/events/topics.js';
 import type { BusLogger } from '../../../libs/bus/logger.js';
@@ -72,11 +73,17 @@ export interface McpStackOptions {
   readonly gateway?: Partial<Omit<McpGatewayOptions, 'client' | 'tools' | 'auth'>>;
   /** Also run the reconciler (cases in a fresh Postgres schema) on short check intervals. */
   readonly reconciler?: boolean;
+  /**
+   * Upstream MCP servers whose imported tools the executor runs and the gateway lists beside the
+   * fixture tools, with their pinned-schema rule in the executor's policy. The caller closes them.
+   */
+  readonly upstreams?: readonly McpUpstream[];
 }
 
 export async function createMcpStack(name: string, options: McpStackOptions = {}): Promise<McpStack> {
   const effects = new Effects();
-  const registry = registryOf(gatewayFixtureTools(effects));
+  const upstreams = options.upstreams ?? [];
+  const registry = registryOf([...gatewayFixtureTools(effects), ...upstreams.flatMap((u) => u.tools)]);
   const fixture = await startFixtureExecutor(name, {
     registry,
     partitions: PARTITIONS,
@@ -84,6 +91,7 @@ export async function createMcpStack(name: string, options: McpStackOptions = {}
     audience: PRINCIPAL_AUDIENCE,
     kid: KID,
     policyName: 'mcp-test',
+    ...(upstreams.length === 0 ? {} : { policy: (base) => pinnedSchemaPolicy(base, upstreams) }),
   });
   const { kafka, topics, bus, codec, redis, privateKey } = fixture;
   let reconciler: Reconciler | undefined;

@@ -1,6 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   connectMcpUpstream,
@@ -8,58 +5,34 @@ import {
   type McpUpstreamCatalog,
   type McpUpstreamTransport,
 } from '../../../libs/mcp-upstream/index.js';
+import {
+  EVERYTHING_SERVER,
+  startEverythingServer,
+  type EverythingServer,
+} from '../../helpers/everything-server.js';
 import { upstreamPipeline, type UpstreamPipeline } from './pipeline.js';
-
-/** The reference server's entry point (its package's `bin`); its first argument picks the transport. */
-const EVERYTHING = fileURLToPath(
-  new URL('../../../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url),
-);
 
 const IMPORTED = ['echo', 'get-sum', 'get-structured-content'] as const;
 
-/** Starts the reference server's Streamable HTTP transport on a free loopback port. */
-async function startEverythingHttp(): Promise<{ url: string; child: ChildProcess }> {
-  const port = await new Promise<number>((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-  const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
-    env: { ...process.env, PORT: String(port) },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    let seen = '';
-    const timer = setTimeout(() => reject(new Error(`server-everything did not start: ${seen}`)), 20_000);
-    child.stderr.on('data', (chunk: Buffer) => {
-      seen += chunk.toString();
-      if (seen.includes('listening on port')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`server-everything exited with ${code}: ${seen}`)));
-  });
-  return { url: `http://127.0.0.1:${port}/mcp`, child };
-}
-
-let httpServer: { url: string; child: ChildProcess } | undefined;
+let httpServer: EverythingServer | undefined;
 
 beforeAll(async () => {
-  httpServer = await startEverythingHttp();
+  httpServer = await startEverythingServer();
 }, 30_000);
 
 afterAll(() => {
-  httpServer?.child.kill('SIGTERM');
+  httpServer?.stop();
 });
 
 const transports: readonly [string, () => McpUpstreamTransport][] = [
   [
     'stdio',
-    () => ({ kind: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'], stderr: 'ignore' }),
+    () => ({
+      kind: 'stdio',
+      command: process.execPath,
+      args: [EVERYTHING_SERVER, 'stdio'],
+      stderr: 'ignore',
+    }),
   ],
   ['Streamable HTTP', () => ({ kind: 'streamable-http', url: httpServer!.url })],
 ];
