@@ -6,11 +6,7 @@ set -euo pipefail
 if [ -x /usr/bin/chromium ]; then
   exit 0
 fi
-if [ "$(id -u)" -ne 0 ]; then
-  echo "chromium is not installed and installing it needs root: sudo bash $0" >&2
-  exit 1
-fi
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends chromium >/dev/null
+# shellcheck source=apt-install.sh
+source "$(dirname "${BASH_SOURCE[0]}")/apt-install.sh"
+apt_install chromium chromium
 /usr/bin/chromium --version 2>/dev/null

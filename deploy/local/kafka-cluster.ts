@@ -11,39 +11,27 @@ import {
   tidyKafkaCluster,
 } from './kafka-cluster-server.js';
 import { kafkaAnswers } from './kafka-probe.js';
+import { runClusterCli } from './launcher-cli.js';
 import { stderrLog } from './log.js';
 
 const cfg = loadLocalConfig();
-const command = process.argv[2];
 const brokers = kafkaClusterBrokers(cfg.kafkaCluster);
-try {
-  switch (command) {
-    case 'up': {
-      const started = Date.now();
-      const up = await kafkaClusterUpByHand(cfg, stderrLog);
-      stderrLog(
-        `kafka cluster ${up.started ? 'up' : 'already running'} in ${((Date.now() - started) / 1000).toFixed(1)} s; ` +
-          `KAFKA_BROKERS=${up.brokers.join(',')}`,
-      );
-      break;
-    }
-    case 'down':
-      await kafkaClusterDownByHand(cfg, stderrLog);
-      break;
-    case 'tidy':
-      if ((await tidyKafkaCluster(cfg, stderrLog)) === 0) stderrLog('kafka cluster: nothing to tidy');
-      break;
-    case 'status': {
+process.exitCode = await runClusterCli(
+  process.argv.slice(2),
+  {
+    name: 'kafka cluster',
+    command: 'kafka-cluster',
+    up: async (log) => {
+      const up = await kafkaClusterUpByHand(cfg, log);
+      return { started: up.started, reach: `KAFKA_BROKERS=${up.brokers.join(',')}` };
+    },
+    down: (log) => kafkaClusterDownByHand(cfg, log),
+    tidy: (log) => tidyKafkaCluster(cfg, log),
+    status: async (log) => {
       const answers = await kafkaAnswers(brokers);
-      stderrLog(`kafka cluster: ${answers ? 'answering' : 'not answering'} on ${brokers.join(',')}`);
-      process.exitCode = answers ? 0 : 1;
-      break;
-    }
-    default:
-      stderrLog('usage: kafka-cluster <up|down|status|tidy>');
-      process.exitCode = 2;
-  }
-} catch (err) {
-  stderrLog(`kafka cluster ${command}: ${err instanceof Error ? err.message : String(err)}`);
-  process.exitCode = 1;
-}
+      log(`kafka cluster: ${answers ? 'answering' : 'not answering'} on ${brokers.join(',')}`);
+      return answers;
+    },
+  },
+  stderrLog,
+);

@@ -7,12 +7,8 @@ set -euo pipefail
 if command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1; then
   exit 0
 fi
-if [ "$(id -u)" -ne 0 ]; then
-  echo "prometheus is not installed and installing it needs root: sudo bash $0" >&2
-  exit 1
-fi
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+# shellcheck source=apt-install.sh
+source "$(dirname "${BASH_SOURCE[0]}")/apt-install.sh"
+apt_install prometheus prometheus
 command -v prometheus >/dev/null && command -v promtool >/dev/null
 prometheus --version 2>&1 | sed -n 1p

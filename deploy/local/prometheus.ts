@@ -4,16 +4,8 @@
  * (`job=host:port,…`; default the executor on 127.0.0.1:9464) every $PROMETHEUS_INTERVAL_SEC (1) s
  * with toolgate's alert rules; installed from Debian's packages on first use.
  */
-import { loadLocalConfig } from './config.js';
-import { runLauncherCli } from './launcher-cli.js';
-import { stderrLog } from './log.js';
+import { runLauncherProcess } from './launcher-cli.js';
 import { loadPrometheusSettings } from './prometheus-config.js';
 import { prometheusServer } from './prometheus-server.js';
 
-const cfg = loadLocalConfig();
-process.exitCode = await runLauncherCli(
-  process.argv.slice(2),
-  prometheusServer(loadPrometheusSettings(cfg.cacheDir)),
-  cfg.startTimeoutMs,
-  stderrLog,
-);
+await runLauncherProcess((cfg) => prometheusServer(loadPrometheusSettings(cfg.cacheDir)));

@@ -4,6 +4,7 @@
  * ports after it. Services reach it with REDIS_URL=redis-cluster://127.0.0.1:17001,127.0.0.1:17002,…
  */
 import { loadLocalConfig } from './config.js';
+import { runClusterCli } from './launcher-cli.js';
 import { stderrLog } from './log.js';
 import {
   redisClusterDownByHand,
@@ -13,39 +14,26 @@ import {
 } from './redis-cluster-server.js';
 
 const cfg = loadLocalConfig();
-const command = process.argv[2];
-try {
-  switch (command) {
-    case 'up': {
-      const started = Date.now();
-      const up = await redisClusterUpByHand(cfg, stderrLog);
-      stderrLog(
-        `redis cluster ${up.started ? 'up' : 'already running'} in ${((Date.now() - started) / 1000).toFixed(1)} s; ` +
-          `REDIS_URL=${up.url}`,
-      );
-      break;
-    }
-    case 'down':
-      await redisClusterDownByHand(cfg, stderrLog);
-      break;
-    case 'tidy':
-      if ((await tidyRedisCluster(cfg, stderrLog)) === 0) stderrLog('redis cluster: nothing to tidy');
-      break;
-    case 'status': {
+process.exitCode = await runClusterCli(
+  process.argv.slice(2),
+  {
+    name: 'redis cluster',
+    command: 'redis-cluster',
+    up: async (log) => {
+      const up = await redisClusterUpByHand(cfg, log);
+      return { started: up.started, reach: `REDIS_URL=${up.url}` };
+    },
+    down: (log) => redisClusterDownByHand(cfg, log),
+    tidy: (log) => tidyRedisCluster(cfg, log),
+    status: async (log) => {
       const answering = await Promise.all(
         redisClusterNodes(cfg).map((node) => node.answers().catch(() => false)),
       );
       redisClusterNodes(cfg).forEach((node, i) =>
-        stderrLog(`${node.name}: ${answering[i] ? 'answering' : 'not answering'} on ${node.address}`),
+        log(`${node.name}: ${answering[i] ? 'answering' : 'not answering'} on ${node.address}`),
       );
-      process.exitCode = answering.every(Boolean) ? 0 : 1;
-      break;
-    }
-    default:
-      stderrLog('usage: redis-cluster <up|down|status|tidy>');
-      process.exitCode = 2;
-  }
-} catch (err) {
-  stderrLog(`redis cluster ${command}: ${err instanceof Error ? err.message : String(err)}`);
-  process.exitCode = 1;
-}
+      return answering.every(Boolean);
+    },
+  },
+  stderrLog,
+);

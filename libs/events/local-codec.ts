@@ -3,7 +3,7 @@ import type { EventCodec } from './event-codec.js';
 import { EVENT_KINDS, type EventKind, type EventKinds } from './contracts.js';
 import { loadSchemas, type AvroSchemaJson } from './schema-files.js';
 import { DEFAULT_MAX_EVENT_BYTES } from './size-limits.js';
-import { frame, malformed, oversizedEventError, unframe } from './wire-format.js';
+import { decodeWithinLimit, frame, malformed, unframe } from './wire-format.js';
 
 export { DEFAULT_MAX_EVENT_BYTES } from './size-limits.js';
 
@@ -33,11 +33,8 @@ export class LocalEventCodec implements EventCodec {
   }
 
   /** Refuses a message above `maxBytes` with an `OversizedEventError` (the event read anyway). */
-  async decode<K extends EventKind>(kind: K, bytes: Buffer): Promise<EventKinds[K]> {
-    if (bytes.length > this.maxBytes) {
-      throw await oversizedEventError(bytes, this.maxBytes, () => this.decodeAnySize(kind, bytes));
-    }
-    return this.decodeAnySize(kind, bytes);
+  decode<K extends EventKind>(kind: K, bytes: Buffer): Promise<EventKinds[K]> {
+    return decodeWithinLimit(bytes, this.maxBytes, () => this.decodeAnySize(kind, bytes));
   }
 
   private async decodeAnySize<K extends EventKind>(kind: K, bytes: Buffer): Promise<EventKinds[K]> {

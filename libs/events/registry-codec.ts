@@ -7,7 +7,7 @@ import { EVENT_KINDS, type EventKind, type EventKinds } from './contracts.js';
 import { DEFAULT_MAX_EVENT_BYTES } from './size-limits.js';
 import { loadSchemas, type AvroSchemaJson } from './schema-files.js';
 import { valueSubject, type TopicNames } from './topics.js';
-import { malformed, oversizedEventError, unframe } from './wire-format.js';
+import { decodeWithinLimit, malformed, unframe } from './wire-format.js';
 
 export interface RegistryCodecOptions {
   /** Confluent-compatible base URL, e.g. http://127.0.0.1:18081/apis/ccompat/v7 */
@@ -95,11 +95,8 @@ export class RegistryEventCodec implements EventCodec {
   }
 
   /** Refuses a message above `maxBytes` with an `OversizedEventError` (the event read anyway). */
-  async decode<K extends EventKind>(kind: K, bytes: Buffer): Promise<EventKinds[K]> {
-    if (bytes.length > this.maxBytes) {
-      throw await oversizedEventError(bytes, this.maxBytes, () => this.decodeAnySize(kind, bytes));
-    }
-    return this.decodeAnySize(kind, bytes);
+  decode<K extends EventKind>(kind: K, bytes: Buffer): Promise<EventKinds[K]> {
+    return decodeWithinLimit(bytes, this.maxBytes, () => this.decodeAnySize(kind, bytes));
   }
 
   private async decodeAnySize<K extends EventKind>(kind: K, bytes: Buffer): Promise<EventKinds[K]> {

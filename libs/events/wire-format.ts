@@ -71,3 +71,17 @@ export async function oversizedEventError(
   }
   return new OversizedEventError(bytes.length, maxBytes, decoded);
 }
+
+/**
+ * What `decode` reads from `bytes` (ignoring any size limit of its own) when the message is at most
+ * `maxBytes`; otherwise rejects with the {@link oversizedEventError} of it (the event attached when
+ * it can be read). A codec's `decode` is this around its unlimited decoder.
+ */
+export async function decodeWithinLimit<T>(
+  bytes: Buffer,
+  maxBytes: number,
+  decode: () => Promise<T>,
+): Promise<T> {
+  if (bytes.length > maxBytes) throw await oversizedEventError(bytes, maxBytes, decode);
+  return decode();
+}

@@ -35,12 +35,11 @@ export interface CaseTransitionRecord {
   readonly atMs: number;
 }
 
-/** A reconciliation case: one per dead-lettered call (or per poison dead letter without a call id). */
-export interface ReconciliationCase {
-  readonly caseId: string;
-  /** The dead letter that opened it. */
-  readonly deadLetterId: string;
-  /** Null only for a poison event that could not be decoded. */
+/**
+ * The call a dead letter is about, as a dead letter and the case it opens both name it. Every field
+ * is null only for a poison event that could not be decoded.
+ */
+export interface DeadLetteredCall {
   readonly callId: string | null;
   readonly tenant: string | null;
   readonly tool: string | null;
@@ -49,6 +48,13 @@ export interface ReconciliationCase {
   readonly principalId: string | null;
   /** Joins the case to the audit log and to traces. */
   readonly traceId: string | null;
+}
+
+/** A reconciliation case: one per dead-lettered call (or per poison dead letter without a call id). */
+export interface ReconciliationCase extends DeadLetteredCall {
+  readonly caseId: string;
+  /** The dead letter that opened it. */
+  readonly deadLetterId: string;
   readonly reason: CaseReason;
   readonly state: CaseState;
   /** The dead letter's full context (request, error, origin offsets), JSON fields parsed. No secrets. */
@@ -72,16 +78,9 @@ export interface ReconciliationCase {
  * DeadLetterEvent), so a decoded event can be passed as is; the `*Json` fields are parsed into the
  * case (text that is not JSON is kept as `{ "unparsed": text }`).
  */
-export interface DeadLetterInput {
+export interface DeadLetterInput extends DeadLetteredCall {
   readonly deadLetterId: string;
   readonly reason: CaseReason;
-  readonly callId: string | null;
-  readonly tenant: string | null;
-  readonly tool: string | null;
-  readonly idempotencyKey: string | null;
-  readonly resourceKey: string | null;
-  readonly principalId: string | null;
-  readonly traceId: string | null;
   readonly requestJson: string | null;
   readonly errorCode: string;
   readonly errorMessage: string;

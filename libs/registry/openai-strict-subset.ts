@@ -1,4 +1,25 @@
 /**
+ * The keywords of {@link OPENAI_STRICT_KEYWORDS} whose value holds no sub-schema and needs no
+ * check against the subset (`format` does: see {@link OPENAI_STRICT_FORMATS}), so an exporter may
+ * copy them as they are.
+ */
+export const OPENAI_STRICT_VERBATIM_KEYWORDS: readonly string[] = [
+  'type',
+  'enum',
+  'const',
+  '$ref',
+  'description',
+  'pattern',
+  'multipleOf',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'minItems',
+  'maxItems',
+];
+
+/**
  * The JSON Schema subset OpenAI accepts for `strict: true` function tools, as documented in the
  * Structured Outputs guide ("Supported schemas"). Shared by the exporter (which produces it) and the
  * checker (which proves an export, or a hand-written tool, stays inside it).
@@ -15,27 +36,15 @@
  * `maxProperties`, `uniqueItems`, `prefixItems`/tuple `items`, `contains`.
  */
 export const OPENAI_STRICT_KEYWORDS: ReadonlySet<string> = new Set([
-  'type',
   'properties',
   'required',
   'additionalProperties',
   'items',
   'anyOf',
-  'enum',
-  'const',
-  'description',
-  '$ref',
   '$defs',
   'definitions',
-  'pattern',
   'format',
-  'multipleOf',
-  'minimum',
-  'maximum',
-  'exclusiveMinimum',
-  'exclusiveMaximum',
-  'minItems',
-  'maxItems',
+  ...OPENAI_STRICT_VERBATIM_KEYWORDS,
 ]);
 
 /** String formats strict mode accepts; any other `format` (e.g. `uri`) makes the API refuse the tool. */

@@ -1,27 +1,13 @@
 import { ToolDefinitionError } from './definition-error.js';
 import type { JsonSchema } from './input-json-schema.js';
-import { OPENAI_STRICT_FORMATS } from './openai-strict-subset.js';
+import { OPENAI_STRICT_FORMATS, OPENAI_STRICT_VERBATIM_KEYWORDS } from './openai-strict-subset.js';
 
 type Node = Record<string, unknown>;
 
 const PRIMITIVE_TYPES = new Set(['string', 'number', 'integer', 'boolean']);
 
 /** Keywords copied verbatim: all inside the strict subset. */
-const COPIED = new Set([
-  'type',
-  'enum',
-  'const',
-  '$ref',
-  'description',
-  'pattern',
-  'multipleOf',
-  'minimum',
-  'maximum',
-  'exclusiveMinimum',
-  'exclusiveMaximum',
-  'minItems',
-  'maxItems',
-]);
+const COPIED = new Set(OPENAI_STRICT_VERBATIM_KEYWORDS);
 
 function isNode(value: unknown): value is Node {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -13,7 +13,7 @@ import type { ConsumerLagReader } from '../observability/consumer-lag.js';
 import type { TopicSpec } from '../ports/event-bus.js';
 import type { Catalog, CatalogFactory } from '../catalog/catalog.js';
 import { loadCatalogFactory } from './catalog-module.js';
-import type { IdempotencySettings, PartitionCounts } from './env.js';
+import type { ExecutionSettings, IdempotencySettings, PartitionCounts, PostgresSettings } from './env.js';
 import type { ServiceContext } from './service.js';
 import { retryWithBackoff, type Backoff } from '../core/backoff.js';
 import type { Clock } from '../core/clock.js';
@@ -73,6 +73,22 @@ export async function openPostgres(
     if (owner !== pool) await owner.end();
   }
   return pool;
+}
+
+/**
+ * The service's own database (DATABASE_URL, DATABASE_POOL_MAX, and DATABASE_MIGRATION_URL where the
+ * service reads it) opened by {@link openPostgres}, in /readyz.
+ */
+export function openServicePostgres(
+  context: ServiceContext,
+  settings: PostgresSettings & { readonly databaseMigrationUrl?: string | undefined },
+): Promise<pg.Pool> {
+  return openPostgres(context, {
+    url: settings.databaseUrl,
+    max: settings.databasePoolMax,
+    ready: true,
+    migrationUrl: settings.databaseMigrationUrl,
+  });
 }
 
 /** SQLSTATE insufficient_privilege. */
@@ -215,6 +231,37 @@ export async function openKafka(
     retryDeps,
   );
   return { bus, codec };
+}
+
+/** What {@link openSettlementClients} opens. */
+export interface SettlementClients extends KafkaClients {
+  readonly pool: pg.Pool;
+  readonly idempotency: RedisIdempotencyStore;
+  readonly catalog: Catalog;
+}
+
+/**
+ * The clients of a service that settles the executors' calls from its own database (the reconciler,
+ * the ops console), opened in this order and closed in reverse: its Postgres pool
+ * ({@link openServicePostgres}), the executors' idempotency records ({@link openIdempotency}), the
+ * Kafka bus and codec once the topics `ensure` lists exist ({@link openKafka}), and the executors'
+ * catalog on that pool ({@link openCatalog}: `catalog` when given, else `settings.catalogModule`).
+ */
+export async function openSettlementClients(
+  context: ServiceContext,
+  settings: ExecutionSettings & PostgresSettings,
+  ensure: readonly TopicSpec[],
+  catalog: CatalogFactory | undefined,
+): Promise<SettlementClients> {
+  const pool = await openServicePostgres(context, settings);
+  const { idempotency } = openIdempotency(context, settings);
+  const { bus, codec } = await openKafka(context, ensure);
+  const opened = await openCatalog(context, {
+    postgres: () => Promise.resolve(pool),
+    module: settings.catalogModule,
+    factory: catalog,
+  });
+  return { pool, idempotency, bus, codec, catalog: opened };
 }
 
 /**

@@ -122,6 +122,20 @@ export function replicaAcksOf(e: {
     : { replicas: e.REDIS_REPLICA_ACKS, timeoutMs: e.REDIS_REPLICA_ACK_TIMEOUT_MS };
 }
 
+/** The Postgres database of a service that keeps its own state there. */
+export const POSTGRES_ENV = { DATABASE_URL, DATABASE_POOL_MAX };
+
+/** What {@link POSTGRES_ENV} configures. */
+export interface PostgresSettings {
+  readonly databaseUrl: string;
+  readonly databasePoolMax: number;
+}
+
+/** {@link PostgresSettings} from an environment parsed with {@link POSTGRES_ENV}. */
+export function postgresSettings(e: z.infer<z.ZodObject<typeof POSTGRES_ENV>>): PostgresSettings {
+  return { databaseUrl: e.DATABASE_URL, databasePoolMax: e.DATABASE_POOL_MAX };
+}
+
 /** The part of every service's configuration that {@link SERVICE_ENV} holds. */
 export interface ServiceSettings {
   readonly kafkaBrokers: readonly string[];
@@ -154,6 +168,41 @@ export function serviceSettings(e: ServiceEnv): ServiceSettings {
   };
 }
 
+/**
+ * What the executor and the services that settle its calls (the reconciler, the ops console) read
+ * alike, and must agree on: the variables every service shares, the four topics' partition counts,
+ * the executors' idempotency records in Redis, and the tools' catalog module
+ * (TOOLGATE_CATALOG_MODULE, a path relative to the working directory or a package; unset: the store
+ * catalog).
+ */
+export const EXECUTION_ENV = {
+  ...SERVICE_ENV,
+  ...PARTITION_ENV,
+  ...IDEMPOTENCY_ENV,
+  REDIS_URL,
+  TOOLGATE_CATALOG_MODULE: nonEmpty.optional(),
+};
+
+/** What {@link EXECUTION_ENV} configures. */
+export interface ExecutionSettings extends ServiceSettings, IdempotencySettings {
+  readonly partitions: PartitionCounts;
+  /** Undefined: the store catalog. */
+  readonly catalogModule: string | undefined;
+}
+
+/** {@link ExecutionSettings} from an environment parsed with {@link EXECUTION_ENV}. */
+export function executionSettings(e: z.infer<z.ZodObject<typeof EXECUTION_ENV>>): ExecutionSettings {
+  return {
+    ...serviceSettings(e),
+    ...idempotencySettings(e),
+    partitions: partitionCounts(e),
+    catalogModule: e.TOOLGATE_CATALOG_MODULE,
+  };
+}
+
+/** The environment a configuration loader reads: `process.env` unless a caller passes its own. */
+export type Environment = Readonly<Record<string, string | undefined>>;
+
 /** A service's bad environment: every problem listed, one per line, by variable name. */
 export class ServiceConfigError extends Error {
   constructor(
@@ -162,6 +211,33 @@ export class ServiceConfigError extends Error {
   ) {
     super(`invalid ${service} configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
   }
+
+  /**
+   * Parses `env` with `schema` as {@link parseEnv} does, throwing an error of the class it is called
+   * on (a service's own, made by {@link configErrorClass}) that lists every problem.
+   */
+  static parse<T>(
+    this: new (problems: readonly string[]) => ServiceConfigError,
+    schema: z.ZodType<T>,
+    env: Environment,
+  ): T {
+    return parseEnv(schema, env, (problems) => new this(problems));
+  }
+}
+
+/**
+ * The base of one service's configuration error: a {@link ServiceConfigError} whose message begins
+ * `invalid <service> configuration:` and whose `name` is `name`. A service declares its own class
+ * with it (`class ExecutorConfigError extends configErrorClass('executor', 'ExecutorConfigError')
+ * {}`), so callers can tell its errors apart with `instanceof`.
+ */
+export function configErrorClass(service: string, name: string) {
+  return class extends ServiceConfigError {
+    override readonly name = name;
+    constructor(problems: readonly string[]) {
+      super(service, problems);
+    }
+  };
 }
 
 /**
@@ -171,7 +247,7 @@ export class ServiceConfigError extends Error {
  */
 export function parseEnv<T>(
   schema: z.ZodType<T>,
-  env: Readonly<Record<string, string | undefined>>,
+  env: Environment,
   fail: (problems: readonly string[]) => Error,
 ): T {
   const parsed = schema.safeParse(env);

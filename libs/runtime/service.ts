@@ -59,6 +59,34 @@ export interface ServiceOptions {
   readonly logger?: PinoLogger;
 }
 
+/** What the factory of a service that runs the tools' catalog takes besides its configuration. */
+export interface CatalogServiceOptions extends ServiceOptions {
+  /** Default: the factory exported by the catalog module the configuration names (`catalogModule`). */
+  readonly catalog?: CatalogFactory;
+}
+
+/**
+ * {@link createService} for a service built from its configuration the common way: named `name`,
+ * the configuration its shared settings, the configuration's `idField` its instance id (on every log
+ * line under that name), `options.logger` its logger, and `open` what opens its clients and builds
+ * its worker.
+ */
+export function createConfiguredService<F extends string>(
+  name: string,
+  config: ServiceSettings & { readonly [K in F]: string },
+  idField: F,
+  options: ServiceOptions,
+  open: (context: ServiceContext) => Promise<ServiceWorker>,
+): Service {
+  return createService({
+    name,
+    settings: config,
+    instance: { field: idField, id: config[idField] },
+    logger: options.logger,
+    open,
+  });
+}
+
 /** A service process: start it once, stop it once. */
 export interface Service {
   /** The process registry /metrics serves. */

@@ -1,15 +1,17 @@
 import { z } from 'zod';
 import {
-  DATABASE_POOL_MAX,
+  configErrorClass,
   DATABASE_URL,
   defaultInstanceId,
   nonEmpty,
-  parseEnv,
   PARTITION_ENV,
+  POSTGRES_ENV,
   positiveInt,
+  postgresSettings,
   SERVICE_ENV,
   serviceSettings,
-  ServiceConfigError,
+  type Environment,
+  type PostgresSettings,
   type ServiceSettings,
 } from '../../libs/runtime/env.js';
 
@@ -20,13 +22,12 @@ import {
  */
 const EnvSchema = z.object({
   ...SERVICE_ENV,
-  DATABASE_URL,
+  ...POSTGRES_ENV,
   /**
    * The schema owner's connection, used only to apply pending migrations at start; DATABASE_URL can
    * then be a role with INSERT and SELECT on audit_records and SELECT on schema_migrations.
    */
   DATABASE_MIGRATION_URL: DATABASE_URL.optional(),
-  DATABASE_POOL_MAX,
   AUDIT_SINK_GROUP_ID: nonEmpty.default('toolgate-audit-sink'),
   /** `producerId` of the dead letters this instance publishes; unique per instance is clearest. */
   AUDIT_SINK_ID: nonEmpty.max(200).optional(),
@@ -38,11 +39,9 @@ const EnvSchema = z.object({
 });
 
 /** The audit sink's configuration, parsed once from the environment by {@link loadAuditSinkConfig}. */
-export interface AuditSinkConfig extends ServiceSettings {
-  readonly databaseUrl: string;
+export interface AuditSinkConfig extends ServiceSettings, PostgresSettings {
   /** Where pending migrations are applied from (the owner role); undefined: through databaseUrl. */
   readonly databaseMigrationUrl: string | undefined;
-  readonly databasePoolMax: number;
   readonly groupId: string;
   readonly sinkId: string;
   readonly partitionsConcurrently: number;
@@ -51,26 +50,18 @@ export interface AuditSinkConfig extends ServiceSettings {
 }
 
 /** Thrown with every problem of the environment listed, one per line, by variable name. */
-export class AuditSinkConfigError extends ServiceConfigError {
-  override readonly name = 'AuditSinkConfigError';
-  constructor(problems: readonly string[]) {
-    super('audit-sink', problems);
-  }
-}
+export class AuditSinkConfigError extends configErrorClass('audit-sink', 'AuditSinkConfigError') {}
 
 /**
  * Parses the audit sink's environment once. Throws {@link AuditSinkConfigError} naming every bad or
  * missing variable; never echoes a value (a database URL may carry a password).
  */
-export function loadAuditSinkConfig(
-  env: Readonly<Record<string, string | undefined>> = process.env,
-): AuditSinkConfig {
-  const e = parseEnv(EnvSchema, env, (problems) => new AuditSinkConfigError(problems));
+export function loadAuditSinkConfig(env: Environment = process.env): AuditSinkConfig {
+  const e = AuditSinkConfigError.parse(EnvSchema, env);
   return {
     ...serviceSettings(e),
-    databaseUrl: e.DATABASE_URL,
+    ...postgresSettings(e),
     databaseMigrationUrl: e.DATABASE_MIGRATION_URL,
-    databasePoolMax: e.DATABASE_POOL_MAX,
     groupId: e.AUDIT_SINK_GROUP_ID,
     sinkId: e.AUDIT_SINK_ID ?? defaultInstanceId('audit-sink'),
     partitionsConcurrently: e.PARTITIONS_CONCURRENTLY,

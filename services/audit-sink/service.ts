@@ -1,8 +1,8 @@
 import { PostgresAuditStore } from '../../libs/adapters/postgres/audit-store.js';
 import { createToolgateMetrics } from '../../libs/observability/metrics.js';
-import { openConsumerLag, openKafka, openPostgres } from '../../libs/runtime/clients.js';
+import { openConsumerLag, openKafka, openServicePostgres } from '../../libs/runtime/clients.js';
 import {
-  createService,
+  createConfiguredService,
   type Service,
   type ServiceMain,
   type ServiceOptions,
@@ -26,42 +26,31 @@ export function createAuditSinkService(
   config: AuditSinkConfig,
   options: AuditSinkServiceOptions = {},
 ): Service {
-  return createService({
-    name: 'audit-sink',
-    settings: config,
-    instance: { field: 'sinkId', id: config.sinkId },
-    logger: options.logger,
-    async open(context) {
-      const { topics } = context;
-      const pool = await openPostgres(context, {
-        url: config.databaseUrl,
-        max: config.databasePoolMax,
-        ready: true,
-        migrationUrl: config.databaseMigrationUrl,
-      });
-      const { bus, codec } = await openKafka(context, [
-        { topic: topics.audit, partitions: config.partitions.audit },
-        { topic: topics.dlq, partitions: config.partitions.dlq },
-      ]);
-      const metrics = createToolgateMetrics(context.registry, {
-        // The sink records no per-tool series; every name would count as "unknown".
-        isKnownTool: () => false,
-        consumerLag: openConsumerLag(context, { groupId: config.groupId, topics: [topics.audit] }),
-      });
-      return createAuditSink({
-        subscriber: bus,
-        publisher: bus,
-        codec,
-        topics,
-        store: new PostgresAuditStore(pool, { chainConcurrency: config.chainConcurrency }),
-        logger: context.logger.child({ component: 'audit-sink' }),
-        groupId: config.groupId,
-        producerId: config.sinkId,
-        clock: context.clock,
-        partitionsConcurrently: config.partitionsConcurrently,
-        deadLettered: (reason) => metrics.observeDeadLetter(reason),
-      });
-    },
+  return createConfiguredService('audit-sink', config, 'sinkId', options, async (context) => {
+    const { topics } = context;
+    const pool = await openServicePostgres(context, config);
+    const { bus, codec } = await openKafka(context, [
+      { topic: topics.audit, partitions: config.partitions.audit },
+      { topic: topics.dlq, partitions: config.partitions.dlq },
+    ]);
+    const metrics = createToolgateMetrics(context.registry, {
+      // The sink records no per-tool series; every name would count as "unknown".
+      isKnownTool: () => false,
+      consumerLag: openConsumerLag(context, { groupId: config.groupId, topics: [topics.audit] }),
+    });
+    return createAuditSink({
+      subscriber: bus,
+      publisher: bus,
+      codec,
+      topics,
+      store: new PostgresAuditStore(pool, { chainConcurrency: config.chainConcurrency }),
+      logger: context.logger.child({ component: 'audit-sink' }),
+      groupId: config.groupId,
+      producerId: config.sinkId,
+      clock: context.clock,
+      partitionsConcurrently: config.partitionsConcurrently,
+      deadLettered: (reason) => metrics.observeDeadLetter(reason),
+    });
   });
 }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { hmacPreviewKey, type PreviewKey } from '../../libs/patterns/preview/preview-key.js';
+import { configErrorClass, type Environment } from '../../libs/runtime/env.js';
 
 const optionalText = z
   .string()
@@ -51,12 +52,7 @@ export interface StoreCatalogConfig {
 }
 
 /** Thrown with every problem listed by variable name; values (secrets, passwords) are never echoed. */
-export class StoreCatalogConfigError extends Error {
-  override readonly name = 'StoreCatalogConfigError';
-  constructor(readonly problems: readonly string[]) {
-    super(`invalid store catalog configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-  }
-}
+export class StoreCatalogConfigError extends configErrorClass('store catalog', 'StoreCatalogConfigError') {}
 
 /**
  * Parses the catalog's settings from `env` (default: the process environment). Throws
@@ -64,16 +60,9 @@ export class StoreCatalogConfigError extends Error {
  * base64 or shorter than 32 bytes, a URL that is not one, a schema that is not an identifier,
  * TOOLGATE_REPORTS_SCHEMA without TOOLGATE_REPORTS_DATABASE_URL).
  */
-export function loadStoreCatalogConfig(
-  env: Readonly<Record<string, string | undefined>> = process.env,
-): StoreCatalogConfig {
-  const parsed = EnvSchema.safeParse(env);
-  if (!parsed.success) {
-    throw new StoreCatalogConfigError(
-      parsed.error.issues.map((issue) => `${issue.path.join('.') || '(environment)'}: ${issue.message}`),
-    );
-  }
-  const e = parsed.data;
+export function loadStoreCatalogConfig(env: Environment = process.env): StoreCatalogConfig {
+  // Every variable is optional, so no problem is "required, but not set".
+  const e = StoreCatalogConfigError.parse(EnvSchema, env);
   const problems: string[] = [];
   let previewKey: PreviewKey | undefined;
   if (e.TOOLGATE_PREVIEW_SECRET !== undefined) {

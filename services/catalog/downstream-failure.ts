@@ -38,3 +38,19 @@ export function translateDownstreamError(
   }
   throw err;
 }
+
+/**
+ * What `call` resolves with; what it rejects with goes through {@link translateDownstreamError}
+ * with `wordings` (default: no reason has wording of its own, so every refusal gets the generic
+ * sentence).
+ */
+export async function callDownstream<T>(
+  call: () => Promise<T>,
+  wordings: Parameters<typeof translateDownstreamError>[1] = () => undefined,
+): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    translateDownstreamError(err, wordings);
+  }
+}

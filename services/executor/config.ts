@@ -3,32 +3,22 @@ import { z } from 'zod';
 import { DEFAULT_PRINCIPAL_AUDIENCE, DEFAULT_PRINCIPAL_ISSUER } from '../../libs/auth/principal-defaults.js';
 import { EXECUTOR_DEFAULTS } from './create-executor.js';
 import {
+  configErrorClass,
   DATABASE_URL,
   defaultInstanceId,
-  IDEMPOTENCY_ENV,
-  idempotencySettings,
+  EXECUTION_ENV,
+  executionSettings,
   jwksFromEnv,
   nonEmpty,
-  parseEnv,
-  PARTITION_ENV,
-  partitionCounts,
   positiveInt,
   readTextFile,
-  REDIS_URL,
-  SERVICE_ENV,
-  serviceSettings,
-  ServiceConfigError,
-  type IdempotencySettings,
-  type PartitionCounts,
-  type ServiceSettings,
+  type Environment,
+  type ExecutionSettings,
 } from '../../libs/runtime/env.js';
 
 /** The environment the executor reads, with defaults; each variable is documented where it is used. */
 const EnvSchema = z.object({
-  ...SERVICE_ENV,
-  ...PARTITION_ENV,
-  ...IDEMPOTENCY_ENV,
-  REDIS_URL,
+  ...EXECUTION_ENV,
   /** Only for a catalog that uses Postgres (the store catalog does). */
   DATABASE_URL: DATABASE_URL.optional(),
   TOOLGATE_GROUP_ID: nonEmpty.default('toolgate-executor'),
@@ -45,8 +35,6 @@ const EnvSchema = z.object({
   /** The audience assertions must name; the SDK signs with the same default. */
   PRINCIPAL_AUDIENCE: nonEmpty.default(DEFAULT_PRINCIPAL_AUDIENCE),
   PRINCIPAL_MAX_AGE_SEC: positiveInt.optional(),
-  /** The catalog module (a path relative to the working directory, or a package); default: the store catalog. */
-  TOOLGATE_CATALOG_MODULE: nonEmpty.optional(),
   LEASE_MARGIN_MS: positiveInt.default(EXECUTOR_DEFAULTS.leaseMarginMs),
   /** How long a completed key's tombstone lives (0: keep none); see README, retention. */
   IDEMPOTENCY_TOMBSTONE_TTL_MS: z.coerce
@@ -70,21 +58,18 @@ const EnvSchema = z.object({
 type Env = z.infer<typeof EnvSchema>;
 
 /** The executor's configuration, parsed once from the environment by {@link loadExecutorConfig}. */
-export interface ExecutorConfig extends ServiceSettings, IdempotencySettings {
+export interface ExecutorConfig extends ExecutionSettings {
   /** Opened only when the catalog asks for Postgres. */
   readonly databaseUrl: string | undefined;
   readonly groupId: string;
   readonly executorId: string;
   readonly maxConcurrency: number;
-  readonly partitions: PartitionCounts;
   readonly principal: {
     readonly jwks: JSONWebKeySet;
     readonly issuer: string;
     readonly audience: string;
     readonly maxTokenAgeSec?: number;
   };
-  /** Undefined: the store catalog. */
-  readonly catalogModule: string | undefined;
   /** Life of a completed key's tombstone; 0 keeps none (no retention signal). */
   readonly tombstoneTtlMs: number;
   readonly leaseMarginMs: number;
@@ -94,12 +79,7 @@ export interface ExecutorConfig extends ServiceSettings, IdempotencySettings {
 }
 
 /** Thrown with every problem of the environment listed, one per line, by variable name. */
-export class ExecutorConfigError extends ServiceConfigError {
-  override readonly name = 'ExecutorConfigError';
-  constructor(problems: readonly string[]) {
-    super('executor', problems);
-  }
-}
+export class ExecutorConfigError extends configErrorClass('executor', 'ExecutorConfigError') {}
 
 /**
  * Parses the executor's environment once. `readFile` reads PRINCIPAL_JWKS_FILE (injected for tests).
@@ -107,26 +87,23 @@ export class ExecutorConfigError extends ServiceConfigError {
  * (a URL may carry a password).
  */
 export function loadExecutorConfig(
-  env: Readonly<Record<string, string | undefined>> = process.env,
+  env: Environment = process.env,
   readFile: (path: string) => string = readTextFile,
 ): ExecutorConfig {
-  const e = parseEnv(EnvSchema, env, (problems) => new ExecutorConfigError(problems));
+  const e = ExecutorConfigError.parse(EnvSchema, env);
   const jwks = principalKeys(e, readFile);
   return {
-    ...serviceSettings(e),
-    ...idempotencySettings(e),
+    ...executionSettings(e),
     databaseUrl: e.DATABASE_URL,
     groupId: e.TOOLGATE_GROUP_ID,
     executorId: e.EXECUTOR_ID ?? defaultInstanceId('executor'),
     maxConcurrency: e.MAX_CONCURRENCY,
-    partitions: partitionCounts(e),
     principal: {
       jwks,
       issuer: e.PRINCIPAL_ISSUER,
       audience: e.PRINCIPAL_AUDIENCE,
       ...(e.PRINCIPAL_MAX_AGE_SEC === undefined ? {} : { maxTokenAgeSec: e.PRINCIPAL_MAX_AGE_SEC }),
     },
-    catalogModule: e.TOOLGATE_CATALOG_MODULE,
     leaseMarginMs: e.LEASE_MARGIN_MS,
     tombstoneTtlMs: e.IDEMPOTENCY_TOMBSTONE_TTL_MS,
     breaker: { errorPercent: e.BREAKER_ERROR_PERCENT, volume: e.BREAKER_VOLUME, resetMs: e.BREAKER_RESET_MS },

@@ -1,7 +1,6 @@
 import type { Tracer } from '@opentelemetry/api';
 import { RedisIdempotencyTombstones, RedisRateLimiter } from '../../libs/adapters/redis/index.js';
 import { createPrincipalVerifier } from '../../libs/auth/principal-verifier.js';
-import type { CatalogFactory } from '../../libs/catalog/catalog.js';
 import { callsTimestampsTrusted } from './acceptance-time.js';
 import { loadExecutorConfig, type ExecutorConfig } from './config.js';
 import { createExecutor } from './create-executor.js';
@@ -14,16 +13,14 @@ import {
   openKafka,
 } from '../../libs/runtime/clients.js';
 import {
-  createService,
+  createConfiguredService,
+  type CatalogServiceOptions,
   type Service,
   type ServiceMain,
-  type ServiceOptions,
 } from '../../libs/runtime/service.js';
 
 /** What a caller may supply instead of what the configuration names. */
-export interface ExecutorServiceOptions extends ServiceOptions {
-  /** Default: the catalog module `config.catalogModule` names (see `loadCatalogFactory`). */
-  readonly catalog?: CatalogFactory;
+export interface ExecutorServiceOptions extends CatalogServiceOptions {
   /** Default: toolgate's tracer on the global provider (a no-op until an OpenTelemetry SDK is registered). */
   readonly tracer?: Tracer;
 }
@@ -36,62 +33,56 @@ export interface ExecutorServiceOptions extends ServiceOptions {
  * /readyz adds "Redis answers" to the lifecycle check (see `createService`).
  */
 export function createExecutorService(config: ExecutorConfig, options: ExecutorServiceOptions = {}): Service {
-  return createService({
-    name: 'executor',
-    settings: config,
-    instance: { field: 'executorId', id: config.executorId },
-    logger: options.logger,
-    async open(context) {
-      const { clock, logger, topics } = context;
-      const { redis, idempotency } = openIdempotency(context, config);
-      const { bus, codec } = await openKafka(context, allTopics(topics, config.partitions));
-      const catalog = await openCatalog(context, {
-        postgres: lazyPostgres(context, { url: config.databaseUrl, max: 10, ready: false }),
-        module: config.catalogModule,
-        factory: options.catalog,
-      });
-      return createExecutor({
-        catalog,
-        bus,
-        codec,
-        topics,
-        replyTopics: { [topics.results]: config.partitions.results },
-        idempotency,
-        tombstones: new RedisIdempotencyTombstones(redis, { keyPrefix: config.redisKeyPrefix }),
-        rateLimiter: new RedisRateLimiter(redis, { keyPrefix: config.redisKeyPrefix }),
-        verifier: createPrincipalVerifier({
-          keys: config.principal.jwks,
-          issuer: config.principal.issuer,
-          audience: config.principal.audience,
-          ...(config.principal.maxTokenAgeSec === undefined
-            ? {}
-            : { maxTokenAgeSec: config.principal.maxTokenAgeSec }),
-        }),
-        trustsMessageTimestamps: await callsTimestampsTrusted(
-          (topic, name) => bus.topicConfig(topic, name),
-          topics.calls,
-          logger,
-        ),
-        ownerId: config.executorId,
-        groupId: config.groupId,
-        settings: {
-          maxConcurrency: config.maxConcurrency,
-          breaker: config.breaker,
-          resultTtlMs: config.resultTtlMs,
-          leaseMarginMs: config.leaseMarginMs,
-          tombstoneTtlMs: config.tombstoneTtlMs,
-          shutdownTimeoutMs: config.shutdownTimeoutMs,
-          poisonCaptureBytes: config.poisonCaptureBytes,
-        },
-        instrumentation: {
-          registry: context.registry,
-          consumerLag: openConsumerLag(context, { groupId: config.groupId, topics: [topics.calls] }),
-          ...(options.tracer === undefined ? {} : { tracer: options.tracer }),
-        },
-        clock,
-        logger: logger.child({ component: 'executor' }),
-      });
-    },
+  return createConfiguredService('executor', config, 'executorId', options, async (context) => {
+    const { clock, logger, topics } = context;
+    const { redis, idempotency } = openIdempotency(context, config);
+    const { bus, codec } = await openKafka(context, allTopics(topics, config.partitions));
+    const catalog = await openCatalog(context, {
+      postgres: lazyPostgres(context, { url: config.databaseUrl, max: 10, ready: false }),
+      module: config.catalogModule,
+      factory: options.catalog,
+    });
+    return createExecutor({
+      catalog,
+      bus,
+      codec,
+      topics,
+      replyTopics: { [topics.results]: config.partitions.results },
+      idempotency,
+      tombstones: new RedisIdempotencyTombstones(redis, { keyPrefix: config.redisKeyPrefix }),
+      rateLimiter: new RedisRateLimiter(redis, { keyPrefix: config.redisKeyPrefix }),
+      verifier: createPrincipalVerifier({
+        keys: config.principal.jwks,
+        issuer: config.principal.issuer,
+        audience: config.principal.audience,
+        ...(config.principal.maxTokenAgeSec === undefined
+          ? {}
+          : { maxTokenAgeSec: config.principal.maxTokenAgeSec }),
+      }),
+      trustsMessageTimestamps: await callsTimestampsTrusted(
+        (topic, name) => bus.topicConfig(topic, name),
+        topics.calls,
+        logger,
+      ),
+      ownerId: config.executorId,
+      groupId: config.groupId,
+      settings: {
+        maxConcurrency: config.maxConcurrency,
+        breaker: config.breaker,
+        resultTtlMs: config.resultTtlMs,
+        leaseMarginMs: config.leaseMarginMs,
+        tombstoneTtlMs: config.tombstoneTtlMs,
+        shutdownTimeoutMs: config.shutdownTimeoutMs,
+        poisonCaptureBytes: config.poisonCaptureBytes,
+      },
+      instrumentation: {
+        registry: context.registry,
+        consumerLag: openConsumerLag(context, { groupId: config.groupId, topics: [topics.calls] }),
+        ...(options.tracer === undefined ? {} : { tracer: options.tracer }),
+      },
+      clock,
+      logger: logger.child({ component: 'executor' }),
+    });
   });
 }
 

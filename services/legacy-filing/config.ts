@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { configErrorClass, type Environment } from '../../libs/runtime/env.js';
 
 const rate = z.coerce.number().min(0).max(1);
 const ms = z.coerce.number().int().min(0);
@@ -44,20 +45,13 @@ export interface LegacyFilingConfig {
 }
 
 /** Thrown with every problem of the environment listed, by variable name (never a value). */
-export class LegacyFilingConfigError extends Error {
-  override readonly name = 'LegacyFilingConfigError';
-  constructor(readonly problems: readonly string[]) {
-    super(`invalid legacy-filing configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-  }
-}
+export class LegacyFilingConfigError extends configErrorClass('legacy-filing', 'LegacyFilingConfigError') {}
 
 /**
  * Parses the service's environment once. Throws {@link LegacyFilingConfigError} naming every bad
  * variable, including submit fault rates that sum to more than 1.
  */
-export function loadLegacyFilingConfig(
-  env: Readonly<Record<string, string | undefined>> = process.env,
-): LegacyFilingConfig {
+export function loadLegacyFilingConfig(env: Environment = process.env): LegacyFilingConfig {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
     throw new LegacyFilingConfigError(

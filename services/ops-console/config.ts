@@ -1,25 +1,19 @@
 import type { JSONWebKeySet } from 'jose';
 import { z } from 'zod';
 import {
-  DATABASE_POOL_MAX,
-  DATABASE_URL,
+  configErrorClass,
   defaultInstanceId,
-  IDEMPOTENCY_ENV,
-  idempotencySettings,
+  EXECUTION_ENV,
+  executionSettings,
   jwksFromEnv,
   nonEmpty,
-  parseEnv,
-  PARTITION_ENV,
-  partitionCounts,
+  POSTGRES_ENV,
   positiveInt,
+  postgresSettings,
   readTextFile,
-  REDIS_URL,
-  SERVICE_ENV,
-  serviceSettings,
-  ServiceConfigError,
-  type IdempotencySettings,
-  type PartitionCounts,
-  type ServiceSettings,
+  type Environment,
+  type ExecutionSettings,
+  type PostgresSettings,
 } from '../../libs/runtime/env.js';
 
 /** Issuer the console expects on operators' sign-in tokens unless OPS_CONSOLE_ISSUER says otherwise. */
@@ -37,13 +31,8 @@ const MIN_SESSION_SECRET_BYTES = 32;
  * through the reconciler's operations, so all must agree.
  */
 const EnvSchema = z.object({
-  ...SERVICE_ENV,
-  ...PARTITION_ENV,
-  ...IDEMPOTENCY_ENV,
-  REDIS_URL,
-  DATABASE_URL,
-  DATABASE_POOL_MAX,
-  TOOLGATE_CATALOG_MODULE: nonEmpty.optional(),
+  ...EXECUTION_ENV,
+  ...POSTGRES_ENV,
   /** `producerId` of this instance's log lines; unique per instance. */
   OPS_CONSOLE_ID: nonEmpty.max(200).optional(),
   /** Port of the console's pages (the health endpoint keeps HTTP_PORT). */
@@ -86,13 +75,8 @@ export interface OperatorAuthConfig {
 }
 
 /** The console's configuration, parsed once from the environment by {@link loadOpsConsoleConfig}. */
-export interface OpsConsoleConfig extends ServiceSettings, IdempotencySettings {
-  readonly databaseUrl: string;
-  readonly databasePoolMax: number;
+export interface OpsConsoleConfig extends ExecutionSettings, PostgresSettings {
   readonly consoleId: string;
-  readonly partitions: PartitionCounts;
-  /** Undefined: the store catalog. */
-  readonly catalogModule: string | undefined;
   readonly port: number;
   readonly host: string;
   /** The public origin, e.g. `https://ops.example.com`; also decides whether cookies are `Secure`. */
@@ -101,12 +85,7 @@ export interface OpsConsoleConfig extends ServiceSettings, IdempotencySettings {
 }
 
 /** Thrown with every problem of the environment listed, one per line, by variable name. */
-export class OpsConsoleConfigError extends ServiceConfigError {
-  override readonly name = 'OpsConsoleConfigError';
-  constructor(problems: readonly string[]) {
-    super('ops-console', problems);
-  }
-}
+export class OpsConsoleConfigError extends configErrorClass('ops-console', 'OpsConsoleConfigError') {}
 
 /**
  * Parses the console's environment once. `readFile` reads OPS_CONSOLE_JWKS_FILE (injected for
@@ -114,19 +93,15 @@ export class OpsConsoleConfigError extends ServiceConfigError {
  * value (URLs may carry passwords, and the session secret is one).
  */
 export function loadOpsConsoleConfig(
-  env: Readonly<Record<string, string | undefined>> = process.env,
+  env: Environment = process.env,
   readFile: (path: string) => string = readTextFile,
 ): OpsConsoleConfig {
-  const e = parseEnv(EnvSchema, env, (problems) => new OpsConsoleConfigError(problems));
+  const e = OpsConsoleConfigError.parse(EnvSchema, env);
   const devLogin = e.OPS_CONSOLE_DEV_LOGIN === 'true';
   return {
-    ...serviceSettings(e),
-    ...idempotencySettings(e),
-    databaseUrl: e.DATABASE_URL,
-    databasePoolMax: e.DATABASE_POOL_MAX,
+    ...executionSettings(e),
+    ...postgresSettings(e),
     consoleId: e.OPS_CONSOLE_ID ?? defaultInstanceId('ops-console'),
-    partitions: partitionCounts(e),
-    catalogModule: e.TOOLGATE_CATALOG_MODULE,
     port: e.OPS_CONSOLE_PORT,
     host: e.OPS_CONSOLE_HOST,
     origin: e.OPS_CONSOLE_ORIGIN,

@@ -4,19 +4,12 @@ import { listAuditChains } from '../../libs/adapters/postgres/audit-chains.js';
 import { PostgresAuditStore } from '../../libs/adapters/postgres/audit-store.js';
 import { PostgresCaseStore } from '../../libs/adapters/postgres/case-store.js';
 import { PostgresSingleUseStore } from '../../libs/adapters/postgres/single-use-store.js';
-import type { CatalogFactory } from '../../libs/catalog/catalog.js';
+import { kafkaClient, openSettlementClients } from '../../libs/runtime/clients.js';
 import {
-  kafkaClient,
-  openCatalog,
-  openIdempotency,
-  openKafka,
-  openPostgres,
-} from '../../libs/runtime/clients.js';
-import {
-  createService,
+  createConfiguredService,
+  type CatalogServiceOptions,
   type Service,
   type ServiceMain,
-  type ServiceOptions,
 } from '../../libs/runtime/service.js';
 import { createOperations } from '../../libs/reconcile/operations.js';
 import { kafkaOriginalCalls } from '../../libs/reconcile/original-call.js';
@@ -28,9 +21,7 @@ import { SessionSigner } from './session.js';
 import { OperatorTokens } from './sign-in.js';
 
 /** What a caller may supply instead of what the configuration names. */
-export interface OpsConsoleServiceOptions extends ServiceOptions {
-  /** Default: the factory exported by `config.catalogModule` (the executors' catalog). */
-  readonly catalog?: CatalogFactory;
+export interface OpsConsoleServiceOptions extends CatalogServiceOptions {
   /** Called once the console's pages listen, with their bound port (the chosen one for port 0). */
   readonly onListening?: (port: number) => void;
 }
@@ -48,102 +39,91 @@ export function createOpsConsoleService(
   config: OpsConsoleConfig,
   options: OpsConsoleServiceOptions = {},
 ): Service {
-  return createService({
-    name: 'ops-console',
-    settings: config,
-    instance: { field: 'consoleId', id: config.consoleId },
-    logger: options.logger,
-    async open(context) {
-      const { clock, topics } = context;
-      const logger = context.logger.child({ component: 'ops-console' });
-      const pool = await openPostgres(context, {
-        url: config.databaseUrl,
-        max: config.databasePoolMax,
-        ready: true,
-      });
-      const { idempotency } = openIdempotency(context, config);
-      const { bus, codec } = await openKafka(context, []);
-      const catalog = await openCatalog(context, {
-        postgres: () => Promise.resolve(pool),
-        module: config.catalogModule,
-        factory: options.catalog,
-      });
-      const delivery = {
-        publisher: bus,
+  return createConfiguredService('ops-console', config, 'consoleId', options, async (context) => {
+    const { clock, topics } = context;
+    const logger = context.logger.child({ component: 'ops-console' });
+    // The console creates no topic: the executors do.
+    const { pool, idempotency, bus, codec, catalog } = await openSettlementClients(
+      context,
+      config,
+      [],
+      options.catalog,
+    );
+    const delivery = {
+      publisher: bus,
+      codec,
+      topics,
+      idempotency,
+      clock,
+      logger,
+      backoff: DEFAULT_BACKOFF,
+      replyTopics: { [topics.results]: config.partitions.results },
+      resultTtlMs: config.resultTtlMs,
+    };
+    const operations = createOperations({
+      ...delivery,
+      cases: new PostgresCaseStore(pool, clock),
+      tools: catalog.registry,
+      originalCalls: kafkaOriginalCalls({
+        kafka: kafkaClient(context, 'calls-reader'),
         codec,
-        topics,
-        idempotency,
-        clock,
-        logger,
-        backoff: DEFAULT_BACKOFF,
-        replyTopics: { [topics.results]: config.partitions.results },
-        resultTtlMs: config.resultTtlMs,
-      };
-      const operations = createOperations({
-        ...delivery,
-        cases: new PostgresCaseStore(pool, clock),
-        tools: catalog.registry,
-        originalCalls: kafkaOriginalCalls({
-          kafka: kafkaClient(context, 'calls-reader'),
-          codec,
-          groupPrefix: `${config.consoleId}-calls`,
-        }),
-      });
-      const audit = new PostgresAuditStore(pool);
-      const handler = createConsoleHandler({
-        operations,
-        tools: catalog.registry,
+        groupPrefix: `${config.consoleId}-calls`,
+      }),
+    });
+    const audit = new PostgresAuditStore(pool);
+    const handler = createConsoleHandler({
+      operations,
+      tools: catalog.registry,
+      audit,
+      chains: () => listAuditChains(pool),
+      approvals: new ApprovalsQueue({
         audit,
-        chains: () => listAuditChains(pool),
-        approvals: new ApprovalsQueue({
-          audit,
-          singleUse: new PostgresSingleUseStore(pool),
-          clock,
-          delivery,
-        }),
-        sessions: new SessionSigner(config.auth.sessionSecret),
-        tokens:
-          config.auth.jwks === undefined
-            ? undefined
-            : new OperatorTokens({
-                jwks: config.auth.jwks,
-                issuer: config.auth.issuer,
-                audience: config.auth.audience,
-              }),
-        devLogin: config.auth.devLogin,
-        sessionTtlSec: config.auth.sessionTtlSec,
-        origin: config.origin,
+        singleUse: new PostgresSingleUseStore(pool),
         clock,
-        logger,
-      });
-      if (config.auth.devLogin)
-        logger.warn({}, 'the development login is enabled (OPS_CONSOLE_DEV_LOGIN=true)');
-      let server: Server | undefined;
-      return {
-        async start() {
-          server = createServer((req, res) => void handler(req, res));
-          server.keepAliveTimeout = 5000;
-          await new Promise<void>((resolve, reject) => {
-            server!.once('error', reject);
-            server!.listen(config.port, config.host, () => {
-              server!.off('error', reject);
-              resolve();
-            });
+        delivery,
+      }),
+      sessions: new SessionSigner(config.auth.sessionSecret),
+      tokens:
+        config.auth.jwks === undefined
+          ? undefined
+          : new OperatorTokens({
+              jwks: config.auth.jwks,
+              issuer: config.auth.issuer,
+              audience: config.auth.audience,
+            }),
+      devLogin: config.auth.devLogin,
+      sessionTtlSec: config.auth.sessionTtlSec,
+      origin: config.origin,
+      clock,
+      logger,
+    });
+    if (config.auth.devLogin)
+      logger.warn({}, 'the development login is enabled (OPS_CONSOLE_DEV_LOGIN=true)');
+    let server: Server | undefined;
+    return {
+      async start() {
+        server = createServer((req, res) => void handler(req, res));
+        server.keepAliveTimeout = 5000;
+        await new Promise<void>((resolve, reject) => {
+          server!.once('error', reject);
+          server!.listen(config.port, config.host, () => {
+            server!.off('error', reject);
+            resolve();
           });
-          const { port } = server.address() as AddressInfo;
-          logger.info({ port, origin: config.origin }, 'ops console listening');
-          options.onListening?.(port);
-        },
-        async stop() {
-          const s = server;
-          if (s === undefined) return;
-          await new Promise<void>((resolve) => {
-            s.close(() => resolve());
-            s.closeAllConnections();
-          });
-        },
-      };
-    },
+        });
+        const { port } = server.address() as AddressInfo;
+        logger.info({ port, origin: config.origin }, 'ops console listening');
+        options.onListening?.(port);
+      },
+      async stop() {
+        const s = server;
+        if (s === undefined) return;
+        await new Promise<void>((resolve) => {
+          s.close(() => resolve());
+          s.closeAllConnections();
+        });
+      },
+    };
   });
 }
 

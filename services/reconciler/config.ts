@@ -1,23 +1,17 @@
 import { z } from 'zod';
 import { DEFAULT_CHECK_SCHEDULE_MS } from '../../libs/reconcile/check-schedule.js';
 import {
-  DATABASE_POOL_MAX,
-  DATABASE_URL,
+  configErrorClass,
   defaultInstanceId,
-  IDEMPOTENCY_ENV,
-  idempotencySettings,
+  EXECUTION_ENV,
+  executionSettings,
   nonEmpty,
-  parseEnv,
-  PARTITION_ENV,
-  partitionCounts,
+  POSTGRES_ENV,
   positiveInt,
-  REDIS_URL,
-  SERVICE_ENV,
-  serviceSettings,
-  ServiceConfigError,
-  type IdempotencySettings,
-  type PartitionCounts,
-  type ServiceSettings,
+  postgresSettings,
+  type Environment,
+  type ExecutionSettings,
+  type PostgresSettings,
 } from '../../libs/runtime/env.js';
 
 /**
@@ -27,17 +21,11 @@ import {
  * agree.
  */
 const EnvSchema = z.object({
-  ...SERVICE_ENV,
-  ...PARTITION_ENV,
-  ...IDEMPOTENCY_ENV,
-  REDIS_URL,
-  DATABASE_URL,
-  DATABASE_POOL_MAX,
+  ...EXECUTION_ENV,
+  ...POSTGRES_ENV,
   RECONCILER_GROUP_ID: nonEmpty.default('toolgate-reconciler'),
   /** `producerId` of everything this instance publishes; unique per instance. */
   RECONCILER_ID: nonEmpty.max(200).optional(),
-  /** The executors' catalog module (see the executor's); default: the store catalog. */
-  TOOLGATE_CATALOG_MODULE: nonEmpty.optional(),
   /** Waits before each status check of a round, ms, comma-separated (default 1000,2000,4000,8000,16000). */
   CHECK_SCHEDULE_MS: z
     .string()
@@ -59,14 +47,9 @@ const EnvSchema = z.object({
 });
 
 /** The reconciler's configuration, parsed once from the environment by {@link loadReconcilerConfig}. */
-export interface ReconcilerConfig extends ServiceSettings, IdempotencySettings {
-  readonly databaseUrl: string;
-  readonly databasePoolMax: number;
+export interface ReconcilerConfig extends ExecutionSettings, PostgresSettings {
   readonly groupId: string;
   readonly reconcilerId: string;
-  readonly partitions: PartitionCounts;
-  /** Undefined: the store catalog. */
-  readonly catalogModule: string | undefined;
   readonly checkScheduleMs: readonly number[];
   readonly checkTimeoutMs: number | undefined;
   readonly pollIntervalMs: number;
@@ -76,30 +59,19 @@ export interface ReconcilerConfig extends ServiceSettings, IdempotencySettings {
 }
 
 /** Thrown with every problem of the environment listed, one per line, by variable name. */
-export class ReconcilerConfigError extends ServiceConfigError {
-  override readonly name = 'ReconcilerConfigError';
-  constructor(problems: readonly string[]) {
-    super('reconciler', problems);
-  }
-}
+export class ReconcilerConfigError extends configErrorClass('reconciler', 'ReconcilerConfigError') {}
 
 /**
  * Parses the reconciler's environment once. Throws {@link ReconcilerConfigError} naming every bad or
  * missing variable; never echoes a value (URLs may carry passwords).
  */
-export function loadReconcilerConfig(
-  env: Readonly<Record<string, string | undefined>> = process.env,
-): ReconcilerConfig {
-  const e = parseEnv(EnvSchema, env, (problems) => new ReconcilerConfigError(problems));
+export function loadReconcilerConfig(env: Environment = process.env): ReconcilerConfig {
+  const e = ReconcilerConfigError.parse(EnvSchema, env);
   return {
-    ...serviceSettings(e),
-    ...idempotencySettings(e),
-    databaseUrl: e.DATABASE_URL,
-    databasePoolMax: e.DATABASE_POOL_MAX,
+    ...executionSettings(e),
+    ...postgresSettings(e),
     groupId: e.RECONCILER_GROUP_ID,
     reconcilerId: e.RECONCILER_ID ?? defaultInstanceId('reconciler'),
-    partitions: partitionCounts(e),
-    catalogModule: e.TOOLGATE_CATALOG_MODULE,
     checkScheduleMs: e.CHECK_SCHEDULE_MS,
     checkTimeoutMs: e.CHECK_TIMEOUT_MS,
     pollIntervalMs: e.POLL_INTERVAL_MS,

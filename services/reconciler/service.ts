@@ -2,31 +2,24 @@ import { PostgresCaseStore } from '../../libs/adapters/postgres/case-store.js';
 import { createToolgateMetrics } from '../../libs/observability/metrics.js';
 import { knownToolsOf } from '../../libs/observability/pipeline-metrics.js';
 import { postgresCaseCounts } from '../../libs/observability/postgres-case-counts.js';
-import type { CatalogFactory } from '../../libs/catalog/catalog.js';
 import {
   allTopics,
   kafkaClient,
-  openCatalog,
   openConsumerLag,
-  openIdempotency,
-  openKafka,
-  openPostgres,
+  openSettlementClients,
 } from '../../libs/runtime/clients.js';
 import {
-  createService,
+  createConfiguredService,
+  type CatalogServiceOptions,
   type Service,
   type ServiceMain,
-  type ServiceOptions,
 } from '../../libs/runtime/service.js';
 import { loadReconcilerConfig, type ReconcilerConfig } from './config.js';
 import { createReconciler } from './reconciler.js';
 import { kafkaOriginalCalls } from '../../libs/reconcile/original-call.js';
 
 /** What a caller may supply instead of what the configuration names. */
-export interface ReconcilerServiceOptions extends ServiceOptions {
-  /** Default: the factory exported by `config.catalogModule` (the executors' catalog). */
-  readonly catalog?: CatalogFactory;
-}
+export type ReconcilerServiceOptions = CatalogServiceOptions;
 
 /**
  * The reconciler process from its configuration (nothing opens before `start()`): Kafka (dead
@@ -42,58 +35,46 @@ export function createReconcilerService(
   config: ReconcilerConfig,
   options: ReconcilerServiceOptions = {},
 ): Service {
-  return createService({
-    name: 'reconciler',
-    settings: config,
-    instance: { field: 'reconcilerId', id: config.reconcilerId },
-    logger: options.logger,
-    async open(context) {
-      const { clock, topics } = context;
-      const pool = await openPostgres(context, {
-        url: config.databaseUrl,
-        max: config.databasePoolMax,
-        ready: true,
-      });
-      const { idempotency } = openIdempotency(context, config);
-      const { bus, codec } = await openKafka(context, allTopics(topics, config.partitions));
-      const catalog = await openCatalog(context, {
-        postgres: () => Promise.resolve(pool),
-        module: config.catalogModule,
-        factory: options.catalog,
-      });
-      createToolgateMetrics(context.registry, {
-        isKnownTool: knownToolsOf(catalog.registry, clock),
-        caseCounts: postgresCaseCounts(pool),
-        consumerLag: openConsumerLag(context, { groupId: config.groupId, topics: [topics.dlq] }),
-      });
-      return createReconciler({
-        subscriber: bus,
-        publisher: bus,
+  return createConfiguredService('reconciler', config, 'reconcilerId', options, async (context) => {
+    const { clock, topics } = context;
+    const { pool, idempotency, bus, codec, catalog } = await openSettlementClients(
+      context,
+      config,
+      allTopics(topics, config.partitions),
+      options.catalog,
+    );
+    createToolgateMetrics(context.registry, {
+      isKnownTool: knownToolsOf(catalog.registry, clock),
+      caseCounts: postgresCaseCounts(pool),
+      consumerLag: openConsumerLag(context, { groupId: config.groupId, topics: [topics.dlq] }),
+    });
+    return createReconciler({
+      subscriber: bus,
+      publisher: bus,
+      codec,
+      topics,
+      cases: new PostgresCaseStore(pool, clock),
+      idempotency,
+      tools: catalog.registry,
+      clock,
+      logger: context.logger.child({ component: 'reconciler' }),
+      reconcilerId: config.reconcilerId,
+      groupId: config.groupId,
+      replyTopics: { [topics.results]: config.partitions.results },
+      resultTtlMs: config.resultTtlMs,
+      checkScheduleMs: config.checkScheduleMs,
+      // Status checks read the call's full arguments back from the calls topic.
+      originalCalls: kafkaOriginalCalls({
+        kafka: kafkaClient(context, 'calls-reader'),
         codec,
-        topics,
-        cases: new PostgresCaseStore(pool, clock),
-        idempotency,
-        tools: catalog.registry,
-        clock,
-        logger: context.logger.child({ component: 'reconciler' }),
-        reconcilerId: config.reconcilerId,
-        groupId: config.groupId,
-        replyTopics: { [topics.results]: config.partitions.results },
-        resultTtlMs: config.resultTtlMs,
-        checkScheduleMs: config.checkScheduleMs,
-        // Status checks read the call's full arguments back from the calls topic.
-        originalCalls: kafkaOriginalCalls({
-          kafka: kafkaClient(context, 'calls-reader'),
-          codec,
-          groupPrefix: `${config.groupId}-calls`,
-        }),
-        ...(config.checkTimeoutMs === undefined ? {} : { checkTimeoutMs: config.checkTimeoutMs }),
-        pollIntervalMs: config.pollIntervalMs,
-        checkConcurrency: config.checkConcurrency,
-        partitionsConcurrently: config.partitionsConcurrently,
-        shutdownGraceMs: config.shutdownGraceMs,
-      });
-    },
+        groupPrefix: `${config.groupId}-calls`,
+      }),
+      ...(config.checkTimeoutMs === undefined ? {} : { checkTimeoutMs: config.checkTimeoutMs }),
+      pollIntervalMs: config.pollIntervalMs,
+      checkConcurrency: config.checkConcurrency,
+      partitionsConcurrently: config.partitionsConcurrently,
+      shutdownGraceMs: config.shutdownGraceMs,
+    });
   });
 }
 

@@ -13,6 +13,7 @@ import {
   type IdempotencyStoreOptions,
 } from './idempotency-options.js';
 import { settle } from '../../core/settle.js';
+import { deleteWhere } from './delete-where.js';
 
 type MemoryRecord =
   | {
@@ -177,14 +178,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   /** Drops every expired record (completed past its TTL, abandoned past retention); returns how many. */
   purgeExpired(): number {
     const now = this.clock.now();
-    let dropped = 0;
-    for (const [key, record] of this.records) {
-      if (record.expiresAtMs <= now) {
-        this.records.delete(key);
-        dropped += 1;
-      }
-    }
-    return dropped;
+    return deleteWhere(this.records, (record) => record.expiresAtMs <= now);
   }
 
   /** The record for `key` unless it has expired, in which case it is dropped and treated as absent. */

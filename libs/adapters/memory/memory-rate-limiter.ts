@@ -2,6 +2,7 @@ import type { Clock } from '../../core/clock.js';
 import type { BucketLimit, RateLimiter, TakeResult } from '../../ports/rate-limiter.js';
 import { checkKey, checkTake } from './argument-checks.js';
 import { settle } from '../../core/settle.js';
+import { deleteWhere } from './delete-where.js';
 import { fullRefillMs, takeTokens, type BucketState } from './token-bucket.js';
 
 /**
@@ -37,13 +38,6 @@ export class MemoryRateLimiter implements RateLimiter {
    */
   purgeIdle(): number {
     const now = this.clock.now();
-    let dropped = 0;
-    for (const [key, bucket] of this.buckets) {
-      if (bucket.idleAfterMs <= now) {
-        this.buckets.delete(key);
-        dropped += 1;
-      }
-    }
-    return dropped;
+    return deleteWhere(this.buckets, (bucket) => bucket.idleAfterMs <= now);
   }
 }

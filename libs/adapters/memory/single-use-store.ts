@@ -1,6 +1,7 @@
 import type { Clock } from '../../core/clock.js';
 import type { Approval, ConsumeResult, SingleUseStore } from '../../ports/single-use-store.js';
 import { checkDurationMs, checkKey } from './argument-checks.js';
+import { deleteWhere } from './delete-where.js';
 
 interface Entry<T> {
   readonly value: T;
@@ -49,16 +50,8 @@ export class MemorySingleUseStore implements SingleUseStore {
   /** Drops every expired entry; returns how many were dropped. */
   purgeExpired(): number {
     const now = this.clock.now();
-    let dropped = 0;
-    for (const map of [this.#consumed, this.#approvals] as Map<string, Entry<unknown>>[]) {
-      for (const [id, entry] of map) {
-        if (entry.expiresAtMs <= now) {
-          map.delete(id);
-          dropped += 1;
-        }
-      }
-    }
-    return dropped;
+    const expired = (entry: Entry<unknown>): boolean => entry.expiresAtMs <= now;
+    return deleteWhere(this.#consumed, expired) + deleteWhere(this.#approvals, expired);
   }
 
   #live<T>(map: Map<string, Entry<T>>, id: string): T | undefined {

@@ -1,6 +1,6 @@
 import { classify } from '../../core/classify.js';
 import type { Clock } from '../../core/clock.js';
-import type { JobRecord, JobStore } from '../../ports/job-store.js';
+import type { JobRecord, JobStore, NewJob } from '../../ports/job-store.js';
 import { viewJob, type JobView } from './job-view.js';
 
 /**
@@ -26,15 +26,8 @@ export interface JobHandler<P = unknown, R = unknown> {
   produce(params: P, job: JobRecord, signal: AbortSignal): Promise<R>;
 }
 
-/** A submission as a tool makes it. */
-export interface JobSubmission {
-  readonly tenant: string;
-  readonly submissionKey: string;
-  readonly kind: string;
-  readonly params: unknown;
-  readonly submittedBy: string;
-  readonly onBehalfOf?: string;
-}
+/** A submission as a tool makes it: the job as stored, less its timeline (the runner sets that). */
+export type JobSubmission = Omit<NewJob, 'submittedAtMs' | 'queuedMs' | 'runMs'>;
 
 /** A job's result, or why there is none yet. */
 export type JobResult =

@@ -3,7 +3,7 @@ import type { Clock } from '../../../libs/core/clock.js';
 import { defineTool } from '../../../libs/registry/define-tool.js';
 import type { ToolDefinition } from '../../../libs/registry/tool-definition.js';
 import { CONTACT_CHANNELS, type CrmApi } from '../../downstreams/crm/crm-api.js';
-import { translateDownstreamError } from '../downstream-failure.js';
+import { callDownstream } from '../downstream-failure.js';
 import { actingIdentities, crmViewer, hasRole, SUPPORT_ROLE } from '../principal-facts.js';
 import { customerIdField } from './fields.js';
 
@@ -54,16 +54,10 @@ export function crmLookupContactTool(deps: {
     auditFields: ['customer_id'],
     rateLimit: { capacity: 20, refillPerSecond: 2, per: ['principal'] },
     cost: { tokensIn: 70, tokensOut: 90 },
-    execute: async (args, inv) => {
-      try {
-        return await deps.crm.getContact(
-          inv.ctx.tenant,
-          args.customer_id,
-          crmViewer(inv.ctx.principal),
-          inv.signal,
-        );
-      } catch (err) {
-        translateDownstreamError(err, (reason) => {
+    execute: (args, inv) =>
+      callDownstream(
+        () => deps.crm.getContact(inv.ctx.tenant, args.customer_id, crmViewer(inv.ctx.principal), inv.signal),
+        (reason) => {
           if (reason === 'not_found') {
             return {
               message: `No customer ${args.customer_id} exists.`,
@@ -77,8 +71,7 @@ export function crmLookupContactTool(deps: {
             };
           }
           return undefined;
-        });
-      }
-    },
+        },
+      ),
   });
 }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineTool } from '../../../libs/registry/define-tool.js';
 import type { ToolDefinition } from '../../../libs/registry/tool-definition.js';
 import { WEATHER_CONDITIONS, type WeatherApi } from '../../downstreams/weather/weather-api.js';
-import { translateDownstreamError } from '../downstream-failure.js';
+import { callDownstream } from '../downstream-failure.js';
 
 const input = z.strictObject({
   city: z
@@ -56,19 +56,16 @@ export function getWeatherTool(deps: {
     rateLimit: { capacity: 30, refillPerSecond: 5, per: ['tenant'] },
     cost: { tokensIn: 50, tokensOut: 60 },
     execute: async (args, inv) => {
-      let observation;
-      try {
-        observation = await deps.weather.current(args.city, inv.signal);
-      } catch (err) {
-        translateDownstreamError(err, (reason) =>
+      const observation = await callDownstream(
+        () => deps.weather.current(args.city, inv.signal),
+        (reason) =>
           reason === 'unknown_city'
             ? {
                 message: `There is no weather station for '${args.city}'.`,
                 suggestedFix: 'Check the spelling, or use the nearest large city.',
               }
             : undefined,
-        );
-      }
+      );
       const imperial = args.units === 'imperial';
       return {
         city: observation.city,

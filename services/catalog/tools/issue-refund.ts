@@ -4,7 +4,7 @@ import { defineTool } from '../../../libs/registry/define-tool.js';
 import type { ToolDefinition } from '../../../libs/registry/tool-definition.js';
 import type { OrdersApi } from '../../downstreams/orders/orders-api.js';
 import { REFUND_REASONS, type PaymentsApi } from '../../downstreams/payments/payments-api.js';
-import { translateDownstreamError, type RefusalWording } from '../downstream-failure.js';
+import { callDownstream, type RefusalWording } from '../downstream-failure.js';
 import { centsToDollars, dollarsToCents, formatDollars } from '../money.js';
 import { mayActOnOrder } from '../order-access.js';
 import { orderIdField } from './fields.js';
@@ -111,21 +111,20 @@ export function issueRefundTool(deps: {
     rateLimit: { capacity: 10, refillPerSecond: 0.5, per: ['principal'] },
     cost: { tokensIn: 90, tokensOut: 60 },
     execute: async (args, inv) => {
-      let receipt;
-      try {
-        receipt = await deps.payments.refund(
-          {
-            tenant: inv.ctx.tenant,
-            order_id: args.order_id,
-            amount_cents: dollarsToCents(args.amount),
-            reason: args.reason,
-            idempotency_key: inv.idempotencyKey,
-          },
-          inv.signal,
-        );
-      } catch (err) {
-        translateDownstreamError(err, refusalWording);
-      }
+      const receipt = await callDownstream(
+        () =>
+          deps.payments.refund(
+            {
+              tenant: inv.ctx.tenant,
+              order_id: args.order_id,
+              amount_cents: dollarsToCents(args.amount),
+              reason: args.reason,
+              idempotency_key: inv.idempotencyKey,
+            },
+            inv.signal,
+          ),
+        refusalWording,
+      );
       return {
         refund_id: receipt.refund_id,
         order_id: receipt.order_id,

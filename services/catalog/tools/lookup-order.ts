@@ -4,7 +4,7 @@ import type { Clock } from '../../../libs/core/clock.js';
 import { defineTool } from '../../../libs/registry/define-tool.js';
 import type { ToolDefinition } from '../../../libs/registry/tool-definition.js';
 import { ORDER_STATUSES, type OrdersApi } from '../../downstreams/orders/orders-api.js';
-import { translateDownstreamError } from '../downstream-failure.js';
+import { callDownstream } from '../downstream-failure.js';
 import { centsToDollars } from '../money.js';
 import { mayActOnOrder } from '../order-access.js';
 import { orderIdField } from './fields.js';
@@ -53,12 +53,9 @@ export function lookupOrderTool(deps: {
     rateLimit: { capacity: 30, refillPerSecond: 5, per: ['principal'] },
     cost: { tokensIn: 60, tokensOut: 120 },
     execute: async (args, inv) => {
-      let order;
-      try {
-        order = await deps.orders.getOrder(inv.ctx.tenant, args.order_id, inv.signal);
-      } catch (err) {
-        translateDownstreamError(err, () => undefined);
-      }
+      const order = await callDownstream(() =>
+        deps.orders.getOrder(inv.ctx.tenant, args.order_id, inv.signal),
+      );
       if (order === undefined) {
         // Authorization already proved the order exists; it vanished in between.
         throw new ToolgateError('CALLER_ERROR', `Order ${args.order_id} was not found.`, {

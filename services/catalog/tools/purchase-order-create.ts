@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { previewRefusalError } from '../../../libs/patterns/preview/preview-refusal-error.js';
 import { defineTool } from '../../../libs/registry/define-tool.js';
 import type { ToolDefinition } from '../../../libs/registry/tool-definition.js';
-import { translateDownstreamError } from '../downstream-failure.js';
+import { callDownstream } from '../downstream-failure.js';
 import type { PurchaseOrder, PurchaseOrderQuote } from './purchase-order-backend.js';
 import {
   CREATE_PURCHASE_ORDER,
@@ -102,21 +102,20 @@ export function createPurchaseOrderTool(
         throw previewRefusalError(confirmation.refusal, { previewTool: PREVIEW_PURCHASE_ORDER });
       }
       if (quote === undefined) throw new Error('confirmed without reading the current order');
-      try {
-        const order = await deps.purchaseOrders.create(
+      const confirmed = quote;
+      const order = await callDownstream(() =>
+        deps.purchaseOrders.create(
           {
             tenant,
             reference: inv.idempotencyKey,
-            quote,
+            quote: confirmed,
             requested_by: inv.ctx.principal.id,
             approved_by: confirmation.approval?.approver ?? null,
           },
           inv.signal,
-        );
-        return toOutput(order);
-      } catch (err) {
-        translateDownstreamError(err, () => undefined);
-      }
+        ),
+      );
+      return toOutput(order);
     },
   });
 }

@@ -3,7 +3,7 @@ import type { Clock } from '../../../libs/core/clock.js';
 import { defineTool } from '../../../libs/registry/define-tool.js';
 import type { ToolDefinition } from '../../../libs/registry/tool-definition.js';
 import { CUSTOMER_SEARCH_FIELDS, type CrmApi } from '../../downstreams/crm/crm-api.js';
-import { translateDownstreamError } from '../downstream-failure.js';
+import { callDownstream } from '../downstream-failure.js';
 import { crmViewer, hasRole, SUPPORT_ROLE } from '../principal-facts.js';
 
 const DEFAULT_LIMIT = 5;
@@ -66,21 +66,23 @@ export function searchCustomersTool(deps: {
     cost: { tokensIn: 80, tokensOut: 150 },
     execute: async (args, inv) => {
       const limit = args.limit ?? DEFAULT_LIMIT;
-      let hits;
-      try {
-        hits = await deps.crm.searchCustomers(
-          inv.ctx.tenant,
-          { text: args.query, ...(args.field === undefined ? {} : { field: args.field }), limit: limit + 1 },
-          crmViewer(inv.ctx.principal),
-          inv.signal,
-        );
-      } catch (err) {
-        translateDownstreamError(err, (reason) =>
+      const hits = await callDownstream(
+        () =>
+          deps.crm.searchCustomers(
+            inv.ctx.tenant,
+            {
+              text: args.query,
+              ...(args.field === undefined ? {} : { field: args.field }),
+              limit: limit + 1,
+            },
+            crmViewer(inv.ctx.principal),
+            inv.signal,
+          ),
+        (reason) =>
           reason === 'forbidden'
             ? { message: 'The CRM does not allow this search for the current user.', retryable: false }
             : undefined,
-        );
-      }
+      );
       return {
         matches: hits.slice(0, limit).map((hit) => ({
           customer_id: hit.customer_id,

@@ -11,7 +11,7 @@ import {
   type InventoryApi,
   type StockMovement,
 } from '../../downstreams/inventory/inventory-api.js';
-import { translateDownstreamError } from '../downstream-failure.js';
+import { callDownstream } from '../downstream-failure.js';
 import { hasRole, SUPPORT_ROLE } from '../principal-facts.js';
 import { skuField } from './fields.js';
 
@@ -80,20 +80,19 @@ export function updateInventoryTool(deps: {
     rateLimit: { capacity: 20, refillPerSecond: 2, per: ['principal'] },
     cost: { tokensIn: 80, tokensOut: 40 },
     execute: async (args, inv) => {
-      try {
-        const movement = await deps.inventory.adjust(
-          {
-            tenant: inv.ctx.tenant,
-            sku: args.sku,
-            delta: args.delta,
-            reason: args.reason,
-            reference: inv.idempotencyKey,
-          },
-          inv.signal,
-        );
-        return toOutput(movement);
-      } catch (err) {
-        translateDownstreamError(err, (reason, details) => {
+      const movement = await callDownstream(
+        () =>
+          deps.inventory.adjust(
+            {
+              tenant: inv.ctx.tenant,
+              sku: args.sku,
+              delta: args.delta,
+              reason: args.reason,
+              reference: inv.idempotencyKey,
+            },
+            inv.signal,
+          ),
+        (reason, details) => {
           if (reason === 'unknown_sku') {
             return { message: `There is no SKU ${args.sku}.`, suggestedFix: 'Use a SKU from lookup_order.' };
           }
@@ -104,8 +103,9 @@ export function updateInventoryTool(deps: {
             };
           }
           return undefined;
-        });
-      }
+        },
+      );
+      return toOutput(movement);
     },
   });
 }

@@ -1,9 +1,8 @@
-import { MAX_QUERY_LIMIT } from '../../../libs/audit/query.js';
 import { OUTCOMES, type Outcome } from '../../../libs/core/outcome.js';
 import type { AuditQuery, AuditSource } from '../../../libs/ports/audit-store.js';
 import { auditRecordsTable } from '../audit-format.js';
-import { EXIT, UsageError } from '../cli-error.js';
 import type { CommandSpec } from '../command.js';
+import { limitOption, listLimit, printListing, timeWindow } from '../listing.js';
 import { optional } from '../optional.js';
 
 /**
@@ -55,12 +54,7 @@ export const auditQueryCommand: CommandSpec = {
       description:
         'Only records of this producer: executor, reconciler, or ops (a person through the ops CLI; operator is the same).',
     },
-    limit: {
-      type: 'string',
-      valueName: 'n',
-      description: `At most n records (1-${MAX_QUERY_LIMIT}).`,
-      defaultText: '100',
-    },
+    limit: limitOption('records'),
     desc: { type: 'boolean', description: 'Newest first.' },
   },
   needs: ['postgres'],
@@ -70,12 +64,8 @@ export const auditQueryCommand: CommandSpec = {
     'toolgate audit query --source ops --principal operator:ann',
   ],
   async run({ args, out, resources }) {
-    const limit = args.int('limit', { min: 1, max: MAX_QUERY_LIMIT }, 100)!;
-    const fromMs = args.time('from');
-    const toMs = args.time('to');
-    if (fromMs !== undefined && toMs !== undefined && fromMs >= toMs) {
-      throw new UsageError('--from must be earlier than --to.', args.command);
-    }
+    const limit = listLimit(args);
+    const { fromMs, toMs } = timeWindow(args);
     const filter: AuditQuery = {
       ...optional('tool', args.string('tool')),
       ...optional('principalId', args.string('principal')),
@@ -91,16 +81,13 @@ export const auditQueryCommand: CommandSpec = {
       order: args.flag('desc') ? 'desc' : 'asc',
     };
     const store = await resources.auditStore();
-    const records = await store.query(filter);
-    out.json({ count: records.length, limit, truncated: records.length === limit, records });
-    if (records.length === 0) {
-      out.text('No audit records match.');
-      return EXIT.ok;
-    }
-    out.text(auditRecordsTable(records));
-    out.text(`${records.length} record${records.length === 1 ? '' : 's'}.`);
-    if (records.length === limit)
-      out.note(`Showing the first ${limit}: raise --limit or narrow the filters to see more.`);
-    return EXIT.ok;
+    return printListing(out, {
+      key: 'records',
+      noun: 'record',
+      none: 'No audit records match.',
+      rows: await store.query(filter),
+      limit,
+      table: auditRecordsTable,
+    });
   },
 };

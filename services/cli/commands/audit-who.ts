@@ -1,8 +1,8 @@
-import { MAX_QUERY_LIMIT } from '../../../libs/audit/query.js';
 import type { WhoDidTarget } from '../../../libs/ports/audit-store.js';
 import { whoDidTable } from '../audit-format.js';
 import { EXIT, UsageError } from '../cli-error.js';
 import type { CommandSpec } from '../command.js';
+import { limitOption, listLimit, timeWindow } from '../listing.js';
 import { optional } from '../optional.js';
 
 /** `audit who`: every attempt on one resource, split into who did it and who tried. */
@@ -28,12 +28,7 @@ export const auditWhoCommand: CommandSpec = {
     tenant: { type: 'string', valueName: 'id', description: 'Only this tenant.' },
     from: { type: 'string', valueName: 'ISO', description: 'Attempts recorded at or after this time.' },
     to: { type: 'string', valueName: 'ISO', description: 'Attempts recorded before this time.' },
-    limit: {
-      type: 'string',
-      valueName: 'n',
-      description: `At most n attempts over both lists (1-${MAX_QUERY_LIMIT}).`,
-      defaultText: '100',
-    },
+    limit: limitOption('attempts over both lists'),
   },
   needs: ['postgres'],
   examples: ['toolgate audit who O-5512 --tool issue_refund', 'toolgate audit who t1:order:O-5512 --json'],
@@ -47,12 +42,8 @@ export const auditWhoCommand: CommandSpec = {
         args.command,
       );
     }
-    const limit = args.int('limit', { min: 1, max: MAX_QUERY_LIMIT }, 100)!;
-    const fromMs = args.time('from');
-    const toMs = args.time('to');
-    if (fromMs !== undefined && toMs !== undefined && fromMs >= toMs) {
-      throw new UsageError('--from must be earlier than --to.', args.command);
-    }
+    const limit = listLimit(args);
+    const { fromMs, toMs } = timeWindow(args);
     const target: WhoDidTarget = tool === undefined ? resource : { tool, resource };
     const store = await resources.auditStore();
     const answer = await store.whoDid(target, {

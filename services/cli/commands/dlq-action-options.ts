@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { MAX_NOTE_LENGTH } from '../../../libs/reconcile/case-model.js';
-import type { OperationResult } from '../../../libs/reconcile/operations.js';
+import type { OperationResult, Operations } from '../../../libs/reconcile/operation-types.js';
 import type { Args } from '../args.js';
-import { FailureError, UsageError } from '../cli-error.js';
-import type { OptionSpec } from '../command.js';
+import { EXIT, FailureError, UsageError } from '../cli-error.js';
+import type { CommandContext, Dependency, OptionSpec } from '../command.js';
+import { operationSummary } from '../dlq-format.js';
+import { openOperations } from '../dlq-operations.js';
 
 /** Options every state-changing dlq command takes. */
 export const ACTION_OPTIONS: Readonly<Record<string, OptionSpec>> = {
@@ -34,6 +36,9 @@ export const ACTION_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   },
 };
 
+/** What every state-changing dlq command opens: everything a resolution delivers to (see `openOperations`). */
+export const ACTION_NEEDS: readonly Dependency[] = ['postgres', 'kafka', 'schema-registry', 'redis'];
+
 /** `--by` and `--note`, checked as the case model will check them, so a mistake costs no connection. */
 export function actor(args: Args): { by: string; note: string } {
   const by = args.string('by')!.trim();
@@ -51,8 +56,17 @@ export function actor(args: Args): { by: string; note: string } {
   return { by, note };
 }
 
-/** The text of an inline value or a file (relative to `cwd`), for flags such as --result / --result-file. */
-export function inlineOrFile(args: Args, inline: string, file: string, cwd: string): string | undefined {
+/**
+ * The text of the inline flag `--<inline>`, or of the file `--<inline>-file` names (relative to the
+ * command's working directory), e.g. --result / --result-file; a usage error when both are given or
+ * the file cannot be read.
+ */
+export function inlineOrFile(
+  { args, io }: Pick<CommandContext, 'args' | 'io'>,
+  inline: string,
+): string | undefined {
+  const file = `${inline}-file`;
+  const cwd = io.cwd ?? process.cwd();
   const text = args.string(inline);
   const path = args.string(file);
   if (text !== undefined && path !== undefined) {
@@ -92,4 +106,31 @@ export function refusal(
     default:
       return new FailureError(message, `See what the case allows with 'toolgate dlq show ${caseId}'.`);
   }
+}
+
+/** One state-changing operation on a case, as {@link runCaseAction} runs it. */
+export interface CaseAction {
+  /** In the refusal, e.g. "redrive" (`cannot redrive case …`). */
+  readonly verb: string;
+  /** Heads the summary, e.g. "Redriven". */
+  readonly done: string;
+  run(ops: Operations): Promise<OperationResult>;
+}
+
+/**
+ * Runs `action` on case `caseId` with the write operations ({@link openOperations}) and reports
+ * it: a refusal is thrown as the CLI's error ({@link refusal}); otherwise the answer is printed (the
+ * JSON document, or its summary) and the exit code is 0 when every delivery completed, else 1.
+ */
+export async function runCaseAction(
+  { args, out, config, resources, io }: CommandContext,
+  caseId: string,
+  action: CaseAction,
+): Promise<number> {
+  const ops = await openOperations({ args, config, resources, out, given: io.operations }, 'write');
+  const answer = await action.run(ops);
+  if (!answer.ok) throw refusal(answer, caseId, action.verb, args.command);
+  out.json(answer);
+  out.text(operationSummary(answer, action.done));
+  return answer.delivery.complete ? EXIT.ok : EXIT.failure;
 }

@@ -1,9 +1,9 @@
-import { MAX_QUERY_LIMIT } from '../../../libs/audit/query.js';
 import type { CaseFilter, CaseState } from '../../../libs/ports/case-store.js';
-import { EXIT, UsageError } from '../cli-error.js';
+import { UsageError } from '../cli-error.js';
 import type { CommandSpec } from '../command.js';
 import { casesTable } from '../dlq-format.js';
 import { openOperations } from '../dlq-operations.js';
+import { limitOption, listLimit, printListing } from '../listing.js';
 import { optional } from '../optional.js';
 
 /** The case states, as `--state` takes them. */
@@ -32,12 +32,7 @@ export const dlqListCommand: CommandSpec = {
     tenant: { type: 'string', valueName: 'id', description: 'Only this tenant.' },
     tool: { type: 'string', valueName: 'name', description: 'Only this tool.' },
     due: { type: 'boolean', description: 'Only open cases due for a status check now.' },
-    limit: {
-      type: 'string',
-      valueName: 'n',
-      description: `At most n cases (1-${MAX_QUERY_LIMIT}).`,
-      defaultText: '100',
-    },
+    limit: limitOption('cases'),
   },
   needs: ['postgres'],
   examples: [
@@ -45,7 +40,7 @@ export const dlqListCommand: CommandSpec = {
     'toolgate dlq list --tenant t1 --tool issue_refund --json',
   ],
   async run({ args, out, config, resources, io }) {
-    const limit = args.int('limit', { min: 1, max: MAX_QUERY_LIMIT }, 100)!;
+    const limit = listLimit(args);
     const state = args.string('state') as CaseState | undefined;
     if (args.flag('due') && state !== undefined && state !== 'open') {
       throw new UsageError('--due lists open cases only; drop --state or use --state open.', args.command);
@@ -58,16 +53,13 @@ export const dlqListCommand: CommandSpec = {
       limit,
     };
     const ops = await openOperations({ args, config, resources, out, given: io.operations }, 'read');
-    const cases = await ops.listCases(filter);
-    out.json({ count: cases.length, limit, truncated: cases.length === limit, cases });
-    if (cases.length === 0) {
-      out.text('No cases match.');
-      return EXIT.ok;
-    }
-    out.text(casesTable(cases));
-    out.text(`${cases.length} case${cases.length === 1 ? '' : 's'}.`);
-    if (cases.length === limit)
-      out.note(`Showing the first ${limit}: raise --limit or narrow the filters to see more.`);
-    return EXIT.ok;
+    return printListing(out, {
+      key: 'cases',
+      noun: 'case',
+      none: 'No cases match.',
+      rows: await ops.listCases(filter),
+      limit,
+      table: casesTable,
+    });
   },
 };

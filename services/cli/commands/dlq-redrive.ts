@@ -1,9 +1,5 @@
-import { EXIT } from '../cli-error.js';
 import type { CommandSpec } from '../command.js';
-import { operationSummary } from '../dlq-format.js';
-import { openOperations } from '../dlq-operations.js';
-import { ACTION_OPTIONS, actor, inlineOrFile } from './dlq-action-options.js';
-import { refusal } from './dlq-action-options.js';
+import { ACTION_NEEDS, ACTION_OPTIONS, actor, inlineOrFile, runCaseAction } from './dlq-action-options.js';
 
 /** `dlq redrive`: another go for a case a person or the checker gave up on. */
 export const dlqRedriveCommand: CommandSpec = {
@@ -28,24 +24,20 @@ export const dlqRedriveCommand: CommandSpec = {
       description: 'The same, read from a file (keeps it out of shell history).',
     },
   },
-  needs: ['postgres', 'kafka', 'schema-registry', 'redis'],
+  needs: ACTION_NEEDS,
   examples: [
     'toolgate dlq redrive 5f0c… --by ann --note "payments API is back; check again"',
     'toolgate dlq redrive 5f0c… --by ann --note "re-submit after fix" --assertion-file principal.jwt',
   ],
-  async run({ args, out, config, resources, io }) {
-    const caseId = args.positional(0);
-    const { by, note } = actor(args);
-    const assertion = inlineOrFile(args, 'assertion', 'assertion-file', io.cwd ?? process.cwd())?.trim();
-    const ops = await openOperations({ args, config, resources, out, given: io.operations }, 'write');
-    const answer = await ops.redrive(caseId, {
-      by,
-      note,
-      ...(assertion ? { principalAssertion: assertion } : {}),
+  async run(ctx) {
+    const caseId = ctx.args.positional(0);
+    const { by, note } = actor(ctx.args);
+    const assertion = inlineOrFile(ctx, 'assertion')?.trim();
+    return runCaseAction(ctx, caseId, {
+      verb: 'redrive',
+      done: 'Redriven',
+      run: (ops) =>
+        ops.redrive(caseId, { by, note, ...(assertion ? { principalAssertion: assertion } : {}) }),
     });
-    if (!answer.ok) throw refusal(answer, caseId, 'redrive', args.command);
-    out.json(answer);
-    out.text(operationSummary(answer, 'Redriven'));
-    return answer.delivery.complete ? EXIT.ok : EXIT.failure;
   },
 };

@@ -1,8 +1,6 @@
-import { EXIT, UsageError } from '../cli-error.js';
+import { UsageError } from '../cli-error.js';
 import type { CommandSpec } from '../command.js';
-import { operationSummary } from '../dlq-format.js';
-import { openOperations } from '../dlq-operations.js';
-import { ACTION_OPTIONS, actor, inlineOrFile, refusal } from './dlq-action-options.js';
+import { ACTION_NEEDS, ACTION_OPTIONS, actor, inlineOrFile, runCaseAction } from './dlq-action-options.js';
 
 /** `dlq resolve`: a person's verdict on a case. */
 export const dlqResolveCommand: CommandSpec = {
@@ -28,16 +26,17 @@ export const dlqResolveCommand: CommandSpec = {
     },
     'result-file': { type: 'string', valueName: 'path', description: 'The same, read from a file.' },
   },
-  needs: ['postgres', 'kafka', 'schema-registry', 'redis'],
+  needs: ACTION_NEEDS,
   examples: [
     'toolgate dlq resolve 5f0c… --outcome failed --by ann --note "payments shows no refund for O-5512"',
     'toolgate dlq resolve 5f0c… --outcome succeeded --by ann --note "ledger entry R-88" --result-file result.json',
   ],
-  async run({ args, out, config, resources, io }) {
+  async run(ctx) {
+    const { args } = ctx;
     const caseId = args.positional(0);
     const outcome = args.string('outcome') as 'succeeded' | 'failed';
     const { by, note } = actor(args);
-    const resultText = inlineOrFile(args, 'result', 'result-file', io.cwd ?? process.cwd());
+    const resultText = inlineOrFile(ctx, 'result');
     if (resultText !== undefined && outcome === 'failed') {
       throw new UsageError('a failed resolution carries no --result.', args.command);
     }
@@ -49,16 +48,11 @@ export const dlqResolveCommand: CommandSpec = {
         throw new UsageError('--result is not valid JSON.', args.command);
       }
     }
-    const ops = await openOperations({ args, config, resources, out, given: io.operations }, 'write');
-    const answer = await ops.resolveByHand(caseId, {
-      outcome,
-      by,
-      note,
-      ...(resultText === undefined ? {} : { result }),
+    return runCaseAction(ctx, caseId, {
+      verb: 'resolve',
+      done: 'Resolved',
+      run: (ops) =>
+        ops.resolveByHand(caseId, { outcome, by, note, ...(resultText === undefined ? {} : { result }) }),
     });
-    if (!answer.ok) throw refusal(answer, caseId, 'resolve', args.command);
-    out.json(answer);
-    out.text(operationSummary(answer, 'Resolved'));
-    return answer.delivery.complete ? EXIT.ok : EXIT.failure;
   },
 };
