@@ -4,7 +4,12 @@ import type { AuditRecord } from '../core/audit-record.js';
 import type { AuditEnvelope, AuditSource } from '../ports/audit-store.js';
 import { storableText, toStorableJson } from './storable-json.js';
 
-const SOURCES: ReadonlySet<string> = new Set<AuditSource>(['executor', 'reconciler', 'operator']);
+const SOURCES: ReadonlySet<string> = new Set<AuditSource>([
+  'executor',
+  'reconciler',
+  'operator',
+  'mcp-gateway',
+]);
 const OUTCOME_SET: ReadonlySet<string> = new Set(OUTCOMES);
 /** Ids are keys, not documents: anything longer is a producer bug. */
 export const MAX_ID_LENGTH = 512;

@@ -58,4 +58,15 @@ export interface AuditRecord {
   readonly attempts: readonly AttemptRecord[];
   readonly startedAtMs: number;
   readonly finishedAtMs: number;
+  /**
+   * The MCP client that made the request, when it came through the MCP gateway (its records only):
+   * the JSON-RPC `method` (the gateway's closed set: `tools/call`, `tools/list`, …, `other`), the
+   * protocol revision it was served at, and the client's `name` — self-reported, untrusted. Values the
+   * gateway could not read are `unknown`.
+   */
+  readonly client?: {
+    readonly name: string;
+    readonly protocolVersion: string;
+    readonly method: string;
+  };
 }

@@ -70,7 +70,17 @@ export interface AttemptEvent {
   result: string;
 }
 
-/** One per attempt, refusals included; consumed by the audit sink. */
+/** The MCP client of a request the MCP gateway audited; `name` is self-reported, untrusted. */
+export interface McpClientEvent {
+  name: string;
+  protocolVersion: string;
+  method: string;
+}
+
+/**
+ * One per attempt, refusals included, and one per MCP request the MCP gateway served (`source`
+ * `mcp-gateway`); consumed by the audit sink.
+ */
 export interface AuditRecordEvent {
   recordId: string;
   callId: string;
@@ -90,10 +100,15 @@ export interface AuditRecordEvent {
   errorCode: string | null;
   decisions: StageDecisionEvent[];
   attempts: AttemptEvent[];
-  source: 'executor' | 'reconciler' | 'operator';
+  source: 'executor' | 'reconciler' | 'operator' | 'mcp-gateway';
   producerId: string;
   startedAtMs: number;
   finishedAtMs: number;
+  /**
+   * Set by the MCP gateway only. Optional here, unlike the other unions with null, so producers that
+   * never set it need not write `null`; a decoded event always carries it (`null` when absent).
+   */
+  client?: McpClientEvent | null;
 }
 
 export type DeadLetterReason = 'UNRESOLVED' | 'EXHAUSTED' | 'POISON';

@@ -2,8 +2,11 @@ import type { ErrorCode } from '../core/errors.js';
 import type { Outcome } from '../core/outcome.js';
 import type { AuditRecord } from '../core/audit-record.js';
 
-/** Who wrote an audit record: the executor for pipeline runs, the reconciler or a person for resolutions. */
-export type AuditSource = 'executor' | 'reconciler' | 'operator';
+/**
+ * Who wrote an audit record: the executor for pipeline runs, the reconciler or a person for
+ * resolutions, the MCP gateway for the MCP requests it served.
+ */
+export type AuditSource = 'executor' | 'reconciler' | 'operator' | 'mcp-gateway';
 
 /**
  * One audit record as handed to the store: the attempt's {@link AuditRecord} plus who produced it.
@@ -44,7 +47,7 @@ export interface AuditQuery {
   readonly callId?: string;
   readonly traceId?: string;
   readonly outcome?: Outcome;
-  /** Who produced the record: the executor, the reconciler, or a person through the ops tools. */
+  /** Who produced the record: the executor, the reconciler, a person through the ops tools, or the MCP gateway. */
   readonly source?: AuditSource;
   /** Inclusive lower bound on `recordedAtMs`. */
   readonly fromMs?: number;

@@ -49,6 +49,15 @@ export function toAuditEnvelope(event: AuditRecordEvent): AuditEnvelope {
     })),
     startedAtMs: event.startedAtMs,
     finishedAtMs: event.finishedAtMs,
+    ...(event.client === undefined || event.client === null
+      ? {}
+      : {
+          client: {
+            name: event.client.name,
+            protocolVersion: event.client.protocolVersion,
+            method: event.client.method,
+          },
+        }),
   };
   return prepareEnvelope({
     recordId: event.recordId,

@@ -36,7 +36,12 @@ export interface BearerRefusal {
 
 export type BearerCheck =
   | { readonly ok: true; readonly token: VerifiedToken }
-  | { readonly ok: false; readonly refusal: BearerRefusal };
+  | {
+      readonly ok: false;
+      readonly refusal: BearerRefusal;
+      /** The verified token of an `insufficient_scope` refusal: who was refused (for the audit). */
+      readonly token?: VerifiedToken;
+    };
 
 /** The scopes of a token: the space-separated `scope` claim (RFC 8693/9068) or an `scp` array. */
 export function tokenScopes(claims: JWTPayload): string[] {
@@ -53,7 +58,8 @@ export function tokenScopes(claims: JWTPayload): string[] {
  *   detail beyond that (RFC 6750 §3.1);
  * - signature, issuer, audience (must contain {@link BearerAuthOptions.resource}), expiry or
  *   not-before wrong → 401 `invalid_token`;
- * - valid, but without every required scope → 403 `insufficient_scope` with `scope="<required>"`.
+ * - valid, but without every required scope → 403 `insufficient_scope` with `scope="<required>"`
+ *   (the refusal carries the verified claims: the caller is known, only not allowed);
  * Every challenge names `resource_metadata`, so a client can discover the authorization server.
  * The description never echoes the token. Never throws for a bad token; an unreachable JWKS is
  * reported as `invalid_token` too (the client may retry; the request is not served).
@@ -71,6 +77,7 @@ export function createBearerCheck(
     error: BearerRefusal['error'],
     description: string,
     extra: Record<string, string> = {},
+    token?: VerifiedToken,
   ): BearerCheck => ({
     ok: false,
     refusal: {
@@ -79,6 +86,7 @@ export function createBearerCheck(
       description,
       wwwAuthenticate: challenge({ error, error_description: description, ...extra }),
     },
+    ...(token === undefined ? {} : { token }),
   });
 
   return async (authorization) => {
@@ -102,9 +110,13 @@ export function createBearerCheck(
     const scopes = tokenScopes(claims);
     const missing = options.requiredScopes.filter((s) => !scopes.includes(s));
     if (missing.length > 0) {
-      return refuse(403, 'insufficient_scope', `The token lacks the scope ${missing.join(' ')}.`, {
-        scope: options.requiredScopes.join(' '),
-      });
+      return refuse(
+        403,
+        'insufficient_scope',
+        `The token lacks the scope ${missing.join(' ')}.`,
+        { scope: options.requiredScopes.join(' ') },
+        { claims, scopes },
+      );
     }
     return { ok: true, token: { claims, scopes } };
   };

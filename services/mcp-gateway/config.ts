@@ -2,15 +2,15 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { DEFAULT_PRINCIPAL_AUDIENCE, DEFAULT_PRINCIPAL_ISSUER } from '../../libs/auth/principal-defaults.js';
 import {
+  configErrorClass,
   defaultInstanceId,
   nonEmpty,
-  parseEnv,
   PARTITION_ENV,
   positiveInt,
   REDIS_URL,
   SERVICE_ENV,
   serviceSettings,
-  ServiceConfigError,
+  type Environment,
   type ServiceSettings,
 } from '../../libs/runtime/env.js';
 import { MIN_CONFIRMATION_SECRET_BYTES } from './confirmation.js';
@@ -30,6 +30,7 @@ const EnvSchema = z.object({
   ...SERVICE_ENV,
   CALLS_PARTITIONS: PARTITION_ENV.CALLS_PARTITIONS,
   RESULTS_PARTITIONS: PARTITION_ENV.RESULTS_PARTITIONS,
+  AUDIT_PARTITIONS: PARTITION_ENV.AUDIT_PARTITIONS,
   REDIS_URL,
   REDIS_KEY_PREFIX: z.string().default('toolgate:'),
   TOOLGATE_CATALOG_MODULE: nonEmpty.optional(),
@@ -65,7 +66,7 @@ const EnvSchema = z.object({
 
 /** The gateway's configuration, parsed once from the environment by {@link loadMcpGatewayConfig}. */
 export interface McpGatewayConfig extends ServiceSettings {
-  readonly partitions: { readonly calls: number; readonly results: number };
+  readonly partitions: { readonly calls: number; readonly results: number; readonly audit: number };
   readonly redisUrl: string;
   readonly redisKeyPrefix: string;
   readonly catalogModule: string | undefined;
@@ -97,12 +98,7 @@ export interface McpGatewayConfig extends ServiceSettings {
 }
 
 /** Thrown with every problem of the environment listed, one per line, by variable name. */
-export class McpGatewayConfigError extends ServiceConfigError {
-  override readonly name = 'McpGatewayConfigError';
-  constructor(problems: readonly string[]) {
-    super('mcp-gateway', problems);
-  }
-}
+export class McpGatewayConfigError extends configErrorClass('mcp-gateway', 'McpGatewayConfigError') {}
 
 /**
  * Parses the gateway's environment once; reads the two files it names. Throws
@@ -110,10 +106,10 @@ export class McpGatewayConfigError extends ServiceConfigError {
  * secret file); never echoes a value.
  */
 export function loadMcpGatewayConfig(
-  env: Readonly<Record<string, string | undefined>> = process.env,
+  env: Environment = process.env,
   readFile: (path: string) => Buffer = (path) => readFileSync(path),
 ): McpGatewayConfig {
-  const e = parseEnv(EnvSchema, env, (problems) => new McpGatewayConfigError(problems));
+  const e = McpGatewayConfigError.parse(EnvSchema, env);
   const read = (name: string, path: string): Buffer => {
     try {
       return readFile(path);
@@ -129,7 +125,7 @@ export function loadMcpGatewayConfig(
   }
   return {
     ...serviceSettings(e),
-    partitions: { calls: e.CALLS_PARTITIONS, results: e.RESULTS_PARTITIONS },
+    partitions: { calls: e.CALLS_PARTITIONS, results: e.RESULTS_PARTITIONS, audit: e.AUDIT_PARTITIONS },
     redisUrl: e.REDIS_URL,
     redisKeyPrefix: e.REDIS_KEY_PREFIX,
     catalogModule: e.TOOLGATE_CATALOG_MODULE,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   createServer,
   type IncomingMessage,
@@ -12,7 +13,7 @@ import { ToolgateError } from '../../libs/core/errors.js';
 import type { Principal, ToolCallResult } from '../../libs/core/types.js';
 import type { ToolDefinition } from '../../libs/registry/tool-definition.js';
 import type { ToolgateClient } from '../sdk/index.js';
-import { createBearerCheck } from './bearer-auth.js';
+import { createBearerCheck, type VerifiedToken } from './bearer-auth.js';
 import { toMcpCallResult, type McpCallResult } from './call-result.js';
 import { confirmationGate } from './confirm-call.js';
 import type { ConfirmationSettings } from './confirmation.js';
@@ -20,8 +21,9 @@ import { clientKeyOf, logicalTaskId } from './logical-call.js';
 import { outputJsonSchema, toMcpTool } from './mcp-tools.js';
 import type { McpRequestObserver, McpRequestRecord, RequestOutcome } from './observer.js';
 import { principalFromClaims, PrincipalMappingError, type PrincipalMapping } from './principal-mapping.js';
+import { requestAuditRecord, type McpAuditPublisher } from './request-audit.js';
 import { requestFacts, type RequestFacts } from './request-facts.js';
-import { runGatewayCall } from './tool-call.js';
+import { runGatewayCall, type GatewayCallOutcome } from './tool-call.js';
 
 /** Largest request body the gateway reads (bytes); larger ones are answered 413. */
 export const MAX_REQUEST_BODY_BYTES = 1024 * 1024;
@@ -53,6 +55,14 @@ export interface McpGatewayOptions {
   /** How long a tools/call waits for its result before answering "outcome unknown" (default 30 s). */
   readonly callTimeoutMs?: number;
   readonly observer?: McpRequestObserver;
+  /**
+   * Where the audit record of every MCP request goes ({@link requestAuditRecord}), handed over after
+   * the response finished — it never delays or fails the answer. Best-effort: a rejection is logged
+   * (`MCP request audit record lost`) and reported to `onAuditLost`. Default: none.
+   */
+  readonly audit?: McpAuditPublisher;
+  /** Told of each audit record `audit` rejected (e.g. to count it); must not throw. */
+  readonly onAuditLost?: (err: unknown) => void;
   readonly logger?: BusLogger;
   readonly serverInfo?: { readonly name: string; readonly version: string };
 }
@@ -63,7 +73,7 @@ export interface McpGateway {
   readonly listener: (req: IncomingMessage, res: ServerResponse) => void;
   /** Listens on `port` of `host`; resolves once listening. */
   listen(port: number, host: string): Promise<void>;
-  /** Stops listening and ends open exchanges. */
+  /** Stops listening, ends open exchanges, then waits for the audit records still being published. */
   close(): Promise<void>;
 }
 
@@ -72,9 +82,11 @@ interface RequestScope {
   readonly principal: Principal;
   readonly facts: RequestFacts;
   /** Filled by the tools/call handler; read when the response is finished. */
-  call?: { readonly tool: string; readonly result: ToolCallResult };
+  call?: { readonly tool: string } & GatewayCallOutcome;
   /** Set when the call was answered with a confirmation question. */
   askedToConfirm?: string;
+  /** Set when the tools/call handler threw (the SDK answered a JSON-RPC error). */
+  failed?: true;
 }
 
 const SCOPE_KEY = 'io.toolgate/request';
@@ -95,8 +107,11 @@ const SCOPE_KEY = 'io.toolgate/request';
  *    that list is refused as unknown without publishing anything; any other call runs through
  *    toolgate ({@link runGatewayCall}) and is answered by {@link toMcpCallResult}.
  * The token itself is verified and dropped: it is not passed to the SDK's handlers, not signed into
- * anything, not logged, not reported. Every request — refusals included — produces one
- * {@link McpRequestRecord} for the observer when its response is finished.
+ * anything, not logged, not reported, not audited. The JSON body of a POST is read before the token
+ * is judged (up to {@link MAX_REQUEST_BODY_BYTES}), so a refused request is reported with its method,
+ * client and revision too. Every request to the endpoint — refusals included — produces one
+ * {@link McpRequestRecord} for the observer when its response is finished, and, with
+ * {@link McpGatewayOptions.audit}, one audit record built from it ({@link requestAuditRecord}).
  */
 export function createMcpGateway(options: McpGatewayOptions): McpGateway {
   const logger = options.logger ?? silentBusLogger;
@@ -122,11 +137,37 @@ export function createMcpGateway(options: McpGatewayOptions): McpGateway {
   const validateHost = hostHeaderValidation([...options.allowedHosts]);
   const validateOrigin = originValidation([...options.allowedHosts]);
 
+  const auditing = new Set<Promise<void>>();
+  const audit = (record: McpRequestRecord): void => {
+    const publish = options.audit;
+    if (publish === undefined) return;
+    const entry = requestAuditRecord(record, { freshCallId: randomUUID(), finishedAtMs: Date.now() });
+    const pending: Promise<void> = Promise.resolve()
+      .then(() => publish(entry))
+      .catch((err: unknown) => {
+        logger.error(
+          { err, callId: entry.callId, method: record.method, tenant: entry.tenant },
+          'MCP request audit record lost',
+        );
+        try {
+          options.onAuditLost?.(err);
+        } catch (hookErr) {
+          logger.error({ err: hookErr }, 'onAuditLost threw');
+        }
+      })
+      .finally(() => auditing.delete(pending));
+    auditing.add(pending);
+  };
   const report = (record: McpRequestRecord): void => {
     try {
       options.observer?.(record);
     } catch (err) {
       logger.error({ err }, 'the MCP request observer threw');
+    }
+    try {
+      audit(record);
+    } catch (err) {
+      logger.error({ err }, 'the MCP request audit record could not be built');
     }
   };
 
@@ -152,7 +193,7 @@ export function createMcpGateway(options: McpGatewayOptions): McpGateway {
       const { name, _meta: meta } = request.params;
       const args = request.params.arguments ?? {};
       const tool = options.tools.forPrincipal(scope.principal).find((t) => t.name === name);
-      const run = async (found: ToolDefinition): Promise<ToolCallResult> => {
+      const run = async (found: ToolDefinition): Promise<GatewayCallOutcome> => {
         if (found.destructive) {
           const decision = await confirmationGate(options.confirmations, {
             era,
@@ -164,7 +205,7 @@ export function createMcpGateway(options: McpGatewayOptions): McpGateway {
             inputResponses: ctx.mcpReq.inputResponses,
           });
           if (decision.kind === 'ask') throw new AskToConfirm(decision.result);
-          if (decision.kind === 'refuse') return decision.result;
+          if (decision.kind === 'refuse') return { result: decision.result };
         }
         return runGatewayCall(options.client, {
           principal: scope.principal,
@@ -172,17 +213,21 @@ export function createMcpGateway(options: McpGatewayOptions): McpGateway {
           args,
           meta,
           timeoutMs: callTimeoutMs,
-        }).catch((err: unknown) => unavailable(name, err));
+        }).catch((err: unknown) => ({ result: unavailable(name, err) }));
       };
-      let result: ToolCallResult;
+      let outcome: GatewayCallOutcome;
       try {
-        result = tool === undefined ? unknownTool(name) : await run(tool);
+        outcome = tool === undefined ? { result: unknownTool(name) } : await run(tool);
       } catch (err) {
-        if (!(err instanceof AskToConfirm)) throw err;
+        if (!(err instanceof AskToConfirm)) {
+          scope.failed = true;
+          throw err;
+        }
         scope.askedToConfirm = name;
         return err.result as never;
       }
-      scope.call = { tool: name, result };
+      const { result } = outcome;
+      scope.call = { tool: name, ...outcome };
       const answer: McpCallResult = toMcpCallResult(
         result,
         tool !== undefined && outputJsonSchema(tool) !== undefined,
@@ -192,7 +237,18 @@ export function createMcpGateway(options: McpGatewayOptions): McpGateway {
     return server;
   };
 
-  const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  /** The principal of a verified token refused for want of a scope; undefined when it maps to none. */
+  const refusedPrincipal = (token: VerifiedToken | undefined): Principal | undefined => {
+    if (token === undefined) return undefined;
+    try {
+      return principalFromClaims(token.claims, token.scopes, options.principal);
+    } catch (err) {
+      if (err instanceof PrincipalMappingError) return undefined;
+      throw err;
+    }
+  };
+
+  const serve = async (req: IncomingMessage, res: ServerResponse, exchange: Exchange): Promise<void> => {
     const startedAt = Date.now();
     const path = new URL(req.url ?? '/', 'http://gateway.invalid').pathname;
     if (path === metadataPath || path === '/.well-known/oauth-protected-resource') {
@@ -205,18 +261,31 @@ export function createMcpGateway(options: McpGatewayOptions): McpGateway {
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not_found"}');
       return;
     }
-    const early = (outcome: RequestOutcome, reason: string): void =>
+    const early = (
+      outcome: RequestOutcome,
+      reason: string,
+      facts: RequestFacts = requestFacts(undefined, req.headers),
+      who?: Principal,
+    ): void => {
+      exchange.reported = true;
       report({
-        ...requestFacts(undefined, req.headers),
+        ...facts,
+        ...(who === undefined ? {} : { principalId: who.id, tenant: who.tenant }),
         outcome,
         reason,
         durationMs: Date.now() - startedAt,
       });
+    };
     if (!validateHost(req, res) || !validateOrigin(req, res)) {
       early('rejected', 'host_or_origin');
       return;
     }
-    const check = await bearer(req.headers.authorization);
+    // The body is read alongside the token check: a refused request is reported with its facts too.
+    const [check, body] = await Promise.all([
+      bearer(req.headers.authorization),
+      req.method === 'POST' ? readJsonBody(req) : Promise.resolve(NO_BODY),
+    ]);
+    const facts = requestFacts(body.ok ? body.value : undefined, req.headers);
     let principal: Principal | undefined;
     let refusal = check.ok ? undefined : check.refusal;
     if (check.ok) {
@@ -237,18 +306,21 @@ export function createMcpGateway(options: McpGatewayOptions): McpGateway {
       res
         .writeHead(r.status, { 'content-type': 'application/json', 'www-authenticate': r.wwwAuthenticate })
         .end(JSON.stringify({ error: r.error, error_description: r.description }));
-      early(r.status === 401 ? 'unauthenticated' : 'forbidden', r.error);
+      early(
+        r.status === 401 ? 'unauthenticated' : 'forbidden',
+        r.error,
+        facts,
+        check.ok ? undefined : refusedPrincipal(check.token),
+      );
       return;
     }
-    const body = req.method === 'POST' ? await readJsonBody(req) : { ok: true as const, value: undefined };
     if (!body.ok) {
       res
         .writeHead(body.status, { 'content-type': 'application/json' })
         .end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: body.message } }));
-      early('rejected', 'parse_error');
+      early('rejected', 'parse_error', facts, principal);
       return;
     }
-    const facts = requestFacts(body.value, req.headers);
     const scope: RequestScope = { principal, facts };
     const claims = check.ok ? check.token.claims : {};
     const authInfo: AuthInfo = {
@@ -259,6 +331,7 @@ export function createMcpGateway(options: McpGatewayOptions): McpGateway {
       ...(typeof claims.exp === 'number' ? { expiresAt: claims.exp } : {}),
       extra: { [SCOPE_KEY]: scope },
     };
+    exchange.reported = true;
     res.once('finish', () => {
       const call = scope.call;
       report({
@@ -268,17 +341,21 @@ export function createMcpGateway(options: McpGatewayOptions): McpGateway {
         outcome:
           scope.askedToConfirm !== undefined
             ? 'confirmation-required'
-            : call === undefined
-              ? res.statusCode < 400
-                ? 'ok'
-                : 'rejected'
-              : callOutcome(call.result),
+            : call !== undefined
+              ? callOutcome(call.result)
+              : scope.failed === true || res.statusCode >= 500
+                ? 'error'
+                : res.statusCode >= 400 || facts.method === 'tools/call'
+                  ? 'rejected'
+                  : 'ok',
         ...(scope.askedToConfirm === undefined ? {} : { tool: scope.askedToConfirm }),
         ...(call === undefined
           ? {}
           : {
               tool: call.tool,
               toolOutcome: call.result.outcome,
+              ...(call.callId === undefined ? {} : { callId: call.callId }),
+              ...(call.traceId === undefined ? {} : { traceId: call.traceId }),
               ...(call.result.idempotencyKey === undefined
                 ? {}
                 : { idempotencyKey: call.result.idempotencyKey }),
@@ -292,10 +369,21 @@ export function createMcpGateway(options: McpGatewayOptions): McpGateway {
   };
 
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
-    serve(req, res).catch((err: unknown) => {
+    const startedAt = Date.now();
+    const exchange: Exchange = { reported: false };
+    serve(req, res, exchange).catch((err: unknown) => {
       logger.error({ err }, 'MCP request failed');
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
       res.end('{"error":"internal_error"}');
+      if (!exchange.reported) {
+        exchange.reported = true;
+        report({
+          ...requestFacts(undefined, req.headers),
+          outcome: 'error',
+          reason: 'internal_error',
+          durationMs: Date.now() - startedAt,
+        });
+      }
     });
   };
 
@@ -315,9 +403,18 @@ export function createMcpGateway(options: McpGatewayOptions): McpGateway {
         await new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeAllConnections();
       }
+      // Each is bounded by the audit publisher and never rejects.
+      await Promise.all([...auditing]);
     },
   };
 }
+
+/** One request's bookkeeping: whether its record was (or, once its response finishes, will be) reported. */
+interface Exchange {
+  reported: boolean;
+}
+
+const NO_BODY: JsonBody = { ok: true, value: undefined };
 
 /** Carries an input-required answer out of the call path (it is not a tool result). */
 class AskToConfirm extends Error {

@@ -27,3 +27,17 @@ export function mcpMetrics(registry: Registry): McpRequestObserver {
     duration.observe({ method: record.method }, record.durationMs / 1000);
   };
 }
+
+/**
+ * `toolgate_mcp_audit_failures_total`: gateway audit records given up after their retries — lost
+ * from the audit log (the request is still in the log line and the request metrics). Returns the
+ * hook that counts one (the gateway's `onAuditLost`).
+ */
+export function mcpAuditFailures(registry: Registry): () => void {
+  const failures = new Counter({
+    name: 'toolgate_mcp_audit_failures_total',
+    help: 'Audit records of MCP requests the gateway gave up publishing (lost from the audit log).',
+    registers: [registry],
+  });
+  return () => failures.inc();
+}

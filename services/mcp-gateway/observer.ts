@@ -39,6 +39,10 @@ export interface McpRequestRecord {
   readonly tool?: string;
   /** toolgate's outcome of a tools/call that reached toolgate. */
   readonly toolOutcome?: string;
+  /** The toolgate call id of a tools/call that was published (the executor audits it under this id). */
+  readonly callId?: string;
+  /** The trace of a tools/call that was published. */
+  readonly traceId?: string;
   readonly idempotencyKey?: string;
   /** Why a request was refused (OAuth error code or toolgate error code). */
   readonly reason?: string;

@@ -17,26 +17,37 @@ export interface GatewayCall {
   readonly traceId?: string;
 }
 
+/** A tools/call's result and, when the call was published, the identity toolgate gave it. */
+export interface GatewayCallOutcome {
+  readonly result: ToolCallResult;
+  /** The toolgate call id (the executor audits the call under it); absent when nothing was published. */
+  readonly callId?: string;
+  readonly traceId?: string;
+}
+
 /**
  * Runs one MCP tool call as a toolgate call: one call of a one-call turn, published to Kafka by the
  * SDK client (its own reply slot) with the principal it signs, run through the guard pipeline on an
  * executor, answered on the client's reply partition. The task id is the logical call
  * ({@link logicalTaskId}), so repeats share one idempotency key. Resolves with the call's result —
- * UNRESOLVED when no result arrived by the deadline — and rejects only as `runTurn` does
- * (DEPENDENCY_UNAVAILABLE when Kafka refused the publish; nothing ran).
+ * UNRESOLVED when no result arrived by the deadline — with the call id and trace of the published
+ * call, and rejects only as `runTurn` does (DEPENDENCY_UNAVAILABLE when Kafka refused the publish;
+ * nothing ran).
  */
-export async function runGatewayCall(client: ToolgateClient, call: GatewayCall): Promise<ToolCallResult> {
+export async function runGatewayCall(client: ToolgateClient, call: GatewayCall): Promise<GatewayCallOutcome> {
   let taskId: string;
   try {
     taskId = logicalTaskId(call.principal, call.tool.name, call.args, clientKeyOf(call.meta));
   } catch (err) {
     if (err instanceof ToolgateError) {
       return {
-        callId: MCP_CALL_ID,
-        tool: call.tool.name,
-        outcome: 'SCHEMA_INVALID',
-        error: { code: 'SCHEMA_INVALID', message: err.message, retryable: true },
-        toolInvocations: 0,
+        result: {
+          callId: MCP_CALL_ID,
+          tool: call.tool.name,
+          outcome: 'SCHEMA_INVALID',
+          error: { code: 'SCHEMA_INVALID', message: err.message, retryable: true },
+          toolInvocations: 0,
+        },
       };
     }
     throw err;
@@ -64,5 +75,9 @@ export async function runGatewayCall(client: ToolgateClient, call: GatewayCall):
     },
     { timeoutMs: call.timeoutMs },
   );
-  return outcome.results[0]!;
+  const published = outcome.calls[0]?.published;
+  return {
+    result: outcome.results[0]!,
+    ...(published === undefined ? {} : { callId: published.callId, traceId: outcome.traceId }),
+  };
 }

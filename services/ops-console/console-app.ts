@@ -466,7 +466,7 @@ async function auditSearch(
   const tenant = get('tenant');
   const principal = get('principal');
   const sourceText = get('source');
-  const source = (['executor', 'reconciler', 'operator'] as const).find(
+  const source = (['executor', 'reconciler', 'operator', 'mcp-gateway'] as const).find(
     (s): s is AuditSource => s === sourceText,
   );
   const shown = {

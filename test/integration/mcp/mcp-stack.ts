@@ -18,6 +18,7 @@ import {
   type McpGateway,
   type McpGatewayOptions,
 } from '../../../services/mcp-gateway/gateway.js';
+import { kafkaAuditPublisher } from '../../../services/mcp-gateway/audit-publisher.js';
 import type { ConfirmationSettings } from '../../../services/mcp-gateway/confirmation.js';
 import type { McpRequestRecord } from '../../../services/mcp-gateway/observer.js';
 import { createToolgateClient, type ToolgateClient } from '../../../services/sdk/toolgate-client.js';
@@ -78,6 +79,8 @@ export interface McpStackOptions {
    * fixture tools, with their pinned-schema rule in the executor's policy. The caller closes them.
    */
   readonly upstreams?: readonly McpUpstream[];
+  /** Publish the gateway's audit records to the stack's audit topic (the real `kafkaAuditPublisher`). */
+  readonly audit?: boolean;
 }
 
 export async function createMcpStack(name: string, options: McpStackOptions = {}): Promise<McpStack> {
@@ -127,12 +130,13 @@ export async function createMcpStack(name: string, options: McpStackOptions = {}
     });
     await reconciler.start();
   }
+  const gatewayId = uniqueName('mcp-gateway');
   const client: ToolgateClient = createToolgateClient({
     publisher: bus,
     subscriber: bus,
     codec,
     topics,
-    instanceId: uniqueName('mcp-gateway'),
+    instanceId: gatewayId,
     replySlot: 0,
     tools: registry,
     signing: {
@@ -165,6 +169,9 @@ export async function createMcpStack(name: string, options: McpStackOptions = {}
     allowedHosts: ['127.0.0.1', 'localhost'],
     observer: (record) => records.push(record),
     logger,
+    ...(options.audit === true
+      ? { audit: kafkaAuditPublisher({ publisher: bus, codec, topic: topics.audit, producerId: gatewayId }) }
+      : {}),
     ...options.gateway,
   });
   await gateway.listen(port, '127.0.0.1');
