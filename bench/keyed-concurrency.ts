@@ -15,16 +15,12 @@ import { processBatchByKey } from '../libs/bus/keyed-processor.js';
 import { parseArgs } from './lib/args.js';
 import { SLEEPY_TOOL } from './lib/bench-tools.js';
 import { alternate, fmt, loadAverage, machineLine, median, nowMs, say, table, within } from './lib/report.js';
-import { acquireServers, type BenchServers } from './lib/servers.js';
+import { runWithServers, type BenchServers } from './lib/servers.js';
 import {
-  buildCallMessages,
-  createBenchExecutor,
+  createBacklog,
   createBenchKeys,
-  createBenchTopics,
   createBus,
-  outcomeSummary,
-  publishChunked,
-  runName,
+  drainBacklog,
   type BenchKeys,
   type BenchTopics,
 } from './lib/toolgate-stack.js';
@@ -37,24 +33,14 @@ const KEYS = 1_000;
 const ONE_PARTITION = { calls: 1, results: 1, audit: 1, dlq: 1 } as const;
 const TIMEOUT_MS = 60_000 + CALLS * 30;
 
-async function backlog(servers: BenchServers, keys: BenchKeys, what: string): Promise<BenchTopics> {
-  const prefix = runName(what);
-  const topics = await createBenchTopics(servers, prefix, ONE_PARTITION);
-  await publishChunked(
-    topics.bus,
-    topics.topics.calls,
-    await buildCallMessages(topics.codec, {
-      runId: prefix,
-      tool: SLEEPY_TOOL,
-      firstIndex: 0,
-      count: CALLS,
-      keyCount: KEYS,
-      assertion: await keys.assertion(3_600),
-      topics: topics.topics,
-      replyPartitions: 1,
-    }),
-  );
-  return topics;
+function backlog(servers: BenchServers, keys: BenchKeys, what: string): Promise<BenchTopics> {
+  return createBacklog(servers, keys, {
+    what,
+    tool: SLEEPY_TOOL,
+    count: CALLS,
+    keyCount: KEYS,
+    partitions: ONE_PARTITION,
+  });
 }
 
 async function executorRun(
@@ -63,31 +49,13 @@ async function executorRun(
   maxConcurrency: number,
   coalescePublishes = true,
 ): Promise<number> {
-  const setup = await backlog(servers, keys, `keyed-ex-${maxConcurrency}`);
-  const ex = await createBenchExecutor({
-    conn: servers,
-    topics: setup.topics,
-    resultsPartitions: 1,
-    jwks: keys.jwks,
-    redisUrl: servers.redisUrl,
-    redisPrefix: `${setup.prefix}:`,
-    groupId: `${setup.prefix}-executors`,
-    ownerId: `${setup.prefix}-executor`,
+  return drainBacklog(servers, keys, await backlog(servers, keys, `keyed-ex-${maxConcurrency}`), {
+    calls: CALLS,
+    timeoutMs: TIMEOUT_MS,
     maxConcurrency,
     partitionsConcurrently: 1,
     coalescePublishes,
   });
-  try {
-    await ex.executor.start();
-    await within(ex.untilResults(CALLS), TIMEOUT_MS, () => `published ${ex.counts.results} results`);
-    if ((ex.counts.outcomes.get('SUCCESS') ?? 0) !== CALLS) {
-      throw new Error(`expected ${CALLS} SUCCESS, got ${outcomeSummary(ex.counts.outcomes)}`);
-    }
-    return CALLS / ((ex.counts.lastResultAtMs - ex.counts.firstBatchAtMs) / 1000);
-  } finally {
-    await ex.close();
-    await setup.close();
-  }
 }
 
 async function bareRun(servers: BenchServers, keys: BenchKeys, maxConcurrency: number): Promise<number> {
@@ -131,60 +99,50 @@ async function bareRun(servers: BenchServers, keys: BenchKeys, maxConcurrency: n
   }
 }
 
-async function main(): Promise<void> {
-  const servers = await acquireServers();
-  try {
-    const keys = createBenchKeys();
-    say(`## Key-ordered concurrency on one partition${args.quick ? ' (quick)' : ''}`);
-    say();
-    say(machineLine(servers.kafkaVersion));
-    say(
-      `calls per run ${fmt(CALLS)} over ${fmt(KEYS)} keys on 1 partition, tool 0–5 ms uniform; rounds ${REPEATS} ` +
-        `(alternating, order rotating)`,
-    );
-    say();
-    const c = String(CONCURRENCY);
-    const results = await alternate(REPEATS, [
-      { name: `executor-${c}`, run: () => executorRun(servers, keys, CONCURRENCY) },
-      { name: 'executor-1', run: () => executorRun(servers, keys, 1) },
-      { name: `uncoalesced-${c}`, run: () => executorRun(servers, keys, CONCURRENCY, false) },
-      { name: `bare-${c}`, run: () => bareRun(servers, keys, CONCURRENCY) },
-      { name: 'bare-1', run: () => bareRun(servers, keys, 1) },
-    ]);
-    const m = (name: string): number => median(results.get(name)!);
-    const row = (label: string, name: string, base: string): string[] => [
-      label,
-      fmt(m(name)),
-      results
-        .get(name)!
-        .map((v) => fmt(v))
-        .join(', '),
-      name === base ? '1.00×' : `${fmt(m(name) / m(base), 2)}×`,
-    ];
-    say(
-      table(
-        ['processing', 'calls/s (median)', 'runs', '÷ partition-serial'],
-        [
-          row(`executor (keyed subscription) maxConcurrency ${c}`, `executor-${c}`, 'executor-1'),
-          row('executor, partition-serial (maxConcurrency 1)', 'executor-1', 'executor-1'),
-          row(
-            `executor maxConcurrency ${c}, one produce request per publish (before coalescing)`,
-            `uncoalesced-${c}`,
-            'executor-1',
-          ),
-          row(`bare bus + processBatchByKey maxConcurrency ${c}`, `bare-${c}`, 'bare-1'),
-          row('bare bus, partition-serial (maxConcurrency 1)', 'bare-1', 'bare-1'),
-        ],
-      ),
-    );
-    say();
-    say(`load average at end ${loadAverage()}`);
-  } finally {
-    await servers.release();
-  }
-}
-
-main().catch((err: unknown) => {
-  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exitCode = 1;
+runWithServers(async (servers) => {
+  const keys = createBenchKeys();
+  say(`## Key-ordered concurrency on one partition${args.quick ? ' (quick)' : ''}`);
+  say();
+  say(machineLine(servers.kafkaVersion));
+  say(
+    `calls per run ${fmt(CALLS)} over ${fmt(KEYS)} keys on 1 partition, tool 0–5 ms uniform; rounds ${REPEATS} ` +
+      `(alternating, order rotating)`,
+  );
+  say();
+  const c = String(CONCURRENCY);
+  const results = await alternate(REPEATS, [
+    { name: `executor-${c}`, run: () => executorRun(servers, keys, CONCURRENCY) },
+    { name: 'executor-1', run: () => executorRun(servers, keys, 1) },
+    { name: `uncoalesced-${c}`, run: () => executorRun(servers, keys, CONCURRENCY, false) },
+    { name: `bare-${c}`, run: () => bareRun(servers, keys, CONCURRENCY) },
+    { name: 'bare-1', run: () => bareRun(servers, keys, 1) },
+  ]);
+  const m = (name: string): number => median(results.get(name)!);
+  const row = (label: string, name: string, base: string): string[] => [
+    label,
+    fmt(m(name)),
+    results
+      .get(name)!
+      .map((v) => fmt(v))
+      .join(', '),
+    name === base ? '1.00×' : `${fmt(m(name) / m(base), 2)}×`,
+  ];
+  say(
+    table(
+      ['processing', 'calls/s (median)', 'runs', '÷ partition-serial'],
+      [
+        row(`executor (keyed subscription) maxConcurrency ${c}`, `executor-${c}`, 'executor-1'),
+        row('executor, partition-serial (maxConcurrency 1)', 'executor-1', 'executor-1'),
+        row(
+          `executor maxConcurrency ${c}, one produce request per publish (before coalescing)`,
+          `uncoalesced-${c}`,
+          'executor-1',
+        ),
+        row(`bare bus + processBatchByKey maxConcurrency ${c}`, `bare-${c}`, 'bare-1'),
+        row('bare bus, partition-serial (maxConcurrency 1)', 'bare-1', 'bare-1'),
+      ],
+    ),
+  );
+  say();
+  say(`load average at end ${loadAverage()}`);
 });

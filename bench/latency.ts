@@ -17,7 +17,7 @@ import type { ChatCompletionMessage } from 'openai/resources/chat/completions';
 import { createToolgateClient } from '../services/sdk/toolgate-client.js';
 import { parseArgs } from './lib/args.js';
 import { NOOP_TOOL } from './lib/bench-tools.js';
-import { spawnExecutorChild, type ExecutorChild } from './lib/child-protocol.js';
+import { childPlacement, spawnExecutorChild, type ExecutorChild } from './lib/child-protocol.js';
 import { newHistogram, recordMs, summarize, type LatencySummary } from './lib/latency-histogram.js';
 import { openLoop } from './lib/open-loop.js';
 import {
@@ -32,7 +32,7 @@ import {
   table,
   within,
 } from './lib/report.js';
-import { acquireServers } from './lib/servers.js';
+import { runWithServers } from './lib/servers.js';
 import {
   AUDIENCE,
   buildCallMessages,
@@ -56,8 +56,7 @@ const PARTITIONS_CONCURRENTLY = 4;
 /** Raw payloads are padded to about the size of an encoded call event. */
 const RAW_PAYLOAD_BYTES = 700;
 
-async function main(): Promise<void> {
-  const servers = await acquireServers();
+runWithServers(async (servers) => {
   const keys = createBenchKeys();
   const cleanups: Array<() => Promise<unknown>> = [];
   try {
@@ -68,15 +67,7 @@ async function main(): Promise<void> {
     const child = (mode: 'toolgate' | 'raw-one', t: BenchTopics): ExecutorChild =>
       spawnExecutorChild({
         mode,
-        brokers: servers.brokers,
-        registryUrl: servers.registryUrl,
-        redisUrl: servers.redisUrl,
-        topics: t.topics,
-        resultsPartitions: PARTITIONS.results,
-        jwks: keys.jwks,
-        groupId: `${t.prefix}-executors`,
-        ownerId: `${t.prefix}-executor`,
-        redisPrefix: `${t.prefix}:`,
+        ...childPlacement(servers, keys, t),
         maxConcurrency: MAX_CONCURRENCY,
         partitionsConcurrently: PARTITIONS_CONCURRENTLY,
         resultPartition: 0,
@@ -318,11 +309,5 @@ async function main(): Promise<void> {
     say(`load average at end ${loadAverage()}`);
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
-    await servers.release();
   }
-}
-
-main().catch((err: unknown) => {
-  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exitCode = 1;
 });

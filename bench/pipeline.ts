@@ -20,7 +20,7 @@ import { systemClock } from '../libs/core/system-clock.js';
 import type { ExecutionContext, NormalizedToolCall } from '../libs/core/types.js';
 import { createCircuitBreakers } from '../libs/execution/breakers.js';
 import { createOutboundLimiter } from '../libs/execution/outbound-limiter.js';
-import { GuardPipeline } from '../libs/pipeline/guard-pipeline.js';
+import { GuardPipeline, INGRESS_STAGES } from '../libs/pipeline/guard-pipeline.js';
 import type { StageName } from '../libs/core/audit-record.js';
 import { createPolicyEngine } from '../libs/policy/index.js';
 import type { Clock } from '../libs/core/clock.js';
@@ -29,6 +29,8 @@ import type { RateLimiter } from '../libs/ports/rate-limiter.js';
 import { ToolRegistry } from '../libs/registry/tool-registry.js';
 import type { ToolInvocation } from '../libs/registry/tool-definition.js';
 import { NOOP_TOOL, noopTool } from './lib/bench-tools.js';
+import { runMain } from './lib/report.js';
+import { deleteRedisKeys } from './lib/toolgate-stack.js';
 import { STAGES } from '../libs/guards/stages.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -199,16 +201,10 @@ async function measureAdapters(adapters: Adapters): Promise<Row> {
   };
 }
 
-const STAGE_ORDER: readonly StageName[] = [
-  'resolve',
-  'validate-input',
-  'authorize',
-  'rate-limit',
-  'business-rules',
-  'idempotency',
-  'execute',
-  'validate-output',
-];
+/** The stages of a run whose caller vouches for its principal, as the report lists them: the pipeline's order. */
+const STAGE_ORDER: readonly StageName[] = STAGES.map((s) => s.name).filter(
+  (n) => !INGRESS_STAGES.includes(n),
+);
 
 const fmt = (n: number, digits = 0) =>
   n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
@@ -269,12 +265,7 @@ async function main(): Promise<void> {
       }),
     );
   } finally {
-    let cursor = '0';
-    do {
-      const [nextCursor, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = nextCursor;
-    } while (cursor !== '0');
+    await deleteRedisKeys(redis, prefix);
     await redis.quit();
     await pool.end();
     await admin.query(`DROP SCHEMA "${schema}" CASCADE`);
@@ -323,7 +314,4 @@ async function main(): Promise<void> {
   process.stdout.write(`${out.join('\n')}\n`);
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exitCode = 1;
-});
+runMain(main);

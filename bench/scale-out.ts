@@ -12,15 +12,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from './lib/args.js';
 import { NOOP_TOOL } from './lib/bench-tools.js';
-import { spawnExecutorChild, type ExecutorChild } from './lib/child-protocol.js';
+import { childPlacement, spawnExecutorChild, type ExecutorChild } from './lib/child-protocol.js';
 import { alternate, fmt, loadAverage, machineLine, median, say, table, within } from './lib/report.js';
-import { acquireServers, type BenchServers } from './lib/servers.js';
+import { runWithServers, type BenchServers } from './lib/servers.js';
 import {
-  buildCallMessages,
   createBenchKeys,
   createBenchTopics,
   PARTITIONS,
-  publishChunked,
+  publishBacklog,
   runName,
   type BenchKeys,
 } from './lib/toolgate-stack.js';
@@ -55,23 +54,14 @@ async function settled(children: readonly ExecutorChild[]): Promise<void> {
 }
 
 async function run(servers: BenchServers, keys: BenchKeys, processes: number): Promise<number> {
-  const prefix = runName(`scale-${processes}`);
-  const setup = await createBenchTopics(servers, prefix);
+  const setup = await createBenchTopics(servers, runName(`scale-${processes}`));
   const children: ExecutorChild[] = [];
   try {
     for (let i = 0; i < processes; i++) {
       children.push(
         spawnExecutorChild({
           mode: 'toolgate',
-          brokers: servers.brokers,
-          registryUrl: servers.registryUrl,
-          redisUrl: servers.redisUrl,
-          topics: setup.topics,
-          resultsPartitions: PARTITIONS.results,
-          jwks: keys.jwks,
-          groupId: `${prefix}-executors`,
-          ownerId: `${prefix}-executor-${i}`,
-          redisPrefix: `${prefix}:`,
+          ...childPlacement(servers, keys, setup, `-${i}`),
           maxConcurrency: MAX_CONCURRENCY,
           partitionsConcurrently: PARTITIONS_CONCURRENTLY,
         }),
@@ -79,17 +69,7 @@ async function run(servers: BenchServers, keys: BenchKeys, processes: number): P
     }
     await Promise.all(children.map((c) => c.ready));
     await settled(children);
-    const messages = await buildCallMessages(setup.codec, {
-      runId: prefix,
-      tool: NOOP_TOOL,
-      firstIndex: 0,
-      count: CALLS,
-      keyCount: 4_096,
-      assertion: await keys.assertion(3_600),
-      topics: setup.topics,
-      replyPartitions: PARTITIONS.results,
-    });
-    await publishChunked(setup.bus, setup.topics.calls, messages);
+    await publishBacklog(setup, keys, { tool: NOOP_TOOL, count: CALLS, keyCount: 4_096 });
     const done = (): number => children.reduce((sum, c) => sum + (c.progress()?.done ?? 0), 0);
     await within(
       (async () => {
@@ -110,46 +90,36 @@ async function run(servers: BenchServers, keys: BenchKeys, processes: number): P
   }
 }
 
-async function main(): Promise<void> {
-  const servers = await acquireServers();
-  try {
-    const keys = createBenchKeys();
-    say(`## Scale-out: executor processes on ${PARTITIONS.calls} partitions${args.quick ? ' (quick)' : ''}`);
-    say();
-    say(machineLine(servers.kafkaVersion));
-    say(
-      `calls per run ${fmt(CALLS)}, rounds ${REPEATS} (alternating, order rotating); each process ` +
-        `maxConcurrency ${MAX_CONCURRENCY} × partitionsConcurrently ${PARTITIONS_CONCURRENTLY}; ` +
-        `the broker, Redis and the registry share the same cores`,
-    );
-    say();
-    const results = await alternate(
-      REPEATS,
-      PROCESSES.map((n) => ({ name: String(n), run: () => run(servers, keys, n) })),
-    );
-    const one = median(results.get('1')!);
-    say(
-      table(
-        ['executor processes', 'calls/s (median)', 'runs', '÷ 1 process'],
-        PROCESSES.map((n) => {
-          const values = results.get(String(n))!;
-          return [
-            String(n),
-            fmt(median(values)),
-            values.map((v) => fmt(v)).join(', '),
-            `${fmt(median(values) / one, 2)}×`,
-          ];
-        }),
-      ),
-    );
-    say();
-    say(`load average at end ${loadAverage()}`);
-  } finally {
-    await servers.release();
-  }
-}
-
-main().catch((err: unknown) => {
-  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exitCode = 1;
+runWithServers(async (servers) => {
+  const keys = createBenchKeys();
+  say(`## Scale-out: executor processes on ${PARTITIONS.calls} partitions${args.quick ? ' (quick)' : ''}`);
+  say();
+  say(machineLine(servers.kafkaVersion));
+  say(
+    `calls per run ${fmt(CALLS)}, rounds ${REPEATS} (alternating, order rotating); each process ` +
+      `maxConcurrency ${MAX_CONCURRENCY} × partitionsConcurrently ${PARTITIONS_CONCURRENTLY}; ` +
+      `the broker, Redis and the registry share the same cores`,
+  );
+  say();
+  const results = await alternate(
+    REPEATS,
+    PROCESSES.map((n) => ({ name: String(n), run: () => run(servers, keys, n) })),
+  );
+  const one = median(results.get('1')!);
+  say(
+    table(
+      ['executor processes', 'calls/s (median)', 'runs', '÷ 1 process'],
+      PROCESSES.map((n) => {
+        const values = results.get(String(n))!;
+        return [
+          String(n),
+          fmt(median(values)),
+          values.map((v) => fmt(v)).join(', '),
+          `${fmt(median(values) / one, 2)}×`,
+        ];
+      }),
+    ),
+  );
+  say();
+  say(`load average at end ${loadAverage()}`);
 });

@@ -14,9 +14,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Kafka, logLevel } from 'kafkajs';
 import { parseArgs } from './lib/args.js';
 import { NOOP_TOOL } from './lib/bench-tools.js';
-import { spawnExecutorChild, type ProcessSample } from './lib/child-protocol.js';
+import { childPlacement, spawnExecutorChild, type ProcessSample } from './lib/child-protocol.js';
 import { fmt, loadAverage, machineLine, median, note, nowMs, say, table, within } from './lib/report.js';
-import { acquireServers } from './lib/servers.js';
+import { runWithServers } from './lib/servers.js';
 import {
   buildCallMessages,
   createBenchKeys,
@@ -34,22 +34,13 @@ const SAMPLE_MS = args.quick ? 2_000 : 10_000;
 const MAX_CONCURRENCY = 16;
 const PARTITIONS_CONCURRENTLY = 4;
 
-async function main(): Promise<void> {
-  const servers = await acquireServers();
+runWithServers(async (servers) => {
   const keys = createBenchKeys();
   const prefix = runName('soak');
   const setup = await createBenchTopics(servers, prefix);
   const executor = spawnExecutorChild({
     mode: 'toolgate',
-    brokers: servers.brokers,
-    registryUrl: servers.registryUrl,
-    redisUrl: servers.redisUrl,
-    topics: setup.topics,
-    resultsPartitions: PARTITIONS.results,
-    jwks: keys.jwks,
-    groupId: `${prefix}-executors`,
-    ownerId: `${prefix}-executor`,
-    redisPrefix: `${prefix}:`,
+    ...childPlacement(servers, keys, setup),
     maxConcurrency: MAX_CONCURRENCY,
     partitionsConcurrently: PARTITIONS_CONCURRENTLY,
     // Results outlive any redelivery here; a short TTL keeps the shared Redis small over a long soak.
@@ -229,11 +220,5 @@ async function main(): Promise<void> {
     await executor.stop();
     await admin.disconnect().catch(() => undefined);
     await setup.close();
-    await servers.release();
   }
-}
-
-main().catch((err: unknown) => {
-  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exitCode = 1;
 });

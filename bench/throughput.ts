@@ -33,16 +33,12 @@ import {
   table,
   within,
 } from './lib/report.js';
-import { acquireServers, type BenchServers } from './lib/servers.js';
+import { runWithServers, type BenchServers } from './lib/servers.js';
 import {
-  buildCallMessages,
-  createBenchExecutor,
+  createBacklog,
   createBenchKeys,
-  createBenchTopics,
-  outcomeSummary,
+  drainBacklog,
   PARTITIONS,
-  publishChunked,
-  runName,
   type BenchKeys,
   type BenchTopics,
 } from './lib/toolgate-stack.js';
@@ -56,21 +52,8 @@ const KEYS = 4_096;
 const TIMEOUT_MS = 60_000 + CALLS * 20;
 
 /** Fresh topics holding CALLS pre-published call events. */
-async function backlog(servers: BenchServers, keys: BenchKeys, what: string): Promise<BenchTopics> {
-  const prefix = runName(what);
-  const topics = await createBenchTopics(servers, prefix);
-  const messages = await buildCallMessages(topics.codec, {
-    runId: prefix,
-    tool: NOOP_TOOL,
-    firstIndex: 0,
-    count: CALLS,
-    keyCount: KEYS,
-    assertion: await keys.assertion(3_600),
-    topics: topics.topics,
-    replyPartitions: PARTITIONS.results,
-  });
-  await publishChunked(topics.bus, topics.topics.calls, messages);
-  return topics;
+function backlog(servers: BenchServers, keys: BenchKeys, what: string): Promise<BenchTopics> {
+  return createBacklog(servers, keys, { what, tool: NOOP_TOOL, count: CALLS, keyCount: KEYS });
 }
 
 interface Variant {
@@ -79,34 +62,14 @@ interface Variant {
 }
 
 async function toolgateRun(servers: BenchServers, keys: BenchKeys, variant: Variant = {}): Promise<number> {
-  const setup = await backlog(servers, keys, 'tp-toolgate');
-  const ex = await createBenchExecutor({
-    conn: servers,
-    topics: setup.topics,
-    resultsPartitions: PARTITIONS.results,
-    jwks: keys.jwks,
-    redisUrl: servers.redisUrl,
-    redisPrefix: `${setup.prefix}:`,
-    groupId: `${setup.prefix}-executors`,
-    ownerId: `${setup.prefix}-executor`,
+  return drainBacklog(servers, keys, await backlog(servers, keys, 'tp-toolgate'), {
+    calls: CALLS,
+    timeoutMs: TIMEOUT_MS,
     maxConcurrency: MAX_CONCURRENCY,
     partitionsConcurrently: PARTITIONS_CONCURRENTLY,
+    failOnLoggedErrors: true,
     ...variant,
   });
-  try {
-    await ex.executor.start();
-    await within(ex.untilResults(CALLS), TIMEOUT_MS, () => `toolgate published ${ex.counts.results} results`);
-    const success = ex.counts.outcomes.get('SUCCESS') ?? 0;
-    if (success !== CALLS || ex.counts.errors > 0) {
-      throw new Error(
-        `expected ${CALLS} SUCCESS, got ${outcomeSummary(ex.counts.outcomes)}; ${ex.counts.errors} errors logged`,
-      );
-    }
-    return CALLS / ((ex.counts.lastResultAtMs - ex.counts.firstBatchAtMs) / 1000);
-  } finally {
-    await ex.close();
-    await setup.close();
-  }
 }
 
 async function rawRun(servers: BenchServers, keys: BenchKeys, mode: PassThroughMode): Promise<number> {
@@ -130,76 +93,66 @@ async function rawRun(servers: BenchServers, keys: BenchKeys, mode: PassThroughM
   }
 }
 
-async function main(): Promise<void> {
-  const servers = await acquireServers();
-  try {
-    const keys = createBenchKeys();
-    say(`## Throughput through real Kafka${args.quick ? ' (quick)' : ''}`);
-    say();
-    say(machineLine(servers.kafkaVersion));
-    say(
-      `calls per run ${fmt(CALLS)}, rounds ${REPEATS} (candidates alternate, order rotating); ` +
-        `calls topic ${PARTITIONS.calls} partitions, ${fmt(KEYS)} keys; executor maxConcurrency ${MAX_CONCURRENCY} × ` +
-        `partitionsConcurrently ${PARTITIONS_CONCURRENTLY}; BullMQ concurrency ${MAX_CONCURRENCY * PARTITIONS_CONCURRENTLY}`,
-    );
-    say();
-    const only = args.list('only');
-    const candidates = [
-      { name: 'toolgate', run: () => toolgateRun(servers, keys) },
-      {
-        name: 'toolgate-uncoalesced',
-        run: () => toolgateRun(servers, keys, { coalescePublishes: false }),
-      },
-      {
-        name: 'toolgate-pipelined',
-        run: () => toolgateRun(servers, keys, { redisAutoPipelining: true }),
-      },
-      { name: 'raw-one', run: () => rawRun(servers, keys, 'one') },
-      { name: 'raw-two', run: () => rawRun(servers, keys, 'two') },
-      { name: 'raw-two-phased', run: () => rawRun(servers, keys, 'two-phased') },
-      {
-        name: 'bullmq',
-        run: () =>
-          runBullmq({
-            redisUrl: servers.redisUrl,
-            queueName: `bench-tp-${process.pid}-${randomUUID().slice(0, 8)}`,
-            jobs: CALLS,
-            concurrency: MAX_CONCURRENCY * PARTITIONS_CONCURRENTLY,
-            timeoutMs: TIMEOUT_MS,
-          }),
-      },
-    ].filter((c) => only === undefined || only.includes(c.name));
-    const results = await alternate(REPEATS, candidates);
-    const tg = median(results.get('toolgate') ?? []);
-    const labels: Record<string, string> = {
-      toolgate: 'toolgate executor (full pipeline; audit, then result; outputs coalesced)',
-      'toolgate-uncoalesced': 'toolgate executor, one produce request per publish (before coalescing)',
-      'toolgate-pipelined': 'prototype: toolgate + Redis auto-pipelining',
-      'raw-one': 'raw kafkajs, 1 output per input, 1 send per batch',
-      'raw-two': 'raw kafkajs, 2 outputs per input, 1 send per batch',
-      'raw-two-phased': 'raw kafkajs, 2 outputs per input, audit then result per input',
-      bullmq: 'BullMQ no-op jobs',
-    };
-    say(
-      table(
-        ['candidate', 'calls/s (median)', 'runs', 'toolgate ÷ candidate'],
-        [...results.entries()].map(([name, values]) => [
-          labels[name] ?? name,
-          fmt(median(values)),
-          values.map((v) => fmt(v)).join(', '),
-          name === 'toolgate' ? '1.00×' : ratio(tg, median(values)),
-        ]),
-      ),
-    );
-    say();
-    note('ratios are of medians');
-    say(`load average at end ${loadAverage()}`);
-  } finally {
-    await servers.release();
-  }
-}
-
-main().catch((err: unknown) => {
-  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exitCode = 1;
+runWithServers(async (servers) => {
+  const keys = createBenchKeys();
+  say(`## Throughput through real Kafka${args.quick ? ' (quick)' : ''}`);
+  say();
+  say(machineLine(servers.kafkaVersion));
+  say(
+    `calls per run ${fmt(CALLS)}, rounds ${REPEATS} (candidates alternate, order rotating); ` +
+      `calls topic ${PARTITIONS.calls} partitions, ${fmt(KEYS)} keys; executor maxConcurrency ${MAX_CONCURRENCY} × ` +
+      `partitionsConcurrently ${PARTITIONS_CONCURRENTLY}; BullMQ concurrency ${MAX_CONCURRENCY * PARTITIONS_CONCURRENTLY}`,
+  );
+  say();
+  const only = args.list('only');
+  const candidates = [
+    { name: 'toolgate', run: () => toolgateRun(servers, keys) },
+    {
+      name: 'toolgate-uncoalesced',
+      run: () => toolgateRun(servers, keys, { coalescePublishes: false }),
+    },
+    {
+      name: 'toolgate-pipelined',
+      run: () => toolgateRun(servers, keys, { redisAutoPipelining: true }),
+    },
+    { name: 'raw-one', run: () => rawRun(servers, keys, 'one') },
+    { name: 'raw-two', run: () => rawRun(servers, keys, 'two') },
+    { name: 'raw-two-phased', run: () => rawRun(servers, keys, 'two-phased') },
+    {
+      name: 'bullmq',
+      run: () =>
+        runBullmq({
+          redisUrl: servers.redisUrl,
+          queueName: `bench-tp-${process.pid}-${randomUUID().slice(0, 8)}`,
+          jobs: CALLS,
+          concurrency: MAX_CONCURRENCY * PARTITIONS_CONCURRENTLY,
+          timeoutMs: TIMEOUT_MS,
+        }),
+    },
+  ].filter((c) => only === undefined || only.includes(c.name));
+  const results = await alternate(REPEATS, candidates);
+  const tg = median(results.get('toolgate') ?? []);
+  const labels: Record<string, string> = {
+    toolgate: 'toolgate executor (full pipeline; audit, then result; outputs coalesced)',
+    'toolgate-uncoalesced': 'toolgate executor, one produce request per publish (before coalescing)',
+    'toolgate-pipelined': 'prototype: toolgate + Redis auto-pipelining',
+    'raw-one': 'raw kafkajs, 1 output per input, 1 send per batch',
+    'raw-two': 'raw kafkajs, 2 outputs per input, 1 send per batch',
+    'raw-two-phased': 'raw kafkajs, 2 outputs per input, audit then result per input',
+    bullmq: 'BullMQ no-op jobs',
+  };
+  say(
+    table(
+      ['candidate', 'calls/s (median)', 'runs', 'toolgate ÷ candidate'],
+      [...results.entries()].map(([name, values]) => [
+        labels[name] ?? name,
+        fmt(median(values)),
+        values.map((v) => fmt(v)).join(', '),
+        name === 'toolgate' ? '1.00×' : ratio(tg, median(values)),
+      ]),
+    ),
+  );
+  say();
+  note('ratios are of medians');
+  say(`load average at end ${loadAverage()}`);
 });

@@ -2,7 +2,6 @@ import type { TestProject } from 'vitest/node';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { DATABASE_URL, REDIS_URL } from './helpers/env.js';
-import type { LocalServersConfig } from '../deploy/local/config.js';
 import { loadLocalConfig } from '../deploy/local/config.js';
 import { acquireKafkaCluster, releaseKafkaCluster } from '../deploy/local/kafka-cluster-server.js';
 import { acquireKafka, releaseKafka } from '../deploy/local/kafka-server.js';
@@ -34,10 +33,62 @@ export default async function setup(project: TestProject): Promise<() => Promise
     for (const stop of stops.splice(0).reverse()) await stop();
   };
   try {
-    project.provide('kafkaBrokers', await kafka(cfg, keep, stops));
-    project.provide('schemaRegistryUrl', await schemaRegistry(cfg, keep, stops));
-    project.provide('redisClusterNodes', await redisCluster(cfg, keep, stops));
-    project.provide('kafkaClusterBrokers', await kafkaCluster(cfg, keep, stops));
+    project.provide(
+      'kafkaBrokers',
+      await provision(stops, {
+        name: 'Kafka broker',
+        given: listFromEnv('KAFKA_BROKERS'),
+        check: {
+          answers: kafkaAnswers,
+          what: (brokers) => `Kafka at ${brokers.join(',')}`,
+          hint: `Start that broker, or unset KAFKA_BROKERS so the tests start a local one ('npm run kafka:up' starts it by hand).`,
+        },
+        acquire: async () => (await acquireKafka(cfg, stderrLog)).brokers,
+        release: () => releaseKafka(cfg, keep, stderrLog),
+        startHint: `Start it by hand with 'npm run kafka:up' (needs Maven and Java 17+), or set KAFKA_BROKERS.`,
+      }),
+    );
+    project.provide(
+      'schemaRegistryUrl',
+      await provision(stops, {
+        name: 'schema registry',
+        given: process.env.SCHEMA_REGISTRY_URL || undefined,
+        check: {
+          answers: registryAnswers,
+          what: (url) => `schema registry at ${url}`,
+          hint:
+            `Start that registry (a Confluent-compatible base URL), or unset ` +
+            `SCHEMA_REGISTRY_URL so the tests start a local one ('npm run registry:up' starts it by hand).`,
+        },
+        acquire: async () => (await acquireRegistry(cfg, stderrLog)).url,
+        release: () => releaseRegistry(cfg, keep, stderrLog),
+        startHint: `Start it by hand with 'npm run registry:up' (needs Maven and Java 21+), or set SCHEMA_REGISTRY_URL.`,
+      }),
+    );
+    // The Redis Cluster the cluster contract suites run on: REDIS_CLUSTER_NODES (comma-separated
+    // host:port seeds) when given, else the local launcher's three masters with a replica each.
+    project.provide(
+      'redisClusterNodes',
+      await provision(stops, {
+        name: 'Redis Cluster',
+        given: listFromEnv('REDIS_CLUSTER_NODES'),
+        acquire: async () => (await acquireRedisCluster(cfg, stderrLog)).nodes,
+        release: () => releaseRedisCluster(cfg, keep, stderrLog),
+        startHint: `Start it by hand with 'npm run redis-cluster:up' (needs redis-server and redis-cli), or set REDIS_CLUSTER_NODES.`,
+      }),
+    );
+    // The replicated Kafka cluster the cluster contract suites run on: KAFKA_CLUSTER_BROKERS when
+    // given, else the local launcher's three nodes (replication factor 3, min.insync.replicas 2).
+    project.provide(
+      'kafkaClusterBrokers',
+      await provision(stops, {
+        name: 'Kafka cluster',
+        given: listFromEnv('KAFKA_CLUSTER_BROKERS'),
+        acquire: async () => (await acquireKafkaCluster(cfg, stderrLog)).brokers,
+        release: () => releaseKafkaCluster(cfg, keep, stderrLog),
+        startHint: `Start it by hand with 'npm run kafka-cluster:up', or set KAFKA_CLUSTER_BROKERS.`,
+      }),
+    );
   } catch (err) {
     await teardown();
     throw err;
@@ -45,93 +96,55 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return teardown;
 }
 
-async function kafka(cfg: LocalServersConfig, keep: boolean, stops: Stop[]): Promise<string[]> {
-  const given = (process.env.KAFKA_BROKERS ?? '').split(',').filter(Boolean);
-  if (given.length > 0) {
-    await waitFor(() => kafkaAnswers(given), {
-      what: `Kafka at ${given.join(',')}`,
-      timeoutMs: 15_000,
-    }).catch((err: unknown) => {
-      throw new Error(
-        `${message(err)}. Start that broker, or unset KAFKA_BROKERS so the tests start a local one ` +
-          `('npm run kafka:up' starts it by hand).`,
-      );
-    });
-    return given;
-  }
-  try {
-    const up = await acquireKafka(cfg, stderrLog);
-    stops.push(() => releaseKafka(cfg, keep, stderrLog));
-    return up.brokers;
-  } catch (err) {
-    throw new Error(
-      `Could not start the local Kafka broker: ${message(err)}\n` +
-        `Start it by hand with 'npm run kafka:up' (needs Maven and Java 17+), or set KAFKA_BROKERS.`,
-    );
-  }
+/** A comma-separated list in the environment variable `name`; undefined when it names nothing. */
+function listFromEnv(name: string): string[] | undefined {
+  const list = (process.env[name] ?? '').split(',').filter(Boolean);
+  return list.length > 0 ? list : undefined;
 }
 
-async function schemaRegistry(cfg: LocalServersConfig, keep: boolean, stops: Stop[]): Promise<string> {
-  const given = process.env.SCHEMA_REGISTRY_URL;
-  if (given) {
-    await waitFor(() => registryAnswers(given), {
-      what: `schema registry at ${given}`,
-      timeoutMs: 15_000,
-    }).catch((err: unknown) => {
-      throw new Error(
-        `${message(err)}. Start that registry (a Confluent-compatible base URL), or unset ` +
-          `SCHEMA_REGISTRY_URL so the tests start a local one ('npm run registry:up' starts it by hand).`,
-      );
-    });
-    return given;
-  }
-  try {
-    const up = await acquireRegistry(cfg, stderrLog);
-    stops.push(() => releaseRegistry(cfg, keep, stderrLog));
-    return up.url;
-  } catch (err) {
-    throw new Error(
-      `Could not start the local schema registry: ${message(err)}\n` +
-        `Start it by hand with 'npm run registry:up' (needs Maven and Java 21+), or set SCHEMA_REGISTRY_URL.`,
-    );
-  }
+/** Where a server of the run comes from: the environment, or the local launcher. */
+interface ServerSource<T> {
+  /** The local server's name in the message when it cannot be started. */
+  readonly name: string;
+  /** The server the environment names, if it names one. */
+  readonly given: T | undefined;
+  /** How a given server is waited for (up to 15 s); without it, a given server is taken as it is. */
+  readonly check?: {
+    readonly answers: (given: T) => Promise<boolean>;
+    readonly what: (given: T) => string;
+    /** What to do when it does not answer. */
+    readonly hint: string;
+  };
+  /** Starts the local server, or reuses ours if up, taking a lease. */
+  readonly acquire: () => Promise<T>;
+  /** Drops the lease (stopping the server when the launchers say so). */
+  readonly release: () => Promise<unknown>;
+  /** What to do when the local server cannot be started. */
+  readonly startHint: string;
 }
 
 /**
- * The replicated Kafka cluster the cluster contract suites run on: KAFKA_CLUSTER_BROKERS when
- * given, else the local launcher's three nodes (replication factor 3, min.insync.replicas 2).
+ * The server `source` gives: a given one once it answers, else the local one, whose release is
+ * pushed onto `stops`. Rejects with a message that says how to start the server.
  */
-async function kafkaCluster(cfg: LocalServersConfig, keep: boolean, stops: Stop[]): Promise<string[]> {
-  const given = (process.env.KAFKA_CLUSTER_BROKERS ?? '').split(',').filter(Boolean);
-  if (given.length > 0) return given;
-  try {
-    const up = await acquireKafkaCluster(cfg, stderrLog);
-    stops.push(() => releaseKafkaCluster(cfg, keep, stderrLog));
-    return up.brokers;
-  } catch (err) {
-    throw new Error(
-      `Could not start the local Kafka cluster: ${message(err)}\n` +
-        `Start it by hand with 'npm run kafka-cluster:up', or set KAFKA_CLUSTER_BROKERS.`,
-    );
+async function provision<T>(stops: Stop[], source: ServerSource<T>): Promise<T> {
+  const { given, check } = source;
+  if (given !== undefined) {
+    if (check !== undefined) {
+      await waitFor(() => check.answers(given), { what: check.what(given), timeoutMs: 15_000 }).catch(
+        (err: unknown) => {
+          throw new Error(`${message(err)}. ${check.hint}`);
+        },
+      );
+    }
+    return given;
   }
-}
-
-/**
- * The Redis Cluster the cluster contract suites run on: REDIS_CLUSTER_NODES (comma-separated
- * host:port seeds) when given, else the local launcher's three masters with a replica each.
- */
-async function redisCluster(cfg: LocalServersConfig, keep: boolean, stops: Stop[]): Promise<string[]> {
-  const given = (process.env.REDIS_CLUSTER_NODES ?? '').split(',').filter(Boolean);
-  if (given.length > 0) return given;
   try {
-    const up = await acquireRedisCluster(cfg, stderrLog);
-    stops.push(() => releaseRedisCluster(cfg, keep, stderrLog));
-    return up.nodes;
+    const up = await source.acquire();
+    stops.push(source.release);
+    return up;
   } catch (err) {
-    throw new Error(
-      `Could not start the local Redis Cluster: ${message(err)}\n` +
-        `Start it by hand with 'npm run redis-cluster:up' (needs redis-server and redis-cli), or set REDIS_CLUSTER_NODES.`,
-    );
+    throw new Error(`Could not start the local ${source.name}: ${message(err)}\n${source.startHint}`);
   }
 }
 
@@ -139,32 +152,50 @@ function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/**
+ * Connects with `connect`, and always `close`s; rejects, when that fails, with a message naming
+ * `what` at `url` and how to start it.
+ */
+async function checkReachable(
+  what: string,
+  url: string,
+  startHint: string,
+  connect: () => Promise<unknown>,
+  close: () => Promise<unknown>,
+): Promise<void> {
+  try {
+    await connect();
+  } catch (err) {
+    throw new Error(`${what} is not reachable at ${url} (${String(err)}). ${startHint}`);
+  } finally {
+    await close().catch(() => undefined);
+  }
+}
+
 async function checkPostgres(): Promise<void> {
   const client = new pg.Client({ connectionString: DATABASE_URL, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-  } catch (err) {
-    throw new Error(
-      `PostgreSQL is not reachable at ${DATABASE_URL} (${String(err)}). Start it with ` +
-        `'pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start', or set DATABASE_URL.`,
-    );
-  } finally {
-    await client.end().catch(() => undefined);
-  }
+  await checkReachable(
+    'PostgreSQL',
+    DATABASE_URL,
+    `Start it with 'pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start', or set DATABASE_URL.`,
+    async () => {
+      await client.connect();
+      await client.query('SELECT 1');
+    },
+    () => client.end(),
+  );
 }
 
 async function checkRedis(): Promise<void> {
   const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 3000 });
-  try {
-    await redis.connect();
-    await redis.ping();
-  } catch (err) {
-    throw new Error(
-      `Redis is not reachable at ${REDIS_URL} (${String(err)}). Start it with ` +
-        `'redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no', or set REDIS_URL.`,
-    );
-  } finally {
-    redis.disconnect();
-  }
+  await checkReachable(
+    'Redis',
+    REDIS_URL,
+    `Start it with 'redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no', or set REDIS_URL.`,
+    async () => {
+      await redis.connect();
+      await redis.ping();
+    },
+    async () => redis.disconnect(),
+  );
 }

@@ -8,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 import type { JWK } from 'jose';
 import type { TopicNames } from '../../libs/events/topics.js';
 import type { LatencySummary } from './latency-histogram.js';
+import type { BenchServers } from './servers.js';
+import type { BenchKeys, BenchTopics } from './toolgate-stack.js';
 
 /** What a child runs: the toolgate executor, or the raw kafkajs pass-through (one output per input). */
 export interface ChildConfig {
@@ -28,6 +30,45 @@ export interface ChildConfig {
   readonly resultPartition?: number;
   /** Process samples (RSS, heap, event-loop delay) every this many ms; none when absent. */
   readonly sampleIntervalMs?: number;
+}
+
+/** The part of a child's config that says where it runs: servers, topics, keys, group and names. */
+export type ChildPlacement = Pick<
+  ChildConfig,
+  | 'brokers'
+  | 'registryUrl'
+  | 'redisUrl'
+  | 'topics'
+  | 'resultsPartitions'
+  | 'jwks'
+  | 'groupId'
+  | 'ownerId'
+  | 'redisPrefix'
+>;
+
+/**
+ * Where a child of a run on `setup` runs, as every benchmark places it: on `servers`, consuming
+ * `setup`'s topics (results to all of its results partitions) in group `<prefix>-executors`,
+ * verifying with `keys`' JWKS, its Redis keys under `<prefix>:`, as owner `<prefix>-executor` +
+ * `ownerSuffix`.
+ */
+export function childPlacement(
+  servers: Pick<BenchServers, 'brokers' | 'registryUrl' | 'redisUrl'>,
+  keys: Pick<BenchKeys, 'jwks'>,
+  setup: Pick<BenchTopics, 'prefix' | 'topics' | 'partitions'>,
+  ownerSuffix = '',
+): ChildPlacement {
+  return {
+    brokers: servers.brokers,
+    registryUrl: servers.registryUrl,
+    redisUrl: servers.redisUrl,
+    topics: setup.topics,
+    resultsPartitions: setup.partitions.results,
+    jwks: keys.jwks,
+    groupId: `${setup.prefix}-executors`,
+    ownerId: `${setup.prefix}-executor${ownerSuffix}`,
+    redisPrefix: `${setup.prefix}:`,
+  };
 }
 
 /** Progress, sent every 250 ms. */

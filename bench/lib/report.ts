@@ -98,3 +98,14 @@ export async function within<T>(promise: Promise<T>, ms: number, what: () => str
     clearTimeout(timer);
   }
 }
+
+/**
+ * Runs a benchmark's `main`. A failure is written to stderr (its stack when it has one) and sets
+ * the process's exit code to 1; nothing is thrown.
+ */
+export function runMain(main: () => Promise<void>): void {
+  main().catch((err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = 1;
+  });
+}

@@ -8,6 +8,7 @@ import { KAFKA_VERSION, loadLocalConfig } from '../../deploy/local/config.js';
 import { acquireKafka, releaseKafka } from '../../deploy/local/kafka-server.js';
 import { stderrLog } from '../../deploy/local/log.js';
 import { acquireRegistry, releaseRegistry } from '../../deploy/local/registry-server.js';
+import { runMain } from './report.js';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -46,4 +47,19 @@ export async function acquireServers(): Promise<BenchServers> {
       for (const release of releases.splice(0).reverse()) await release().catch(() => undefined);
     },
   };
+}
+
+/**
+ * A benchmark's entry point ({@link runMain}): acquires the servers, runs `body` with them and
+ * releases them whatever happened.
+ */
+export function runWithServers(body: (servers: BenchServers) => Promise<void>): void {
+  runMain(async () => {
+    const servers = await acquireServers();
+    try {
+      await body(servers);
+    } finally {
+      await servers.release();
+    }
+  });
 }

@@ -27,7 +27,7 @@ import type { Executor } from '../../services/executor/executor.js';
 import type { CallRunner } from '../../services/executor/executor-deps.js';
 import type { Logger } from '../../libs/ports/logger.js';
 import { benchRegistry } from './bench-tools.js';
-import { nowMs } from './report.js';
+import { nowMs, within } from './report.js';
 
 export const ISSUER = 'toolgate-bench-agents';
 export const AUDIENCE = 'toolgate-bench-executors';
@@ -214,6 +214,48 @@ export async function publishChunked(
   }
 }
 
+/** What a run's backlog holds: `count` calls of `tool` cycling through `keyCount` resource keys. */
+export interface BacklogCalls {
+  readonly tool: string;
+  readonly count: number;
+  readonly keyCount: number;
+}
+
+/**
+ * Publishes `o.count` calls of `o.tool` on `setup`'s calls topic (assertions valid for an hour,
+ * results addressed round-robin to every results partition), in chunks.
+ */
+export async function publishBacklog(setup: BenchTopics, keys: BenchKeys, o: BacklogCalls): Promise<void> {
+  const messages = await buildCallMessages(setup.codec, {
+    runId: setup.prefix,
+    tool: o.tool,
+    firstIndex: 0,
+    count: o.count,
+    keyCount: o.keyCount,
+    assertion: await keys.assertion(3_600),
+    topics: setup.topics,
+    replyPartitions: setup.partitions.results,
+  });
+  await publishChunked(setup.bus, setup.topics.calls, messages);
+}
+
+/**
+ * Fresh topics for a run named after `o.what` (see {@link runName}; partitions default
+ * {@link PARTITIONS}) holding its backlog ({@link publishBacklog}).
+ */
+export async function createBacklog(
+  conn: ConnectionSettings,
+  keys: BenchKeys,
+  o: BacklogCalls & {
+    readonly what: string;
+    readonly partitions?: Readonly<Record<keyof TopicNames, number>>;
+  },
+): Promise<BenchTopics> {
+  const setup = await createBenchTopics(conn, runName(o.what), o.partitions);
+  await publishBacklog(setup, keys, o);
+  return setup;
+}
+
 /** What the counting wrappers saw. */
 export interface ExecutorCounts {
   /** Results acknowledged by the broker. */
@@ -386,4 +428,62 @@ export async function deleteRedisKeys(redis: Redis, prefix: string): Promise<voi
 /** Outcome counts as "SUCCESS 1000, DUPLICATE 2". */
 export function outcomeSummary(outcomes: ReadonlyMap<string, number>): string {
   return [...outcomes.entries()].map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
+}
+
+/** Options of {@link drainBacklog}: the executor's bounds and variants, and what the run expects. */
+export interface DrainOptions extends Pick<
+  BenchExecutorOptions,
+  'maxConcurrency' | 'partitionsConcurrently' | 'coalescePublishes' | 'redisAutoPipelining'
+> {
+  /** The calls on the backlog, all of which must succeed. */
+  readonly calls: number;
+  readonly timeoutMs: number;
+  /** Also fail when the executor logged an error (default: only a call that did not succeed fails). */
+  readonly failOnLoggedErrors?: boolean;
+}
+
+/**
+ * Runs an in-process bench executor (group `<prefix>-executors`, Redis prefix `<prefix>:`) on
+ * `setup`'s backlog until it has published `o.calls` results, and returns the calls/s from the first
+ * batch it received to the last result acknowledged. Rejects when that takes longer than
+ * `o.timeoutMs` or a call did not succeed. Closes the executor and `setup` either way.
+ */
+export async function drainBacklog(
+  conn: ConnectionSettings & { readonly redisUrl: string },
+  keys: BenchKeys,
+  setup: BenchTopics,
+  o: DrainOptions,
+): Promise<number> {
+  const ex = await createBenchExecutor({
+    conn,
+    topics: setup.topics,
+    resultsPartitions: setup.partitions.results,
+    jwks: keys.jwks,
+    redisUrl: conn.redisUrl,
+    redisPrefix: `${setup.prefix}:`,
+    groupId: `${setup.prefix}-executors`,
+    ownerId: `${setup.prefix}-executor`,
+    maxConcurrency: o.maxConcurrency,
+    partitionsConcurrently: o.partitionsConcurrently,
+    coalescePublishes: o.coalescePublishes,
+    redisAutoPipelining: o.redisAutoPipelining,
+  });
+  try {
+    await ex.executor.start();
+    await within(
+      ex.untilResults(o.calls),
+      o.timeoutMs,
+      () => `the executor published ${ex.counts.results} results`,
+    );
+    const success = ex.counts.outcomes.get('SUCCESS') ?? 0;
+    if (success !== o.calls || (o.failOnLoggedErrors === true && ex.counts.errors > 0)) {
+      throw new Error(
+        `expected ${o.calls} SUCCESS, got ${outcomeSummary(ex.counts.outcomes)}; ${ex.counts.errors} errors logged`,
+      );
+    }
+    return o.calls / ((ex.counts.lastResultAtMs - ex.counts.firstBatchAtMs) / 1000);
+  } finally {
+    await ex.close();
+    await setup.close();
+  }
 }

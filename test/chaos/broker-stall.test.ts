@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Executor } from '../../services/executor/executor.js';
 import { judgeCalls, type CallVerdict } from './call-verdict.js';
 import { safetyCalls, streamCalls } from './call-stream.js';
@@ -7,9 +7,8 @@ import { chaosPipeline } from './chaos-pipeline.js';
 import { chaosScale, scaledTimeout } from './chaos-scale.js';
 import { complaints, logTail, type LogTail } from './log-tail.js';
 import { testKafkaBus } from '../integration/executor/test-parts.js';
-import { createNetworkLab, labExecutor, within, type NetworkLab } from './network-lab.js';
+import { labExecutor, labScene, within } from './network-lab.js';
 import { effectCounts, safetyLedgerTools } from './safety-ledger.js';
-import type { TopicCollector } from './topic-collector.js';
 
 /**
  * The broker stalls instead of stopping: every connection to it stays open and nothing comes back
@@ -25,21 +24,8 @@ const SCALE = chaosScale();
 const CALLS = SCALE.networkCalls;
 const KEYS = 24;
 
-let lab: NetworkLab;
-let results: TopicCollector<'results'>;
-let dlq: TopicCollector<'dlq'>;
-
-beforeAll(async () => {
-  lab = await createNetworkLab('chaos_stall', {
-    hosts: ['a', 'b'],
-    executorEnv: { CHAOS_WORK_MS: '20', CHAOS_TOOL_TIMEOUT_MS: '2000' },
-  });
-  results = await lab.collect('results');
-  dlq = await lab.collect('dlq');
-}, 180_000);
-
-afterAll(async () => {
-  await lab?.destroy();
+const scene = labScene('chaos_stall', {
+  executorEnv: { CHAOS_WORK_MS: '20', CHAOS_TOOL_TIMEOUT_MS: '2000' },
 });
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -59,28 +45,28 @@ async function stalledRun(
   diagnose: () => string,
   logs: () => string,
 ): Promise<{ verdict: CallVerdict; figures: object }> {
-  const calls = await safetyCalls(lab, tag, CALLS, KEYS);
+  const calls = await safetyCalls(scene.lab, tag, CALLS, KEYS);
   const ids = new Set(calls.map((c) => c.callId));
-  const run = streamCalls(lab, calls, results, 6_000 + SCALE.networkFaultMs);
+  const run = streamCalls(scene.lab, calls, scene.results, 6_000 + SCALE.networkFaultMs);
   await run.answeredShare(0.15, 60_000);
   const answeredAt = (): number => {
-    return new Set(results.events.filter((e) => ids.has(e.callId)).map((e) => e.callId)).size;
+    return new Set(scene.results.events.filter((e) => ids.has(e.callId)).map((e) => e.callId)).size;
   };
   const before = answeredAt();
   const from = Date.now();
-  lab.kafkaProxy.setFaults({ blackhole: true });
+  scene.lab.kafkaProxy.setFaults({ blackhole: true });
   await sleep(SCALE.networkFaultMs);
-  lab.kafkaProxy.setFaults({});
+  scene.lab.kafkaProxy.setFaults({});
   const healedAt = Date.now();
   const publishRetries = await run.published;
   const allMs = await run.allAnswered(scaledTimeout(120_000), diagnose);
-  const sentinels = await safetyCalls(lab, `${tag}s`, 9, 9);
-  const sentinelRun = streamCalls(lab, sentinels, results, 100);
+  const sentinels = await safetyCalls(scene.lab, `${tag}s`, 9, 9);
+  const sentinelRun = streamCalls(scene.lab, sentinels, scene.results, 100);
   await sentinelRun.allAnswered(60_000, diagnose);
   await sleep(1_000);
-  const counts = await effectCounts(lab.pool);
-  const verdict = judgeCalls(calls, results.events, dlq.events, counts);
-  const sentinelVerdict = judgeCalls(sentinels, results.events, dlq.events, counts);
+  const counts = await effectCounts(scene.lab.pool);
+  const verdict = judgeCalls(calls, scene.results.events, scene.dlq.events, counts);
+  const sentinelVerdict = judgeCalls(sentinels, scene.results.events, scene.dlq.events, counts);
   return {
     verdict,
     figures: {
@@ -90,8 +76,9 @@ async function stalledRun(
       answeredBeforeStall: before,
       allAnsweredMs: allMs,
       lastAnswerAfterHealMs:
-        Math.max(...results.events.filter((e) => ids.has(e.callId)).map((e) => e.completedAtMs)) - healedAt,
-      collectorCrashes: results.crashes.length + dlq.crashes.length,
+        Math.max(...scene.results.events.filter((e) => ids.has(e.callId)).map((e) => e.completedAtMs)) -
+        healedAt,
+      collectorCrashes: scene.results.crashes.length + scene.dlq.crashes.length,
       executorConsumerReplacements: consumerReplacements(logs()),
       publishRetries,
       duplicateEffects: verdict.duplicateEffects.length,
@@ -116,15 +103,15 @@ describe('broker stall', () => {
   it(
     'two executor children ride out a broker stall past the session timeout',
     async () => {
-      await Promise.all([lab.fleet.spawn(), lab.fleet.spawn()]);
+      await Promise.all([scene.lab.fleet.spawn(), scene.lab.fleet.spawn()]);
       const { verdict, figures } = await stalledRun(
         'kids',
-        () => lab.fleet.all.map((c) => complaints(c.name, c.output)).join('\n'),
-        () => lab.fleet.all.flatMap((c) => c.output).join('\n'),
+        () => scene.lab.fleet.all.map((c) => complaints(c.name, c.output)).join('\n'),
+        () => scene.lab.fleet.all.flatMap((c) => c.output).join('\n'),
       );
       console.log(`[chaos broker-stall children] ${JSON.stringify(figures)}`);
       expectSound(verdict, figures);
-      expect(await lab.fleet.stop()).toEqual([0, 0]);
+      expect(await scene.lab.fleet.stop()).toEqual([0, 0]);
     },
     scaledTimeout(200_000),
   );
@@ -134,18 +121,21 @@ describe('broker stall', () => {
     async () => {
       const busLog: LogTail = logTail('stall executor bus');
       const executorLog: LogTail = logTail('stall executor');
-      const redis = new Redis(lab.redisServer.url, { maxRetriesPerRequest: 2 });
+      const redis = new Redis(scene.lab.redisServer.url, { maxRetriesPerRequest: 2 });
       redis.on('error', () => undefined);
-      const bus = testKafkaBus(lab.broker, 'chaos_stall_executor', { logLevel: 'warn', logger: busLog });
-      const owner = `${lab.stack.prefix}-stall`;
+      const bus = testKafkaBus(scene.lab.broker, 'chaos_stall_executor', {
+        logLevel: 'warn',
+        logger: busLog,
+      });
+      const owner = `${scene.lab.stack.prefix}-stall`;
       const built = chaosPipeline({
         redis,
-        keyPrefix: lab.stack.redis.prefix,
-        tools: safetyLedgerTools(lab.pool, { workMs: 20, timeoutMs: 2_000 }),
+        keyPrefix: scene.lab.stack.redis.prefix,
+        tools: safetyLedgerTools(scene.lab.pool, { workMs: 20, timeoutMs: 2_000 }),
       });
       let executor: Executor | undefined;
       try {
-        executor = labExecutor(lab, { bus, pipeline: built, owner, logger: executorLog });
+        executor = labExecutor(scene.lab, { bus, pipeline: built, owner, logger: executorLog });
         await executor.start();
         const { verdict, figures } = await stalledRun(
           'inproc',

@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
 import { createExecutorStack, type ExecutorStack } from '../integration/executor/executor-stack.js';
 import { LEDGER_DDL, ledgerRows } from '../integration/executor/ledger-tools.js';
-import { chaosPipeline, type ChaosPipeline } from './chaos-pipeline.js';
+import type { ChaosPipeline } from './chaos-pipeline.js';
 import { chaosScale, scaledTimeout } from './chaos-scale.js';
-import { lossyLedgerTool } from './lossy-ledger.js';
+import * as ledger from './ledger-scenario.js';
 import { startPrivatePostgres, startPrivateRedis, type PrivateServer } from './private-servers.js';
 import { collectTopic } from './topic-collector.js';
 
@@ -26,7 +25,6 @@ import { collectTopic } from './topic-collector.js';
  */
 const SCALE = chaosScale();
 const CALLS = SCALE.outageCalls;
-const KEYS = 30;
 const GRACE_MS = 1_000;
 
 let stack: ExecutorStack;
@@ -45,11 +43,7 @@ beforeAll(async () => {
   ledgerPool = new pg.Pool({ connectionString: pgServer.url, max: 10, connectionTimeoutMillis: 2_000 });
   ledgerPool.on('error', () => undefined);
   await ledgerPool.query(LEDGER_DDL);
-  built = chaosPipeline({
-    redis,
-    keyPrefix: stack.redis.prefix,
-    tools: [lossyLedgerTool(ledgerPool, { workMs: 2, losePerMille: 0 })],
-  });
+  built = ledger.pipeline({ redis, keyPrefix: stack.redis.prefix, pool: ledgerPool });
 });
 
 afterAll(async () => {
@@ -72,26 +66,12 @@ describe('dependency outages', () => {
       const executor = stack.executor(built);
       await executor.start();
 
-      const template = await stack.request({ key: 'k0', seq: 0, ref: 'template' });
-      const make = async (i: number, tag: string): Promise<ToolCallRequestedEvent> => {
-        const callId = `${stack.prefix}-${tag}${i}`;
-        return stack.request(
-          { key: `k${i % KEYS}`, seq: i, ref: callId },
-          { callId, index: i, principalAssertion: template.principalAssertion, traceId: template.traceId },
-        );
-      };
-      const calls: ToolCallRequestedEvent[] = [];
-      for (let i = 0; i < CALLS; i++) calls.push(await make(i, 'c'));
+      const calls = await ledger.calls(stack, { count: CALLS, tag: 'c' });
 
       // Calls arrive evenly over both outages and the gaps around them.
       const spanMs = 3 * SCALE.outageMs + 6_000;
       const perTick = Math.max(1, Math.ceil(CALLS / (spanMs / 100)));
-      const publishing = (async () => {
-        for (let i = 0; i < calls.length; i += perTick) {
-          await stack.publishCalls(calls.slice(i, i + perTick));
-          await sleep(100);
-        }
-      })();
+      const publishing = ledger.publishInTicks(calls, perTick, (batch) => stack.publishCalls(batch));
 
       const windows: Record<string, { from: Date; to: Date }> = {};
       await sleep(2_000);
@@ -108,15 +88,14 @@ describe('dependency outages', () => {
       windows.postgres = { from, to: new Date() };
       await publishing;
 
-      const answered = (): number => new Set(results.events.map((e) => e.callId)).size;
+      const answered = (): number => ledger.answered(results.events);
       await results.until(
         () => answered() >= CALLS,
         scaledTimeout(120_000),
         () => `every call answered: ${answered()}/${CALLS}`,
       );
       // Recovery without a restart: fresh calls on the same executor all succeed.
-      const sentinels: ToolCallRequestedEvent[] = [];
-      for (let i = 0; i < 10; i++) sentinels.push(await make(CALLS + i, 's'));
+      const sentinels = await ledger.calls(stack, { count: 10, tag: 's', first: CALLS });
       await stack.publishCalls(sentinels);
       const sentinelIds = new Set(sentinels.map((s) => s.callId));
       await results.until(

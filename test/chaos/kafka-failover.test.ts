@@ -1,26 +1,22 @@
-import { Kafka, logLevel, type Admin } from 'kafkajs';
+import type { Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KafkaEventBus } from '../../libs/bus/kafka/kafka-event-bus.js';
 import { partitionForKey } from '../../libs/bus/partitioner.js';
 import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
 import { allTopics } from '../../libs/runtime/clients.js';
-import { uniqueName } from '../helpers/names.js';
 import {
-  createExecutorStack,
   PARTITIONS,
   REPLY_PARTITION,
   TENANT,
   type ExecutorStack,
 } from '../integration/executor/executor-stack.js';
-import { LEDGER_DDL } from '../integration/executor/ledger-tools.js';
 import { testKafkaBus } from '../integration/executor/test-parts.js';
-import { chaosPipeline, type ChaosPipeline } from './chaos-pipeline.js';
+import type { ChaosPipeline } from './chaos-pipeline.js';
 import { chaosScale, scaledTimeout } from './chaos-scale.js';
-import { ledgerCalls, ledgerExecutor, tallyLedger } from './ledger-scenario.js';
+import * as ledger from './ledger-scenario.js';
 import { logTail } from './log-tail.js';
-import { lossyLedgerTool } from './lossy-ledger.js';
 import { startPrivateKafkaCluster, type PrivateKafkaCluster } from './private-kafka.js';
-import { collectTopic, type CollectorSource } from './topic-collector.js';
+import { collectTopic, privateReader, type CollectorSource } from './topic-collector.js';
 
 /**
  * A Kafka leader failover under a stream of calls through two executors. A private three-node
@@ -36,7 +32,6 @@ import { collectTopic, type CollectorSource } from './topic-collector.js';
  */
 const SCALE = chaosScale();
 const CALLS = SCALE.outageCalls;
-const KEYS = 30;
 /** How long the killed node stays down: past the broker session timeout (9 s) and the election. */
 const RESTART_AFTER_MS = 10_000;
 /** The stream of calls lasts about this long, so calls are still arriving when the leader dies. */
@@ -45,7 +40,7 @@ const STREAM_MS = SCALE.name === 'ci' ? 12_000 : 40_000;
 let stack: ExecutorStack;
 let cluster: PrivateKafkaCluster;
 let buses: KafkaEventBus[] = [];
-let client: Kafka;
+let source: CollectorSource;
 let admin: Admin;
 let built: ChaosPipeline;
 /** The node that leads the partitions the stream depends on most, and is killed. */
@@ -73,21 +68,16 @@ function replicaAssignment(
 }
 
 beforeAll(async () => {
-  stack = await createExecutorStack('chaos_kafka_failover');
-  await stack.db.pool.query(LEDGER_DDL);
+  stack = await ledger.openStack('chaos_kafka_failover');
   cluster = await startPrivateKafkaCluster();
-  client = new Kafka({
-    clientId: uniqueName('chaos_kafka_failover_reader'),
-    brokers: cluster.brokers,
-    logLevel: logLevel.NOTHING,
-    retry: { retries: 30, initialRetryTime: 200, maxRetryTime: 2_000 },
-  });
-  admin = client.admin();
+  const reader = privateReader(cluster.brokers, 'chaos_kafka_failover_reader', stack);
+  source = reader.source;
+  admin = reader.client.admin();
   await admin.connect();
   victim = cluster.nodeIds[Math.floor(Math.random() * cluster.nodeIds.length)]!;
   const perPartition = new Array<number>(PARTITIONS.calls).fill(0);
   for (let i = 0; i < CALLS; i++)
-    perPartition[partitionForKey(`${TENANT}:ledger:k${i % KEYS}`, PARTITIONS.calls)]! += 1;
+    perPartition[partitionForKey(`${TENANT}:ledger:k${i % ledger.OUTAGE_KEYS}`, PARTITIONS.calls)]! += 1;
   busiestCallsPartition = perPartition.indexOf(Math.max(...perPartition));
   const victimLeads = {
     calls: new Set([busiestCallsPartition]),
@@ -118,11 +108,7 @@ beforeAll(async () => {
   buses = ['publisher', 'executor_a', 'executor_b'].map((name) =>
     testKafkaBus(cluster, `chaos_kafka_failover_${name}`, { logLevel: 'warn', logger: busLog }),
   );
-  built = chaosPipeline({
-    redis: stack.redis.redis,
-    keyPrefix: stack.redis.prefix,
-    tools: [lossyLedgerTool(stack.db.pool, { workMs: 2, losePerMille: 0 })],
-  });
+  built = ledger.pipeline({ redis: stack.redis.redis, keyPrefix: stack.redis.prefix, pool: stack.db.pool });
 }, 240_000);
 
 afterAll(async () => {
@@ -158,11 +144,6 @@ describe('Kafka leader failover', () => {
     'two executors ride out the death of the leader of the busiest partitions: every call answered, no effect twice, every attempt audited',
     async () => {
       const [publisher, ...executorBuses] = buses as [KafkaEventBus, ...KafkaEventBus[]];
-      const source: CollectorSource = {
-        kafka: { consumer: (c) => client.consumer(c), uniqueGroupId: (p) => uniqueName(`${p}_group`) },
-        topics: stack.topics,
-        codec: stack.codec,
-      };
       const callsRead = await collectTopic(source, 'calls');
       const results = await collectTopic(source, 'results');
       const audit = await collectTopic(source, 'audit');
@@ -173,7 +154,7 @@ describe('Kafka leader failover', () => {
       const victimWasController = (await admin.describeCluster()).controller === victim;
 
       const executors = executorBuses.map((bus, i) =>
-        ledgerExecutor(stack, built, { bus, name: `kafka-failover-${i}`, logger: executorLog }),
+        ledger.executor(stack, built, { bus, name: `kafka-failover-${i}`, logger: executorLog }),
       );
       for (const executor of executors) await executor.start();
 
@@ -204,7 +185,7 @@ describe('Kafka leader failover', () => {
 
       // The SDK's side: every call is published on its own, as agents publish them, so a publish
       // waiting for the dead leader's partition holds up no other. A call counts once acknowledged.
-      const calls = await ledgerCalls(stack, { count: CALLS, keys: KEYS, tag: 'c' });
+      const calls = await ledger.calls(stack, { count: CALLS, tag: 'c' });
       const acknowledgedAt = new Map<string, number>();
       const publishFailures: string[] = [];
       const publishOne = async (call: ToolCallRequestedEvent): Promise<void> => {
@@ -227,7 +208,7 @@ describe('Kafka leader failover', () => {
         await Promise.all(publishes);
       })();
 
-      const answered = (): number => new Set(results.events.map((e) => e.callId)).size;
+      const answered = (): number => ledger.answered(results.events);
       /** What the topics say about each acknowledged call still without an answer, for a timeout. */
       const unansweredStory = (wanted: readonly ToolCallRequestedEvent[]): string[] => {
         const answeredIds = new Set(results.events.map((e) => e.callId));
@@ -307,7 +288,7 @@ describe('Kafka leader failover', () => {
           break;
         }
       }
-      const sentinels = await ledgerCalls(stack, { count: 10, keys: KEYS, tag: 's', first: CALLS });
+      const sentinels = await ledger.calls(stack, { count: 10, tag: 's', first: CALLS });
       const sentinelsAt = Date.now();
       for (const s of sentinels) await publishOne(s);
       const sentinelIds = new Set(sentinels.map((s) => s.callId));
@@ -335,8 +316,8 @@ describe('Kafka leader failover', () => {
       );
       for (const collector of [callsRead, results, audit, dlq]) await collector.stop();
 
-      const tally = await tallyLedger(stack, acknowledged, results.events, dlq.events);
-      const sentinelTally = await tallyLedger(stack, sentinels, results.events, dlq.events);
+      const tally = await ledger.tally(stack, acknowledged, results.events, dlq.events);
+      const sentinelTally = await ledger.tally(stack, sentinels, results.events, dlq.events);
 
       // Attempts: one result event each; each must have its audit record (same call, outcome).
       const attemptKey = (callId: string, outcome: string): string => `${callId} ${outcome}`;
@@ -438,8 +419,7 @@ describe('Kafka leader failover', () => {
         offsetSamples: offsetSamples.length,
         offsetViolations: offsetViolations.length,
         openCases: tally.openCases.size,
-        sentinelsSucceeded: sentinels.filter((s) => sentinelTally.outcomesOf(s.callId).includes('SUCCESS'))
-          .length,
+        sentinelsSucceeded: ledger.sentinelsSucceeded(sentinels, sentinelTally),
       };
       console.log(`[chaos kafka-failover] ${JSON.stringify(figures)}`);
 

@@ -1,22 +1,14 @@
-import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KafkaEventBus } from '../../libs/bus/kafka/kafka-event-bus.js';
 import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
-import { uniqueName } from '../helpers/names.js';
-import {
-  createExecutorStack,
-  PARTITIONS,
-  type ExecutorStack,
-} from '../integration/executor/executor-stack.js';
+import { PARTITIONS, type ExecutorStack } from '../integration/executor/executor-stack.js';
 import { testKafkaBus } from '../integration/executor/test-parts.js';
-import { LEDGER_DDL } from '../integration/executor/ledger-tools.js';
-import { chaosPipeline, type ChaosPipeline } from './chaos-pipeline.js';
+import type { ChaosPipeline } from './chaos-pipeline.js';
 import { chaosScale, scaledTimeout } from './chaos-scale.js';
-import { ledgerCalls, ledgerExecutor, tallyLedger } from './ledger-scenario.js';
-import { lossyLedgerTool } from './lossy-ledger.js';
+import * as ledger from './ledger-scenario.js';
 import { startPrivateKafka, type PrivateKafka } from './private-kafka.js';
 import { logTail } from './log-tail.js';
-import { collectTopic, type CollectorSource } from './topic-collector.js';
+import { collectTopic, privateReader, type CollectorSource } from './topic-collector.js';
 
 /**
  * Scenario 2, the Kafka part: a broker of the suite's own (never the shared 19092 one) is stopped
@@ -27,20 +19,18 @@ import { collectTopic, type CollectorSource } from './topic-collector.js';
  */
 const SCALE = chaosScale();
 const CALLS = SCALE.outageCalls;
-const KEYS = 30;
 
 let stack: ExecutorStack;
 let broker: PrivateKafka;
 let bus: KafkaEventBus;
-let client: Kafka;
+let source: CollectorSource;
 let built: ChaosPipeline;
 // Kept quiet, but summarised when the scenario times out.
 const busLog = logTail('bus (executor and publisher)');
 const executorLog = logTail('executor');
 
 beforeAll(async () => {
-  stack = await createExecutorStack('chaos_kafka');
-  await stack.db.pool.query(LEDGER_DDL);
+  stack = await ledger.openStack('chaos_kafka');
   broker = await startPrivateKafka();
   bus = testKafkaBus(broker, 'chaos_kafka', { logLevel: 'warn', logger: busLog });
   await bus.ensureTopics([
@@ -49,17 +39,8 @@ beforeAll(async () => {
     { topic: stack.topics.audit, partitions: PARTITIONS.audit, replicationFactor: 1 },
     { topic: stack.topics.dlq, partitions: PARTITIONS.dlq, replicationFactor: 1 },
   ]);
-  client = new Kafka({
-    clientId: uniqueName('chaos_kafka_reader'),
-    brokers: broker.brokers,
-    logLevel: logLevel.NOTHING,
-    retry: { retries: 30, initialRetryTime: 200, maxRetryTime: 2_000 },
-  });
-  built = chaosPipeline({
-    redis: stack.redis.redis,
-    keyPrefix: stack.redis.prefix,
-    tools: [lossyLedgerTool(stack.db.pool, { workMs: 2, losePerMille: 0 })],
-  });
+  ({ source } = privateReader(broker.brokers, 'chaos_kafka_reader', stack));
+  built = ledger.pipeline({ redis: stack.redis.redis, keyPrefix: stack.redis.prefix, pool: stack.db.pool });
 }, 180_000);
 
 afterAll(async () => {
@@ -75,14 +56,9 @@ describe('Kafka broker restart', () => {
   it(
     'one executor rides out a broker restart: no duplicate, no lost call, sentinels succeed',
     async () => {
-      const source: CollectorSource = {
-        kafka: { consumer: (c) => client.consumer(c), uniqueGroupId: (p) => uniqueName(`${p}_group`) },
-        topics: stack.topics,
-        codec: stack.codec,
-      };
       const results = await collectTopic(source, 'results');
       const dlq = await collectTopic(source, 'dlq');
-      const executor = ledgerExecutor(stack, built, { bus, name: 'kafka', logger: executorLog });
+      const executor = ledger.executor(stack, built, { bus, name: 'kafka', logger: executorLog });
       await executor.start();
 
       let publishRetries = 0;
@@ -101,14 +77,9 @@ describe('Kafka broker restart', () => {
           }
         }
       };
-      const calls = await ledgerCalls(stack, { count: CALLS, keys: KEYS, tag: 'c' });
+      const calls = await ledger.calls(stack, { count: CALLS, tag: 'c' });
       const perTick = Math.max(1, Math.ceil(CALLS / ((2 * SCALE.outageMs + 6_000) / 100)));
-      const publishing = (async () => {
-        for (let i = 0; i < calls.length; i += perTick) {
-          await publish(calls.slice(i, i + perTick));
-          await sleep(100);
-        }
-      })();
+      const publishing = ledger.publishInTicks(calls, perTick, publish);
 
       await sleep(3_000);
       const t0 = Date.now();
@@ -118,14 +89,14 @@ describe('Kafka broker restart', () => {
       const downMs = Date.now() - t0;
       await publishing;
 
-      const answered = (): number => new Set(results.events.map((e) => e.callId)).size;
+      const answered = (): number => ledger.answered(results.events);
       await results.until(
         () => answered() >= CALLS,
         scaledTimeout(180_000),
         () =>
           [`every call answered: ${answered()}/${CALLS}`, busLog.summary(), executorLog.summary()].join('\n'),
       );
-      const sentinels = await ledgerCalls(stack, { count: 10, keys: KEYS, tag: 's', first: CALLS });
+      const sentinels = await ledger.calls(stack, { count: 10, tag: 's', first: CALLS });
       await publish(sentinels);
       const sentinelIds = new Set(sentinels.map((s) => s.callId));
       await results.until(
@@ -138,8 +109,8 @@ describe('Kafka broker restart', () => {
       await results.stop();
       await dlq.stop();
 
-      const tally = await tallyLedger(stack, calls, results.events, dlq.events);
-      const sentinelTally = await tallyLedger(stack, sentinels, results.events, dlq.events);
+      const tally = await ledger.tally(stack, calls, results.events, dlq.events);
+      const sentinelTally = await ledger.tally(stack, sentinels, results.events, dlq.events);
       const figures = {
         scale: SCALE.name,
         calls: CALLS,
@@ -150,8 +121,7 @@ describe('Kafka broker restart', () => {
         answered: tally.answered,
         outcomes: tally.outcomes,
         openCases: tally.openCases.size,
-        sentinelsSucceeded: sentinels.filter((s) => sentinelTally.outcomesOf(s.callId).includes('SUCCESS'))
-          .length,
+        sentinelsSucceeded: ledger.sentinelsSucceeded(sentinels, sentinelTally),
       };
       console.log(`[chaos kafka-restart] ${JSON.stringify(figures)}`);
 

@@ -1,21 +1,88 @@
+import type { Cluster, Redis } from 'ioredis';
+import type pg from 'pg';
 import type {
   DeadLetterEvent,
   ToolCallRequestedEvent,
   ToolCallResultEvent,
 } from '../../libs/events/contracts.js';
-import type { EventPublisher, KeyedSubscriber } from '../../libs/ports/event-bus.js';
-import type { Logger } from '../../libs/ports/logger.js';
+import type { IdempotencyStore } from '../../libs/ports/idempotency-store.js';
 import type { GuardedExecutor } from '../../services/executor/create-executor.js';
-import { AUDIENCE, ISSUER, PARTITIONS, type ExecutorStack } from '../integration/executor/executor-stack.js';
-import { ledgerRows } from '../integration/executor/ledger-tools.js';
-import { testExecutor } from '../integration/executor/test-parts.js';
-import type { ChaosPipeline } from './chaos-pipeline.js';
+import { createExecutorStack, type ExecutorStack } from '../integration/executor/executor-stack.js';
+import { LEDGER_DDL, ledgerRows } from '../integration/executor/ledger-tools.js';
+import {
+  chaosExecutor,
+  chaosPipeline,
+  type ChaosExecutorOptions,
+  type ChaosPipeline,
+} from './chaos-pipeline.js';
+import { lossyLedgerTool } from './lossy-ledger.js';
 
 /**
  * What the in-process outage scenarios (a Redis master failover, a Kafka broker restart, a Kafka
- * leader failover) share: executors built the same way over a scenario's bus and pipeline, calls of
- * the suite's ledger tool, and one tally of what the ledger and the result topic say about them.
+ * leader failover, dependency outages) share: a stack with the ledger, the chaos parts around the
+ * ledger tool, executors built the same way over a scenario's bus and pipeline, calls of the ledger
+ * tool and their paced publication, and one tally of what the ledger and the result topic say about
+ * them. Meant to be imported as a namespace (`import * as ledger from './ledger-scenario.js'`), so
+ * the scenarios read `ledger.calls(...)`, `ledger.tally(...)`.
  */
+
+/** An executor stack `name` whose schema holds the ledger table; closed again if that fails. */
+export async function openStack(name: string): Promise<ExecutorStack> {
+  const stack = await createExecutorStack(name);
+  try {
+    await stack.db.pool.query(LEDGER_DDL);
+    return stack;
+  } catch (error) {
+    await stack.close();
+    throw error;
+  }
+}
+
+/**
+ * The chaos parts of an outage scenario: the ledger tool on `pool` (2 ms of work, no response lost)
+ * and the stores on `redis` under `keyPrefix`; `idempotency` replaces the Redis idempotency store.
+ */
+export function pipeline(options: {
+  readonly redis: Redis | Cluster;
+  readonly keyPrefix: string;
+  readonly pool: pg.Pool;
+  readonly idempotency?: IdempotencyStore;
+}): ChaosPipeline {
+  return chaosPipeline({
+    redis: options.redis,
+    keyPrefix: options.keyPrefix,
+    tools: [lossyLedgerTool(options.pool, { workMs: 2, losePerMille: 0 })],
+    idempotency: options.idempotency,
+  });
+}
+
+/**
+ * Publishes `calls` in batches of `perTick`, one batch every 100 ms, each through `publish` (awaited
+ * before the pause); resolves after the last batch's pause.
+ */
+export async function publishInTicks(
+  calls: readonly ToolCallRequestedEvent[],
+  perTick: number,
+  publish: (batch: readonly ToolCallRequestedEvent[]) => Promise<unknown>,
+): Promise<void> {
+  for (let i = 0; i < calls.length; i += perTick) {
+    await publish(calls.slice(i, i + perTick));
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** How many distinct calls `events` answer. */
+export function answered(events: readonly ToolCallResultEvent[]): number {
+  return new Set(events.map((e) => e.callId)).size;
+}
+
+/** How many of `sentinels` the tally holds a SUCCESS answer for. */
+export function sentinelsSucceeded(
+  sentinels: readonly ToolCallRequestedEvent[],
+  tally: Pick<LedgerTally, 'outcomesOf'>,
+): number {
+  return sentinels.filter((s) => tally.outcomesOf(s.callId).includes('SUCCESS')).length;
+}
 
 /**
  * An in-process executor of `stack`'s group (`<prefix>-executors`), as the outage scenarios run it:
@@ -23,55 +90,45 @@ import type { ChaosPipeline } from './chaos-pipeline.js';
  * shared breakers), 24 calls at once, a redelivery backoff of 50 ms doubling to 1 s, and the
  * stack's principal keys. `name` makes its owner id (`<prefix>-<name>`) unique in the group.
  */
-export function ledgerExecutor(
+export function executor(
   stack: ExecutorStack,
   built: ChaosPipeline,
-  options: {
-    /** Where it consumes and publishes: the stack's bus, or one on a scenario's own servers. */
-    readonly bus: EventPublisher & KeyedSubscriber;
-    readonly name: string;
-    readonly logger: Logger;
-  },
+  options: Pick<ChaosExecutorOptions, 'bus' | 'logger'> & { readonly name: string },
 ): GuardedExecutor {
-  return testExecutor({
-    ...built,
+  return chaosExecutor(stack, built, {
     bus: options.bus,
-    codec: stack.codec,
-    topics: stack.topics,
-    resultsPartitions: PARTITIONS.results,
-    jwks: stack.jwks,
-    issuer: ISSUER,
-    audience: AUDIENCE,
-    logger: options.logger,
     ownerId: `${stack.prefix}-${options.name}`,
-    groupId: `${stack.prefix}-executors`,
-    settings: { maxConcurrency: 24 },
-    backoff: { baseDelayMs: 50, maxDelayMs: 1_000 },
+    logger: options.logger,
+    maxConcurrency: 24,
   });
 }
 
+/** How many keys the outage scenarios spread their calls over. */
+export const OUTAGE_KEYS = 30;
+
 /**
  * `count` signed `ledger_append` calls with ids `<prefix>-<tag><i>` (i from `first`), on `keys`
- * keys in turn (`k<i % keys>`, so calls of one key keep their order), all under one principal
- * assertion and trace so signing stays cheap.
+ * keys in turn (`k<i % keys>`, so calls of one key keep their order; default {@link OUTAGE_KEYS}),
+ * all under one principal assertion and trace so signing stays cheap.
  */
-export async function ledgerCalls(
+export async function calls(
   stack: ExecutorStack,
-  options: { readonly count: number; readonly keys: number; readonly tag: string; readonly first?: number },
+  options: { readonly count: number; readonly tag: string; readonly keys?: number; readonly first?: number },
 ): Promise<ToolCallRequestedEvent[]> {
   const template = await stack.request({ key: 'k0', seq: 0, ref: 'template' });
   const first = options.first ?? 0;
-  const calls: ToolCallRequestedEvent[] = [];
+  const keys = options.keys ?? OUTAGE_KEYS;
+  const made: ToolCallRequestedEvent[] = [];
   for (let i = first; i < first + options.count; i++) {
     const callId = `${stack.prefix}-${options.tag}${i}`;
-    calls.push(
+    made.push(
       await stack.request(
-        { key: `k${i % options.keys}`, seq: i, ref: callId },
+        { key: `k${i % keys}`, seq: i, ref: callId },
         { callId, index: i, principalAssertion: template.principalAssertion, traceId: template.traceId },
       ),
     );
   }
-  return calls;
+  return made;
 }
 
 /**
@@ -115,7 +172,7 @@ function rowOf(result: ToolCallResultEvent): number | undefined {
 }
 
 /** Tallies `results` and `deadLetters` against the ledger rows of `stack` for `calls`. */
-export async function tallyLedger(
+export async function tally(
   stack: ExecutorStack,
   calls: readonly ToolCallRequestedEvent[],
   results: readonly ToolCallResultEvent[],

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import { z } from 'zod';
 import { defineTool } from '../../libs/registry/define-tool.js';
 import type { ToolDefinition } from '../../libs/registry/tool-definition.js';
 import { connectionReset } from '../../services/downstreams/faults.js';
-import { TOOL_SCOPE } from '../integration/executor/ledger-tools.js';
+import { ledgerTools } from '../integration/executor/ledger-tools.js';
+import { LEDGER_APPEND, type LedgerAppendOutput } from './ledger-append.js';
 
 /**
  * The chaos downstream: `ledger_append` writes one row per invocation into the Postgres ledger of
@@ -21,15 +21,6 @@ export function losesResponse(ref: string, perMille: number): boolean {
   return h.readUInt32BE(0) % 100_000 < perMille * 100;
 }
 
-// Strict and bounded, as catalog tools are: extra fields (say, an `approved_by` the model made up)
-// and oversized strings are refused at the schema stage.
-const input = z.strictObject({
-  key: z.string().min(1).max(200),
-  seq: z.number().int().nonnegative(),
-  ref: z.string().min(1).max(300),
-});
-const output = z.object({ key: z.string(), seq: z.number().int(), row: z.number().int() });
-
 export interface LossyLedgerOptions {
   /** Work time before the row is written. */
   readonly workMs: number;
@@ -41,34 +32,16 @@ export interface LossyLedgerOptions {
 
 /** `ledger_append` over `pool` with response loss; state-changing, serialized per key. */
 export function lossyLedgerTool(pool: pg.Pool, options: LossyLedgerOptions): ToolDefinition {
+  // The effect is ledger-tools' own `ledger_append`: `workMs` of (abortable) work, then one row.
+  const append = ledgerTools(pool, { workMs: options.workMs }).find((t) => t.name === 'ledger_append')!;
   return defineTool({
     name: 'ledger_append',
-    version: '1.0.0',
-    description: 'Append one entry to the ledger of a key. Not for reading the ledger.',
-    input,
-    output,
-    scopes: [TOOL_SCOPE],
-    owner: 'ledger-team',
+    ...LEDGER_APPEND,
     timeoutMs: options.timeoutMs ?? 2_000,
-    auditFields: ['key', 'seq'],
-    conflictKey: (args, ctx) => `${ctx.tenant}:ledger:${args.key}`,
-    downstream: 'ledger-db',
     execute: async (args, inv) => {
-      if (options.workMs > 0) {
-        await new Promise<void>((resolve, reject) => {
-          const timer = setTimeout(resolve, options.workMs);
-          inv.signal.addEventListener('abort', () => {
-            clearTimeout(timer);
-            reject(inv.signal.reason as Error);
-          });
-        });
-      }
-      const { rows } = await pool.query<{ id: string }>(
-        'INSERT INTO ledger (key, seq, call_ref, pid) VALUES ($1, $2, $3, $4) RETURNING id',
-        [args.key, args.seq, args.ref, process.pid],
-      );
+      const written = (await append.execute(args, inv)) as LedgerAppendOutput;
       if (losesResponse(args.ref, options.losePerMille)) throw connectionReset();
-      return { key: args.key, seq: args.seq, row: Number(rows[0]!.id) };
+      return written;
     },
   }) as unknown as ToolDefinition;
 }

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
-import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
 import { KafkaEventBus } from '../../libs/bus/kafka/kafka-event-bus.js';
 import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
 import { schemaRegistryUrl } from '../helpers/env.js';
@@ -8,23 +8,21 @@ import { uniqueName } from '../helpers/names.js';
 import type { Logger } from '../../libs/ports/logger.js';
 import type { GuardedExecutor } from '../../services/executor/create-executor.js';
 import {
-  AUDIENCE,
   createExecutorStack,
-  ISSUER,
   PARTITIONS,
   type ExecutorStack,
 } from '../integration/executor/executor-stack.js';
-import { ensureTestTopics, testExecutor } from '../integration/executor/test-parts.js';
+import { ensureTestTopics } from '../integration/executor/test-parts.js';
 import { publishRequests } from '../unit/executor/call-requests.js';
 import { createExecutorFleet, type ExecutorFleet } from './executor-fleet.js';
-import type { ChaosPipeline } from './chaos-pipeline.js';
+import { chaosExecutor, type ChaosPipeline } from './chaos-pipeline.js';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
 import { logTail, type LogTail } from './log-tail.js';
 import { createNetLab, tidyStaleNetworks, type NetLab } from './netns.js';
 import { startPrivateKafka, type PrivateKafka } from './private-kafka.js';
 import { startPrivatePostgres, startPrivateRedis, type PrivateServer } from './private-servers.js';
 import { SAFETY_LEDGER_DDL, type SafetyTool } from './safety-ledger.js';
-import { collectTopic, type CollectorSource, type TopicCollector } from './topic-collector.js';
+import { collectTopic, privateReader, type TopicCollector } from './topic-collector.js';
 
 /** The two networks: `k` reaches the broker, `d` the downstreams (Redis, Postgres, the registry). */
 export type Network = 'k' | 'd';
@@ -127,17 +125,7 @@ export async function createNetworkLab(name: string, options: NetworkLabOptions)
     });
     cleanups.push(() => bus.close());
     await ensureTestTopics(bus, stack.topics, PARTITIONS);
-    const reader = new Kafka({
-      clientId: uniqueName(`${name}_reader`),
-      brokers: [...broker.brokers],
-      logLevel: logLevel.NOTHING,
-      retry: { retries: 30, initialRetryTime: 200, maxRetryTime: 2_000 },
-    });
-    const source: CollectorSource = {
-      kafka: { consumer: (c) => reader.consumer(c), uniqueGroupId: (p) => uniqueName(`${p}_group`) },
-      topics: stack.topics,
-      codec: stack.codec,
-    };
+    const { source } = privateReader(broker.brokers, `${name}_reader`, stack);
     const collectors: Array<TopicCollector<'results' | 'dlq' | 'audit'>> = [];
     cleanups.push(() => Promise.all(collectors.map((c) => c.stop().catch(() => undefined))));
 
@@ -214,6 +202,62 @@ export async function createNetworkLab(name: string, options: NetworkLabOptions)
   }
 }
 
+/** A suite's lab and the collectors of its results and dead letters, from the beginning of the topics. */
+export interface LabScene {
+  readonly lab: NetworkLab;
+  readonly results: TopicCollector<'results'>;
+  readonly dlq: TopicCollector<'dlq'>;
+}
+
+export interface LabSceneOptions {
+  /** The hosts; default `a` and `b`. */
+  readonly hosts?: readonly string[];
+  /** Environment of every executor child, on top of the fleet's defaults. */
+  readonly executorEnv: Record<string, string>;
+  /** Executor children spawned (all at once) before the first test; default none. */
+  readonly executors?: number;
+}
+
+/**
+ * Registers the suite's hooks around a network lab: `beforeAll` (up to 180 s) creates the lab
+ * `name`, starts its results and dead-letter collectors and spawns `options.executors` children;
+ * `afterAll` destroys the lab (and with it the collectors and the fleet). The scene's fields throw
+ * when read before `beforeAll` finished.
+ */
+export function labScene(name: string, options: LabSceneOptions): LabScene {
+  let ready: LabScene | undefined;
+  let lab: NetworkLab | undefined;
+  beforeAll(async () => {
+    lab = await createNetworkLab(name, {
+      hosts: options.hosts ?? ['a', 'b'],
+      executorEnv: options.executorEnv,
+    });
+    const started = lab;
+    const results = await started.collect('results');
+    const dlq = await started.collect('dlq');
+    await Promise.all(Array.from({ length: options.executors ?? 0 }, () => started.fleet.spawn()));
+    ready = { lab: started, results, dlq };
+  }, 180_000);
+  afterAll(async () => {
+    await lab?.destroy();
+  });
+  const scene = (): LabScene => {
+    if (ready === undefined) throw new Error(`the lab ${name} is not up (its beforeAll did not finish)`);
+    return ready;
+  };
+  return {
+    get lab() {
+      return scene().lab;
+    },
+    get results() {
+      return scene().results;
+    },
+    get dlq() {
+      return scene().dlq;
+    },
+  };
+}
+
 /** Waits for `work` at most `ms`; never rejects. */
 export async function within(work: Promise<unknown> | undefined, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
@@ -239,20 +283,10 @@ export function labExecutor(
     readonly logger: Logger;
   },
 ): GuardedExecutor {
-  const { stack } = lab;
-  return testExecutor({
-    ...parts.pipeline,
+  return chaosExecutor(lab.stack, parts.pipeline, {
     bus: parts.bus,
-    codec: stack.codec,
-    topics: stack.topics,
-    resultsPartitions: PARTITIONS.results,
-    jwks: stack.jwks,
-    issuer: ISSUER,
-    audience: AUDIENCE,
-    logger: parts.logger,
     ownerId: parts.owner,
-    groupId: `${stack.prefix}-executors`,
-    settings: { maxConcurrency: 8 },
-    backoff: { baseDelayMs: 50, maxDelayMs: 1_000 },
+    logger: parts.logger,
+    maxConcurrency: 8,
   });
 }

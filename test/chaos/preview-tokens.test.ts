@@ -3,17 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../libs/adapters/postgres/migrate.js';
 import { RedisSingleUseStore } from '../../libs/adapters/redis/single-use-store.js';
 import { systemClock } from '../../libs/core/system-clock.js';
-import type { Principal } from '../../libs/core/types.js';
 import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
-import { PreviewGate, type PreviewKey } from '../../libs/patterns/preview/index.js';
-import { createPolicyEngine } from '../../libs/policy/index.js';
-import { STORE_POLICY_RULES } from '../../services/catalog/index.js';
-import {
-  ensurePurchaseOrderSchema,
-  PostgresPurchaseOrders,
-} from '../../services/catalog/tools/purchase-order-postgres.js';
-import { purchaseOrderTools } from '../../services/catalog/tools/purchase-order-tools.js';
-import { createPostgresDownstreams } from '../../services/downstreams/postgres/postgres-downstreams.js';
+import type { PostgresPurchaseOrders } from '../../services/catalog/tools/purchase-order-postgres.js';
+import { purchasingAgent, purchasingParts } from '../helpers/stack-purchasing.js';
 import { createExecutorStack, type ExecutorStack } from '../integration/executor/executor-stack.js';
 import { chaosPipeline, type ChaosPipeline } from './chaos-pipeline.js';
 import { collectTopic, type TopicCollector } from './topic-collector.js';
@@ -24,14 +16,6 @@ import { collectTopic, type TopicCollector } from './topic-collector.js';
  * tampered token, and a token presented with other arguments are all refused with a reason, and
  * the purchasing service (Postgres) holds exactly one order.
  */
-const buyer: Principal = {
-  id: 'agent:purchasing',
-  tenant: 't1',
-  kind: 'agent',
-  onBehalfOf: 'W-1',
-  roles: ['warehouse'],
-  scopes: ['purchase_orders:write', 'inventory:write'],
-};
 const ORDER = { sku: 'SKU-7', quantity: 10, supplier_id: 'SUP-1' };
 
 let stack: ExecutorStack;
@@ -43,25 +27,17 @@ let audit: TopicCollector<'audit'>;
 beforeAll(async () => {
   stack = await createExecutorStack('chaos_preview');
   await migrate(stack.db.pool);
-  const downstreams = await createPostgresDownstreams(stack.db.pool, { clock: systemClock });
-  await ensurePurchaseOrderSchema(stack.db.pool);
-  orders = new PostgresPurchaseOrders(stack.db.pool, systemClock);
-  const key: PreviewKey = { alg: 'HS256', secret: randomBytes(32) };
-  const policy = createPolicyEngine(STORE_POLICY_RULES, 'store-p1');
+  const purchasing = await purchasingParts(stack.db.pool, {
+    clock: systemClock,
+    key: { alg: 'HS256', secret: randomBytes(32) },
+    singleUse: new RedisSingleUseStore(stack.redis.redis, { keyPrefix: stack.redis.prefix }),
+  });
+  orders = purchasing.orders;
   built = chaosPipeline({
     redis: stack.redis.redis,
     keyPrefix: stack.redis.prefix,
-    policy,
-    tools: purchaseOrderTools({
-      inventory: downstreams.inventory,
-      purchaseOrders: orders,
-      gate: new PreviewGate({
-        key,
-        store: new RedisSingleUseStore(stack.redis.redis, { keyPrefix: stack.redis.prefix }),
-        clock: systemClock,
-      }),
-      policyVersion: () => policy.version,
-    }),
+    policy: purchasing.policy,
+    tools: purchasing.tools,
   });
   results = await collectTopic(stack, 'results');
   audit = await collectTopic(stack, 'audit');
@@ -78,7 +54,7 @@ let n = 0;
 async function call(tool: string, args: Record<string, unknown>): Promise<ToolCallRequestedEvent> {
   n += 1;
   const request = await stack.request(args, {
-    principal: buyer,
+    principal: purchasingAgent,
     callId: `${stack.prefix}-po${n}`,
     tool,
     index: n,

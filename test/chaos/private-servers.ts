@@ -75,17 +75,7 @@ export async function startPrivateRedis(): Promise<PrivateServer> {
     await run('redis-cli', ['-p', String(port), 'shutdown', 'nosave']).catch(() => undefined);
     await until(async () => !(await answers()), `redis on ${port} stopping`);
   };
-  await start();
-  return {
-    url,
-    port,
-    start,
-    stop,
-    async destroy() {
-      await stop();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  return startedServer({ url, port, dir, start, stop });
 }
 
 /**
@@ -129,6 +119,21 @@ export async function startPrivatePostgres(): Promise<PrivateServer> {
   const stop = async (): Promise<void> => {
     await asPg(`${PG_BIN}/pg_ctl`, ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
   };
+  return startedServer({ url, port, dir, start, stop });
+}
+
+/**
+ * Starts a private server from its parts and hands it out: `destroy` stops it and removes its
+ * directory `dir`.
+ */
+async function startedServer(parts: {
+  readonly url: string;
+  readonly port: number;
+  readonly dir: string;
+  readonly start: () => Promise<void>;
+  readonly stop: () => Promise<void>;
+}): Promise<PrivateServer> {
+  const { url, port, dir, start, stop } = parts;
   await start();
   return {
     url,

@@ -11,13 +11,11 @@ import {
   restartRedisClusterNode,
   type RedisClusterUp,
 } from '../../deploy/local/redis-cluster-server.js';
-import { createExecutorStack, type ExecutorStack } from '../integration/executor/executor-stack.js';
-import { LEDGER_DDL } from '../integration/executor/ledger-tools.js';
-import { chaosPipeline, type ChaosPipeline } from './chaos-pipeline.js';
+import type { ExecutorStack } from '../integration/executor/executor-stack.js';
+import type { ChaosPipeline } from './chaos-pipeline.js';
 import { chaosScale, scaledTimeout } from './chaos-scale.js';
-import { ledgerCalls, ledgerExecutor, tallyLedger } from './ledger-scenario.js';
+import * as ledger from './ledger-scenario.js';
 import { logTail } from './log-tail.js';
-import { lossyLedgerTool } from './lossy-ledger.js';
 import { collectTopic, type CollectorSource } from './topic-collector.js';
 import type { Cluster } from 'ioredis';
 
@@ -32,7 +30,6 @@ import type { Cluster } from 'ioredis';
  */
 const SCALE = chaosScale();
 const CALLS = SCALE.outageCalls;
-const KEYS = 30;
 /** How long the killed master stays down: past the failover (node timeout 2 s plus the election). */
 const RESTART_AFTER_MS = 6_000;
 
@@ -46,18 +43,17 @@ const executorLog = logTail('executors');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
-  stack = await createExecutorStack('chaos_redis_failover');
-  await stack.db.pool.query(LEDGER_DDL);
+  stack = await ledger.openStack('chaos_redis_failover');
   const base = loadLocalConfig();
   // Six node ports and their bus ports (10,000 higher) that no shared server uses.
   const firstPort = 21_000 + 10 * Math.floor(Math.random() * 90);
   cfg = { ...base, redisCluster: { ...base.redisCluster, firstPort } };
   cluster = await acquireRedisCluster(cfg, silentLog);
   redis = connectRedis(cluster.url, { maxRetriesPerRequest: 2 }) as Cluster;
-  built = chaosPipeline({
+  built = ledger.pipeline({
     redis,
     keyPrefix: `${stack.prefix}:`,
-    tools: [lossyLedgerTool(stack.db.pool, { workMs: 2, losePerMille: 0 })],
+    pool: stack.db.pool,
     // Claims and completions wait for the key's replica (REDIS_REPLICA_ACKS=1), so a record the
     // master acknowledged is on the replica that takes over.
     idempotency: new RedisIdempotencyStore(redis, {
@@ -92,20 +88,15 @@ describe('Redis master failover', () => {
       const results = await collectTopic(source, 'results');
       const dlq = await collectTopic(source, 'dlq');
       const executors = ['a', 'b'].map((name) =>
-        ledgerExecutor(stack, built, { bus: stack.bus, name: `failover-${name}`, logger: executorLog }),
+        ledger.executor(stack, built, { bus: stack.bus, name: `failover-${name}`, logger: executorLog }),
       );
       for (const executor of executors) await executor.start();
 
-      const calls = await ledgerCalls(stack, { count: CALLS, keys: KEYS, tag: 'c' });
+      const calls = await ledger.calls(stack, { count: CALLS, tag: 'c' });
       const perTick = Math.max(1, Math.ceil(CALLS / 80));
-      const publishing = (async () => {
-        for (let i = 0; i < calls.length; i += perTick) {
-          await stack.publishCalls(calls.slice(i, i + perTick));
-          await sleep(100);
-        }
-      })();
+      const publishing = ledger.publishInTicks(calls, perTick, (batch) => stack.publishCalls(batch));
 
-      const answered = (): number => new Set(results.events.map((e) => e.callId)).size;
+      const answered = (): number => ledger.answered(results.events);
       // When each answer arrived (sampled every 25 ms), to time the window of failed answers.
       const arrivedAt: number[] = [];
       const sampler = setInterval(() => {
@@ -148,8 +139,8 @@ describe('Redis master failover', () => {
       await dlq.stop();
 
       const firstWaveResults = results.events.slice(0, firstWave);
-      const first = await tallyLedger(stack, calls, firstWaveResults, dlq.events);
-      const second = await tallyLedger(stack, calls, results.events.slice(firstWave), dlq.events);
+      const first = await ledger.tally(stack, calls, firstWaveResults, dlq.events);
+      const second = await ledger.tally(stack, calls, results.events.slice(firstWave), dlq.events);
       const only = (outcomes: readonly string[]): string | undefined => outcomes[outcomes.length - 1];
       // The failover as callers saw it: from the kill to the last first-wave answer that was not a
       // success (a call refused while its keys' master was away).

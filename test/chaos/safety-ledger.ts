@@ -1,8 +1,7 @@
 import type pg from 'pg';
-import { z } from 'zod';
 import { defineTool } from '../../libs/registry/define-tool.js';
 import type { RetrySafety, ToolDefinition } from '../../libs/registry/tool-definition.js';
-import { TOOL_SCOPE } from '../integration/executor/ledger-tools.js';
+import { LEDGER_APPEND, type LedgerAppendArgs } from './ledger-append.js';
 
 /**
  * A fake downstream with one tool per retry-safety kind, so a scenario can check each kind's
@@ -40,14 +39,6 @@ export const SAFETY_LEDGER_DDL = `
 export const SAFETY_TOOLS = ['append_plain', 'append_keyed', 'append_checked'] as const;
 export type SafetyTool = (typeof SAFETY_TOOLS)[number];
 
-const input = z.strictObject({
-  key: z.string().min(1).max(200),
-  seq: z.number().int().nonnegative(),
-  ref: z.string().min(1).max(300),
-});
-type Input = z.infer<typeof input>;
-const output = z.object({ key: z.string(), seq: z.number().int(), row: z.number().int() });
-
 export interface SafetyLedgerOptions {
   /** Work time before the effect (the window in which a fault finds a call in flight). */
   readonly workMs: number;
@@ -70,19 +61,15 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 
 /** The three tools over `pool` (whose search_path holds {@link SAFETY_LEDGER_DDL}). */
 export function safetyLedgerTools(pool: pg.Pool, options: SafetyLedgerOptions): ToolDefinition[] {
-  const tool = (name: SafetyTool, retrySafety: RetrySafety<Input>, keyed: boolean): ToolDefinition =>
+  const tool = (
+    name: SafetyTool,
+    retrySafety: RetrySafety<LedgerAppendArgs>,
+    keyed: boolean,
+  ): ToolDefinition =>
     defineTool({
       name,
-      version: '1.0.0',
-      description: 'Append one entry to the ledger of a key. Not for reading the ledger.',
-      input,
-      output,
-      scopes: [TOOL_SCOPE],
-      owner: 'ledger-team',
+      ...LEDGER_APPEND,
       timeoutMs: options.timeoutMs,
-      auditFields: ['key', 'seq'],
-      conflictKey: (args, ctx) => `${ctx.tenant}:ledger:${args.key}`,
-      downstream: 'ledger-db',
       rateLimit: { capacity: 100_000, refillPerSecond: 10_000, per: ['tenant'] },
       retrySafety,
       execute: async (args, inv) => {

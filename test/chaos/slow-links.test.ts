@@ -1,12 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { judgeCalls, type CallVerdict } from './call-verdict.js';
 import { safetyCalls, streamCalls } from './call-stream.js';
 import { chaosScale, scaledTimeout } from './chaos-scale.js';
 import type { LinkFaults } from './fault-proxy.js';
 import { complaints } from './log-tail.js';
-import { createNetworkLab, type NetworkLab } from './network-lab.js';
+import { labScene } from './network-lab.js';
 import { effectCounts } from './safety-ledger.js';
-import type { TopicCollector } from './topic-collector.js';
 
 /**
  * Slow, flaky links. Two executor children on two hosts run the same number of calls twice: once on
@@ -20,22 +19,9 @@ const CALLS = SCALE.networkCalls;
 const KEYS = 48;
 const SLOW: LinkFaults = { latencyMs: [50, 200], resetEvery: 400 };
 
-let lab: NetworkLab;
-let results: TopicCollector<'results'>;
-let dlq: TopicCollector<'dlq'>;
-
-beforeAll(async () => {
-  lab = await createNetworkLab('chaos_slow', {
-    hosts: ['a', 'b'],
-    executorEnv: { CHAOS_WORK_MS: '20', CHAOS_TOOL_TIMEOUT_MS: '5000' },
-  });
-  results = await lab.collect('results');
-  dlq = await lab.collect('dlq');
-  await Promise.all([lab.fleet.spawn(), lab.fleet.spawn()]);
-}, 180_000);
-
-afterAll(async () => {
-  await lab?.destroy();
+const scene = labScene('chaos_slow', {
+  executorEnv: { CHAOS_WORK_MS: '20', CHAOS_TOOL_TIMEOUT_MS: '5000' },
+  executors: 2,
 });
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -46,14 +32,19 @@ interface RunFigures {
 }
 
 async function runOnce(tag: string): Promise<RunFigures> {
-  const calls = await safetyCalls(lab, tag, CALLS, KEYS);
-  const run = streamCalls(lab, calls, results, 2_000);
+  const calls = await safetyCalls(scene.lab, tag, CALLS, KEYS);
+  const run = streamCalls(scene.lab, calls, scene.results, 2_000);
   await run.published;
   const allMs = await run.allAnswered(scaledTimeout(100_000), () =>
-    lab.fleet.all.map((c) => complaints(c.name, c.output)).join('\n'),
+    scene.lab.fleet.all.map((c) => complaints(c.name, c.output)).join('\n'),
   );
   await sleep(1_000);
-  const verdict = judgeCalls(calls, results.events, dlq.events, await effectCounts(lab.pool));
+  const verdict = judgeCalls(
+    calls,
+    scene.results.events,
+    scene.dlq.events,
+    await effectCounts(scene.lab.pool),
+  );
   return {
     verdict,
     figures: {
@@ -75,8 +66,16 @@ describe('slow links', () => {
     '50–200 ms on every executor link plus occasional resets: no duplicate, nothing lost; figures beside a clean run',
     async () => {
       const clean = await runOnce('clean');
-      const sources = lab.hosts.flatMap((h) => [lab.net.hostAddress(h, 'k'), lab.net.hostAddress(h, 'd')]);
-      const proxies = [lab.kafkaProxy, lab.redisProxy, lab.pgProxy, lab.registryProxy];
+      const sources = scene.lab.hosts.flatMap((h) => [
+        scene.lab.net.hostAddress(h, 'k'),
+        scene.lab.net.hostAddress(h, 'd'),
+      ]);
+      const proxies = [
+        scene.lab.kafkaProxy,
+        scene.lab.redisProxy,
+        scene.lab.pgProxy,
+        scene.lab.registryProxy,
+      ];
       const resetsBefore = proxies.map((p) => p.stats().resets);
       for (const p of proxies) p.setFaults(SLOW, sources);
       let slow: RunFigures;

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { migrate, PostgresIdempotencyStore } from '../../libs/adapters/postgres/index.js';
 import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
 import type { Executor } from '../../services/executor/executor.js';
@@ -11,9 +11,8 @@ import { chaosScale, scaledTimeout } from './chaos-scale.js';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
 import { complaints, logTail } from './log-tail.js';
 import { testKafkaBus } from '../integration/executor/test-parts.js';
-import { createNetworkLab, labExecutor, within, type NetworkLab } from './network-lab.js';
+import { labExecutor, labScene, within } from './network-lab.js';
 import { effectCounts, safetyLedgerTools } from './safety-ledger.js';
-import type { TopicCollector } from './topic-collector.js';
 
 /**
  * Cuts between an executor and the store its guarantees rest on, under a stream of calls of the
@@ -35,28 +34,15 @@ const KEYS = 24;
 const WORK_MS = 300;
 const GRACE_MS = WORK_MS + 700;
 
-let lab: NetworkLab;
-let results: TopicCollector<'results'>;
-let dlq: TopicCollector<'dlq'>;
-
-beforeAll(async () => {
-  lab = await createNetworkLab('chaos_store_cut', {
-    hosts: ['a', 'b'],
-    executorEnv: { CHAOS_WORK_MS: String(WORK_MS), CHAOS_TOOL_TIMEOUT_MS: '2000' },
-  });
-  results = await lab.collect('results');
-  dlq = await lab.collect('dlq');
-}, 180_000);
-
-afterAll(async () => {
-  await lab?.destroy();
+const scene = labScene('chaos_store_cut', {
+  executorEnv: { CHAOS_WORK_MS: String(WORK_MS), CHAOS_TOOL_TIMEOUT_MS: '2000' },
 });
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Effects a process started inside [from + grace, to]. */
 async function effectsInCut(pid: number, from: number, to: number): Promise<number> {
-  const { rows } = await lab.pool.query<{ n: string }>(
+  const { rows } = await scene.lab.pool.query<{ n: string }>(
     'SELECT count(*) AS n FROM effects WHERE pid = $1 AND at > $2 AND at < $3',
     [pid, new Date(from + GRACE_MS), new Date(to)],
   );
@@ -64,7 +50,7 @@ async function effectsInCut(pid: number, from: number, to: number): Promise<numb
 }
 
 async function effectsAround(pid: number, from: number): Promise<number> {
-  const { rows } = await lab.pool.query<{ n: string }>(
+  const { rows } = await scene.lab.pool.query<{ n: string }>(
     'SELECT count(*) AS n FROM effects WHERE pid = $1 AND at >= $2 AND at <= $3',
     [pid, new Date(from), new Date(from + GRACE_MS)],
   );
@@ -91,42 +77,62 @@ function figuresOf(verdict: CallVerdict): Record<string, unknown> {
   };
 }
 
+/**
+ * One cut under a stream of calls: publishes the calls tagged `tag` (the three safety kinds) over
+ * 8 s plus the fault time, runs `cut` once 15 % are answered, waits for every answer (`diagnose`
+ * says why on a timeout), `settle`s, and judges the calls against the effects. The figures start
+ * with the scale, the cut's `label`, the calls, how long the cut lasted and until all answered.
+ */
+async function runCut(o: {
+  readonly tag: string;
+  readonly label: string;
+  readonly cut: () => Promise<void>;
+  readonly diagnose: () => string;
+  readonly settle: () => Promise<void>;
+}): Promise<{ verdict: CallVerdict; from: number; to: number; figures: Record<string, unknown> }> {
+  const calls: ToolCallRequestedEvent[] = await safetyCalls(scene.lab, o.tag, CALLS, KEYS);
+  const run = streamCalls(scene.lab, calls, scene.results, 8_000 + SCALE.networkFaultMs);
+  await run.answeredShare(0.15, 60_000);
+  const from = Date.now();
+  await o.cut();
+  const to = Date.now();
+  await run.published;
+  const allMs = await run.allAnswered(scaledTimeout(90_000), o.diagnose);
+  await o.settle();
+  const verdict = judgeCalls(calls, scene.results.events, scene.dlq.events, await effectsOf());
+  const figures = { scale: SCALE.name, cut: o.label, calls: CALLS, cutMs: to - from, allAnsweredMs: allMs };
+  return { verdict, from, to, figures };
+}
+
 describe('store cuts', () => {
   it(
     'Redis black-holed for one executor mid-claim and mid-rate-limit: fail closed, nothing lost after healing',
     async () => {
-      const [cutOne] = await Promise.all([lab.fleet.spawn(), lab.fleet.spawn()]);
-      const victimAddress = lab.net.hostAddress(lab.hostOf(1), 'd');
-      const calls = await safetyCalls(lab, 'redis', CALLS, KEYS);
-      const run = streamCalls(lab, calls, results, 8_000 + SCALE.networkFaultMs);
-      await run.answeredShare(0.15, 60_000);
-      const from = Date.now();
-      lab.redisProxy.setFaults({ blackhole: true }, [victimAddress]);
-      await sleep(SCALE.networkFaultMs);
-      lab.redisProxy.setFaults({}, [victimAddress]);
-      const to = Date.now();
-      await run.published;
-      const allMs = await run.allAnswered(scaledTimeout(90_000), () =>
-        lab.fleet.all.map((c) => complaints(c.name, c.output)).join('\n'),
-      );
-      await sleep(2_000);
-      const verdict = judgeCalls(calls, results.events, dlq.events, await effectsOf());
-      const inCut = await effectsInCut(cutOne.pid, from, to);
+      const [cutOne] = await Promise.all([scene.lab.fleet.spawn(), scene.lab.fleet.spawn()]);
+      const victimAddress = scene.lab.net.hostAddress(scene.lab.hostOf(1), 'd');
+      const outcome = await runCut({
+        tag: 'redis',
+        label: 'redis blackhole, one of two executors',
+        cut: async () => {
+          scene.lab.redisProxy.setFaults({ blackhole: true }, [victimAddress]);
+          await sleep(SCALE.networkFaultMs);
+          scene.lab.redisProxy.setFaults({}, [victimAddress]);
+        },
+        diagnose: () => scene.lab.fleet.all.map((c) => complaints(c.name, c.output)).join('\n'),
+        settle: () => sleep(2_000),
+      });
+      const inCut = await effectsInCut(cutOne.pid, outcome.from, outcome.to);
       const figures = {
-        scale: SCALE.name,
-        cut: 'redis blackhole, one of two executors',
-        calls: CALLS,
-        cutMs: to - from,
-        allAnsweredMs: allMs,
-        effectsOfCutExecutorInGrace: await effectsAround(cutOne.pid, from),
+        ...outcome.figures,
+        effectsOfCutExecutorInGrace: await effectsAround(cutOne.pid, outcome.from),
         effectsOfCutExecutorAfterGrace: inCut,
-        answersByProducer: verdict.answersByProducer,
-        ...figuresOf(verdict),
+        answersByProducer: outcome.verdict.answersByProducer,
+        ...figuresOf(outcome.verdict),
       };
       console.log(`[chaos store-cut redis] ${JSON.stringify(figures)}`);
       expect(inCut).toBe(0);
-      expectSound(verdict);
-      expect(await lab.fleet.stop()).toEqual([0, 0]);
+      expectSound(outcome.verdict);
+      expect(await scene.lab.fleet.stop()).toEqual([0, 0]);
     },
     scaledTimeout(150_000),
   );
@@ -137,63 +143,62 @@ describe('store cuts', () => {
       // The store's own link: a proxy on loopback in front of the private Postgres.
       const storeProxy: FaultProxy = await startFaultProxy(
         { host: '127.0.0.1' },
-        { host: '127.0.0.1', port: lab.pgServer.port },
+        { host: '127.0.0.1', port: scene.lab.pgServer.port },
       );
       const storePool = new pg.Pool({
         connectionString: `postgres://postgres@${storeProxy.address}/postgres`,
-        options: `-c search_path=${lab.stack.db.schema}`,
+        options: `-c search_path=${scene.lab.stack.db.schema}`,
         max: 10,
       });
       storePool.on('error', () => undefined);
-      const redis = new Redis(lab.redisServer.url, { maxRetriesPerRequest: 2 });
+      const redis = new Redis(scene.lab.redisServer.url, { maxRetriesPerRequest: 2 });
       redis.on('error', () => undefined);
       const busLog = logTail('store-cut executor bus');
       const executorLog = logTail('store-cut executor');
-      const bus = testKafkaBus(lab.broker, 'chaos_store_cut_executor', { logLevel: 'warn', logger: busLog });
-      const owner = `${lab.stack.prefix}-pg-store`;
+      const bus = testKafkaBus(scene.lab.broker, 'chaos_store_cut_executor', {
+        logLevel: 'warn',
+        logger: busLog,
+      });
+      const owner = `${scene.lab.stack.prefix}-pg-store`;
       const built = chaosPipeline({
         redis,
-        keyPrefix: lab.stack.redis.prefix,
+        keyPrefix: scene.lab.stack.redis.prefix,
         idempotency: new PostgresIdempotencyStore(storePool, { abandonedRetentionMs: 60_000 }),
-        tools: safetyLedgerTools(lab.pool, { workMs: WORK_MS, timeoutMs: 2_000 }),
+        tools: safetyLedgerTools(scene.lab.pool, { workMs: WORK_MS, timeoutMs: 2_000 }),
       });
       let executor: Executor | undefined;
       try {
         await migrate(storePool);
-        executor = labExecutor(lab, { bus, pipeline: built, owner, logger: executorLog });
+        executor = labExecutor(scene.lab, { bus, pipeline: built, owner, logger: executorLog });
         await executor.start();
-        const calls: ToolCallRequestedEvent[] = await safetyCalls(lab, 'pgstore', CALLS, KEYS);
-        const run = streamCalls(lab, calls, results, 8_000 + SCALE.networkFaultMs);
-        await run.answeredShare(0.15, 60_000);
-        const from = Date.now();
-        storeProxy.setFaults({ blackhole: true });
-        await sleep(SCALE.networkFaultMs / 2);
-        storeProxy.setFaults({ refuse: true });
-        await sleep(SCALE.networkFaultMs / 2);
-        storeProxy.setFaults({});
-        const to = Date.now();
-        await run.published;
-        const allMs = await run.allAnswered(scaledTimeout(90_000), () =>
-          [busLog.summary(), executorLog.summary()].join('\n'),
-        );
-        await sleep(1_000);
-        await executor.stop();
-        const verdict = judgeCalls(calls, results.events, dlq.events, await effectsOf());
-        const inCut = await effectsInCut(process.pid, from, to);
+        const started = executor;
+        const outcome = await runCut({
+          tag: 'pgstore',
+          label: 'postgres idempotency store: blackhole, then refusing',
+          cut: async () => {
+            storeProxy.setFaults({ blackhole: true });
+            await sleep(SCALE.networkFaultMs / 2);
+            storeProxy.setFaults({ refuse: true });
+            await sleep(SCALE.networkFaultMs / 2);
+            storeProxy.setFaults({});
+          },
+          diagnose: () => [busLog.summary(), executorLog.summary()].join('\n'),
+          settle: async () => {
+            await sleep(1_000);
+            await started.stop();
+          },
+        });
+        const inCut = await effectsInCut(process.pid, outcome.from, outcome.to);
         const figures = {
-          scale: SCALE.name,
-          cut: 'postgres idempotency store: blackhole, then refusing',
-          calls: CALLS,
-          cutMs: to - from,
-          allAnsweredMs: allMs,
+          ...outcome.figures,
           storeResets: storeProxy.stats().resets,
-          effectsInGrace: await effectsAround(process.pid, from),
+          effectsInGrace: await effectsAround(process.pid, outcome.from),
           effectsAfterGrace: inCut,
-          ...figuresOf(verdict),
+          ...figuresOf(outcome.verdict),
         };
         console.log(`[chaos store-cut postgres] ${JSON.stringify(figures)}`);
         expect(inCut).toBe(0);
-        expectSound(verdict);
+        expectSound(outcome.verdict);
       } finally {
         // Bounded: after a failed check a call may still be waiting on a store or a publish.
         await within(executor?.stop(), 15_000);
@@ -209,5 +214,5 @@ describe('store cuts', () => {
 });
 
 function effectsOf(): ReturnType<typeof effectCounts> {
-  return effectCounts(lab.pool);
+  return effectCounts(scene.lab.pool);
 }

@@ -1,5 +1,6 @@
-import type { Consumer } from 'kafkajs';
+import { Kafka, logLevel, type Consumer } from 'kafkajs';
 import type { EventKind, EventKinds } from '../../libs/events/contracts.js';
+import { uniqueName } from '../helpers/names.js';
 import { decodeRead, type ExecutorStack } from '../integration/executor/executor-stack.js';
 
 /**
@@ -24,6 +25,40 @@ export interface TopicCollector<K extends EventKind> {
 export type CollectorSource = {
   readonly kafka: Pick<ExecutorStack['kafka'], 'consumer' | 'uniqueGroupId'>;
 } & Pick<ExecutorStack, 'topics' | 'codec'>;
+
+/** A reader of a scenario's own brokers: its client, and a collector source on it. */
+export interface PrivateReader {
+  /** Quiet, and retrying up to 30 times (200 ms doubling to 2 s): the brokers may be down a while. */
+  readonly client: Kafka;
+  /** `stack`'s topics and codec, consumed through `client` in groups named after `<name>`. */
+  readonly source: CollectorSource;
+}
+
+/**
+ * A Kafka client of its own (client id `<name>` made unique) on `brokers` — a private broker or
+ * cluster of a scenario, not the stack's — and the collector source that reads `stack`'s topics
+ * through it.
+ */
+export function privateReader(
+  brokers: readonly string[],
+  name: string,
+  stack: Pick<ExecutorStack, 'topics' | 'codec'>,
+): PrivateReader {
+  const client = new Kafka({
+    clientId: uniqueName(name),
+    brokers: [...brokers],
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 30, initialRetryTime: 200, maxRetryTime: 2_000 },
+  });
+  return {
+    client,
+    source: {
+      kafka: { consumer: (c) => client.consumer(c), uniqueGroupId: (p) => uniqueName(`${p}_group`) },
+      topics: stack.topics,
+      codec: stack.codec,
+    },
+  };
+}
 
 /**
  * Starts a collector. Its consumer reads in a group of its own from the beginning; when kafkajs

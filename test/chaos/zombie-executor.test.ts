@@ -1,12 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ExecutorProcess } from '../integration/executor/executor-process.js';
 import { judgeCalls } from './call-verdict.js';
 import { safetyCalls, streamCalls } from './call-stream.js';
 import { chaosScale, scaledTimeout } from './chaos-scale.js';
 import { complaints } from './log-tail.js';
-import { createNetworkLab, type NetworkLab } from './network-lab.js';
+import { labScene } from './network-lab.js';
 import { effectCounts, SAFETY_TOOLS } from './safety-ledger.js';
-import type { TopicCollector } from './topic-collector.js';
 
 /**
  * Zombie executors. Two executor children on two hosts (namespaces a and b) share the calls topic;
@@ -29,33 +28,20 @@ const KEYS = 24;
 const SESSION_TIMEOUT_MS = 6_000;
 const FAULT_MS = Math.max(SCALE.networkFaultMs, SESSION_TIMEOUT_MS + 4_000);
 
-let lab: NetworkLab;
-let results: TopicCollector<'results'>;
-let dlq: TopicCollector<'dlq'>;
-
-beforeAll(async () => {
-  lab = await createNetworkLab('chaos_zombie', {
-    hosts: ['a', 'b'],
-    executorEnv: {
-      CHAOS_WORK_MS: '300',
-      CHAOS_TOOL_TIMEOUT_MS: '2000',
-      KAFKA_SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS),
-    },
-  });
-  results = await lab.collect('results');
-  dlq = await lab.collect('dlq');
-  await Promise.all([lab.fleet.spawn(), lab.fleet.spawn()]);
-}, 180_000);
-
-afterAll(async () => {
-  await lab?.destroy();
+const scene = labScene('chaos_zombie', {
+  executorEnv: {
+    CHAOS_WORK_MS: '300',
+    CHAOS_TOOL_TIMEOUT_MS: '2000',
+    KAFKA_SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS),
+  },
+  executors: 2,
 });
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** The child on host a (the first one spawned). */
 function victim(): ExecutorProcess {
-  const child = lab.fleet.live.find((c) => lab.hostOf(Number(c.name.split('-exec-')[1])) === 'a');
+  const child = scene.lab.fleet.live.find((c) => scene.lab.hostOf(Number(c.name.split('-exec-')[1])) === 'a');
   if (child === undefined) throw new Error('no executor on host a');
   return child;
 }
@@ -64,8 +50,8 @@ async function underFault(
   tag: string,
   fault: { readonly name: string; begin(): Promise<void>; end(): Promise<void> },
 ): Promise<void> {
-  const calls = await safetyCalls(lab, tag, CALLS, KEYS);
-  const run = streamCalls(lab, calls, results, 8_000 + FAULT_MS);
+  const calls = await safetyCalls(scene.lab, tag, CALLS, KEYS);
+  const run = streamCalls(scene.lab, calls, scene.results, 8_000 + FAULT_MS);
   const zombie = victim();
   // The fault starts once calls are flowing on both executors.
   await run.answeredShare(0.15, 60_000);
@@ -76,19 +62,19 @@ async function underFault(
   const faultMs = Date.now() - t0;
   const publishRetries = await run.published;
   const allMs = await run.allAnswered(scaledTimeout(90_000), () =>
-    lab.fleet.all.map((c) => complaints(c.name, c.output)).join('\n'),
+    scene.lab.fleet.all.map((c) => complaints(c.name, c.output)).join('\n'),
   );
   // Late answers of the zombie arrive after it rejoined: give them a moment to show.
   await sleep(3_000);
-  const counts = await effectCounts(lab.pool);
-  const verdict = judgeCalls(calls, results.events, dlq.events, counts);
+  const counts = await effectCounts(scene.lab.pool);
+  const verdict = judgeCalls(calls, scene.results.events, scene.dlq.events, counts);
   // The same verdict per retry-safety kind: which promise held, which did not.
   const byTool = Object.fromEntries(
     SAFETY_TOOLS.map((tool) => {
       const v = judgeCalls(
         calls.filter((c) => c.tool === tool),
-        results.events,
-        dlq.events,
+        scene.results.events,
+        scene.dlq.events,
         counts,
       );
       return [
@@ -141,8 +127,8 @@ describe('zombie executor', () => {
     async () => {
       await underFault('cut', {
         name: 'link-cut',
-        begin: () => lab.net.cut('a', 'k'),
-        end: () => lab.net.heal('a', 'k'),
+        begin: () => scene.lab.net.cut('a', 'k'),
+        end: () => scene.lab.net.heal('a', 'k'),
       });
     },
     scaledTimeout(150_000),
@@ -166,7 +152,7 @@ describe('zombie executor', () => {
   );
 
   it('both executors stop cleanly after the faults', async () => {
-    const codes = await lab.fleet.stop();
+    const codes = await scene.lab.fleet.stop();
     expect(codes).toEqual([0, 0]);
   }, 60_000);
 });

@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MemoryCaseStore } from '../../libs/adapters/memory/case-store.js';
 import { PostgresCaseStore } from '../../libs/adapters/postgres/case-store.js';
 import { ManualClock } from '../../libs/core/manual-clock.js';
 import { ToolgateError } from '../../libs/core/errors.js';
-import type { CaseChange, CaseStore, ReconciliationCase } from '../../libs/ports/case-store.js';
+import type { CaseChange, CaseStore, ExpectedCase, ReconciliationCase } from '../../libs/ports/case-store.js';
 import { uniqueName } from '../helpers/names.js';
+import { openForSuite } from '../helpers/stack-lifecycle.js';
 import { deadLetter } from '../unit/audit/fixtures.js';
 import { postgresHarness } from './store-harnesses.js';
 
@@ -39,15 +40,29 @@ const adapters: { name: string; create(): Promise<CaseHarness> }[] = [
 
 const OP = 'operator:alice' as const;
 const unknownCheck = (atMs: number) => ({ atMs, answer: { state: 'unknown' as const } });
+/** The status check's move to `to` after a check at `atMs` answered unknown; `more` adds the rest. */
+const afterUnknownCheck = (
+  to: CaseChange['to'],
+  atMs: number,
+  more: Partial<CaseChange> = {},
+): CaseChange => ({ to, by: 'status-check', note: '', statusCheck: unknownCheck(atMs), ...more });
 
 describe.each(adapters)('CaseStore contract: $name', (adapter) => {
   let h: CaseHarness;
-  beforeAll(async () => {
-    h = await adapter.create();
-  });
-  afterAll(async () => {
-    await h.close();
-  });
+  openForSuite(async () => (h = await adapter.create()));
+
+  /** `n` transitions of `caseId` at once, alternating between the two clients; `change(i)` is the i-th. */
+  const concurrently = (
+    n: number,
+    caseId: string,
+    change: (i: number) => CaseChange,
+    expected: ExpectedCase,
+  ) =>
+    Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        (i % 2 === 0 ? h.store : h.peer).transition(caseId, change(i), expected),
+      ),
+    );
 
   it('opens a case from a dead letter, due for a check now, with its full context', async () => {
     const dl = deadLetter();
@@ -146,13 +161,7 @@ describe.each(adapters)('CaseStore contract: $name', (adapter) => {
     await h.clock.advance(60_000);
     const recheck = await h.store.transition(
       c.caseId,
-      {
-        to: 'open',
-        by: 'status-check',
-        note: '',
-        statusCheck: unknownCheck(t0 + 59_000),
-        nextCheckAtMs: t0 + 120_000,
-      },
+      afterUnknownCheck('open', t0 + 59_000, { nextCheckAtMs: t0 + 120_000 }),
       'open',
     );
     expect(recheck).toMatchObject({
@@ -162,12 +171,7 @@ describe.each(adapters)('CaseStore contract: $name', (adapter) => {
     await h.clock.advance(60_000);
     const escalated = await h.store.transition(
       c.caseId,
-      {
-        to: 'needs_manual',
-        by: 'status-check',
-        note: 'status checks exhausted',
-        statusCheck: unknownCheck(t0 + 120_000),
-      },
+      afterUnknownCheck('needs_manual', t0 + 120_000, { note: 'status checks exhausted' }),
       { state: 'open', version: 2 },
     );
     expect(escalated).toMatchObject({
@@ -265,16 +269,14 @@ describe.each(adapters)('CaseStore contract: $name', (adapter) => {
 
   it('of concurrent transitions from the same state exactly one wins', async () => {
     const { case: c } = await h.store.openFromDeadLetter(deadLetter());
-    const results = await Promise.all(
-      Array.from({ length: 8 }, (_, i) =>
-        (i % 2 === 0 ? h.store : h.peer).transition(
-          c.caseId,
-          i % 2 === 0
-            ? { to: 'needs_manual', by: 'status-check', note: `checker ${i} gave up` }
-            : { to: 'resolved_failed', by: `operator:op${i}`, note: `operator ${i} decided` },
-          'open',
-        ),
-      ),
+    const results = await concurrently(
+      8,
+      c.caseId,
+      (i) =>
+        i % 2 === 0
+          ? { to: 'needs_manual', by: 'status-check', note: `checker ${i} gave up` }
+          : { to: 'resolved_failed', by: `operator:op${i}`, note: `operator ${i} decided` },
+      'open',
     );
     const winners = results.filter((r) => r.ok);
     expect(winners).toHaveLength(1);
@@ -286,20 +288,11 @@ describe.each(adapters)('CaseStore contract: $name', (adapter) => {
 
   it('of concurrent rechecks of the same version exactly one is recorded', async () => {
     const { case: c } = await h.store.openFromDeadLetter(deadLetter());
-    const results = await Promise.all(
-      Array.from({ length: 6 }, (_, i) =>
-        (i % 2 === 0 ? h.store : h.peer).transition(
-          c.caseId,
-          {
-            to: 'open',
-            by: 'status-check',
-            note: '',
-            statusCheck: unknownCheck(i),
-            nextCheckAtMs: h.clock.now() + 1_000,
-          },
-          { state: 'open', version: 1 },
-        ),
-      ),
+    const results = await concurrently(
+      6,
+      c.caseId,
+      (i) => afterUnknownCheck('open', i, { nextCheckAtMs: h.clock.now() + 1_000 }),
+      { state: 'open', version: 1 },
     );
     expect(results.filter((r) => r.ok)).toHaveLength(1);
     const stored = await h.store.get(c.caseId);

@@ -38,6 +38,20 @@ function eventBusContract(name: string, makeFixture: BusFixtureFactory): void {
       return s;
     };
 
+    /** A fresh one-partition topic `name` holding `count` numbered messages over `keys`, and a fresh group. */
+    const published = async (name: string, count: number, keys: string[]) => {
+      const topic = await fx.topic(name, 1);
+      await bus.publish(topic, numbered(count, keys));
+      return { topic, group: fx.group(name) };
+    };
+    /** Subscribes a new member of `group` to `topic` from the beginning; the first `n` offsets it gets. */
+    const nextMemberReads = async (group: string, topic: string, n: number): Promise<string[]> => {
+      const next = new Received();
+      await subscribe({ groupId: group, topics: [topic], fromBeginning: true }, next.handler());
+      await next.waitFor(n);
+      return next.offsets().slice(0, n);
+    };
+
     beforeAll(async () => {
       fx = await makeFixture();
       bus = fx.bus;
@@ -111,9 +125,7 @@ function eventBusContract(name: string, makeFixture: BusFixtureFactory): void {
     });
 
     it('redelivers what a stopped member left unfinished to the next member, and nothing it finished', async () => {
-      const topic = await fx.topic('redeliver', 1);
-      const group = fx.group('redeliver');
-      await bus.publish(topic, numbered(10, ['k']));
+      const { topic, group } = await published('redeliver', 10, ['k']);
       const first = new Received();
       const sub = await subscribe(
         { groupId: group, topics: [topic], fromBeginning: true },
@@ -123,16 +135,11 @@ function eventBusContract(name: string, makeFixture: BusFixtureFactory): void {
       await eventually(() => expect(new Set(first.offsets()).size).toBe(10));
       await sub.stop();
 
-      const next = new Received();
-      await subscribe({ groupId: group, topics: [topic], fromBeginning: true }, next.handler());
-      await next.waitFor(5);
-      expect(next.offsets().slice(0, 5)).toEqual(['5', '6', '7', '8', '9']);
+      expect(await nextMemberReads(group, topic, 5)).toEqual(['5', '6', '7', '8', '9']);
     });
 
     it('commits only the contiguous finished prefix when messages finish out of order', async () => {
-      const topic = await fx.topic('prefix', 1);
-      const group = fx.group('prefix');
-      await bus.publish(topic, numbered(6, ['x', 'y', 'z']));
+      const { topic, group } = await published('prefix', 6, ['x', 'y', 'z']);
       const seen = new Set<string>();
       const handler: BatchHandler = (batch, control) => {
         for (const m of batch.messages) seen.add(m.offset);
@@ -144,10 +151,7 @@ function eventBusContract(name: string, makeFixture: BusFixtureFactory): void {
       await eventually(() => expect(seen.size).toBe(6));
       await sub.stop();
 
-      const next = new Received();
-      await subscribe({ groupId: group, topics: [topic], fromBeginning: true }, next.handler());
-      await next.waitFor(4);
-      expect(next.offsets().slice(0, 4)).toEqual(['2', '3', '4', '5']);
+      expect(await nextMemberReads(group, topic, 4)).toEqual(['2', '3', '4', '5']);
     });
 
     it('round-trips keys, values and headers', async () => {
@@ -319,9 +323,7 @@ function eventBusContract(name: string, makeFixture: BusFixtureFactory): void {
     });
 
     it('subscribeKeyed: commits never pass an unfinished message; the next member starts at it', async () => {
-      const topic = await fx.topic('keyed-commit', 1);
-      const group = fx.group('keyed-commit');
-      await bus.publish(topic, numbered(5, ['a', 'b', 'c', 'd', 'e']));
+      const { topic, group } = await published('keyed-commit', 5, ['a', 'b', 'c', 'd', 'e']);
       const finished = new Set<string>();
       const first = await bus.subscribeKeyed(
         { groupId: group, topics: [topic], fromBeginning: true, maxConcurrency: 5 },
@@ -337,16 +339,11 @@ function eventBusContract(name: string, makeFixture: BusFixtureFactory): void {
       );
       await eventually(() => expect(finished.size).toBe(4));
       await first.stop();
-      const next = new Received();
-      await subscribe({ groupId: group, topics: [topic], fromBeginning: true }, next.handler());
-      await next.waitFor(5);
-      expect(next.offsets().slice(0, 5)).toEqual(['0', '1', '2', '3', '4']);
+      expect(await nextMemberReads(group, topic, 5)).toEqual(['0', '1', '2', '3', '4']);
     });
 
     it('hands a revoked partition to a new member only after the running message finished', async () => {
-      const topic = await fx.topic('rebalance', 1);
-      const group = fx.group('rebalance');
-      await bus.publish(topic, numbered(5, ['k']));
+      const { topic, group } = await published('rebalance', 5, ['k']);
       const events: string[] = [];
       const hold = gate();
       const member =
@@ -387,9 +384,7 @@ function eventBusContract(name: string, makeFixture: BusFixtureFactory): void {
     });
 
     it('stop lets the running message finish and commits it; nothing new starts', async () => {
-      const topic = await fx.topic('drain', 1);
-      const group = fx.group('drain');
-      await bus.publish(topic, numbered(3, ['k']));
+      const { topic, group } = await published('drain', 3, ['k']);
       const started: string[] = [];
       const hold = gate();
       let stale = false;
@@ -413,10 +408,7 @@ function eventBusContract(name: string, makeFixture: BusFixtureFactory): void {
       expect(started).toEqual(['0']);
       expect(sub.assignment()).toEqual([]);
 
-      const next = new Received();
-      await subscribe({ groupId: group, topics: [topic], fromBeginning: true }, next.handler());
-      await next.waitFor(2);
-      expect(next.offsets().slice(0, 2)).toEqual(['1', '2']);
+      expect(await nextMemberReads(group, topic, 2)).toEqual(['1', '2']);
     });
 
     it('delivers the unfinished rest of a batch again after its handler rejected', async () => {

@@ -1,7 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ClaimResult, IdempotencyStore, StoredResult } from '../../libs/ports/idempotency-store.js';
+import { describe, expect, it } from 'vitest';
+import type {
+  ClaimResult,
+  IdempotencyStore,
+  PeekResult,
+  StoredResult,
+} from '../../libs/ports/idempotency-store.js';
 import type { IdempotencyStoreOptions } from '../../libs/adapters/memory/index.js';
 import { uniqueName } from '../helpers/names.js';
+import { openForSuite } from '../helpers/stack-lifecycle.js';
 import { idempotencyStoreAdapters, type AdapterCase, type Harness } from './store-harnesses.js';
 
 /** Leases and TTLs short enough to wait out for real against Redis and Postgres. */
@@ -18,6 +24,29 @@ const result = (value: unknown): StoredResult => ({
   completedAtMs: 1_700_000_123_456,
 });
 
+/** A claim's answer for a key completed with `stored`. */
+const completed = (stored: StoredResult): ClaimResult => ({ kind: 'completed', stored });
+/** A claim's answer for a key `owner` holds until `leaseExpiresAtMs`. */
+const inFlight = (owner: string, leaseExpiresAtMs: number): ClaimResult => ({
+  kind: 'in-flight',
+  owner,
+  leaseExpiresAtMs,
+});
+
+/** A peek's answer for an in-flight record of `fingerprint` held by `owner` until `leaseExpiresAtMs`. */
+const peekedInFlight = (
+  owner: string,
+  leaseExpiresAtMs: number,
+  leaseExpired: boolean,
+  fingerprint = 'fp',
+): PeekResult => ({ kind: 'in-flight', fingerprint, owner, leaseExpiresAtMs, leaseExpired });
+/** A peek's answer for a record of `fingerprint` completed with `stored`. */
+const peekedCompleted = (stored: StoredResult, fingerprint = 'fp'): PeekResult => ({
+  kind: 'completed',
+  fingerprint,
+  stored,
+});
+
 function expectKind<K extends ClaimResult['kind']>(
   claim: ClaimResult,
   kind: K,
@@ -31,12 +60,10 @@ function idempotencyStoreContract(adapter: AdapterCase<IdempotencyStore, Idempot
   let store: IdempotencyStore;
   const key = (): string => uniqueName('key');
 
-  beforeAll(async () => {
+  openForSuite(async () => {
     h = await adapter.create({});
     store = h.subject;
-  });
-  afterAll(async () => {
-    await h.close();
+    return h;
   });
 
   it('answers claimed to the first claim of a fresh key, with a lease of leaseMs from now', async () => {
@@ -51,7 +78,7 @@ function idempotencyStoreContract(adapter: AdapterCase<IdempotencyStore, Idempot
     const k = key();
     const first = expectKind(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
     const second = expectKind(await h.peer.claim(k, 'fp', 'owner-b', LONG_LEASE_MS), 'in-flight');
-    expect(second).toEqual({ kind: 'in-flight', owner: 'owner-a', leaseExpiresAtMs: first.leaseExpiresAtMs });
+    expect(second).toEqual(inFlight('owner-a', first.leaseExpiresAtMs));
     // The holder itself is told the same: a claim is not re-entrant.
     expect((await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS)).kind).toBe('in-flight');
   });
@@ -66,8 +93,8 @@ function idempotencyStoreContract(adapter: AdapterCase<IdempotencyStore, Idempot
     });
     expectKind(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
     expect(await store.complete(k, 'owner-a', stored, DAY_MS)).toBe(true);
-    expect(await h.peer.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual({ kind: 'completed', stored });
-    expect(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS)).toEqual({ kind: 'completed', stored });
+    expect(await h.peer.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual(completed(stored));
+    expect(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS)).toEqual(completed(stored));
   });
 
   it('answers conflict for the same key with another fingerprint, in flight and after completion', async () => {
@@ -83,10 +110,7 @@ function idempotencyStoreContract(adapter: AdapterCase<IdempotencyStore, Idempot
       storedFingerprint: 'fp-1',
     });
     // The conflicting claims changed nothing.
-    expect(await store.claim(k, 'fp-1', 'owner-c', LONG_LEASE_MS)).toEqual({
-      kind: 'completed',
-      stored: result(1),
-    });
+    expect(await store.claim(k, 'fp-1', 'owner-c', LONG_LEASE_MS)).toEqual(completed(result(1)));
   });
 
   it('ignores complete and release by a non-owner: false, and the owner still holds the key', async () => {
@@ -94,16 +118,11 @@ function idempotencyStoreContract(adapter: AdapterCase<IdempotencyStore, Idempot
     const first = expectKind(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
     expect(await h.peer.complete(k, 'intruder', result('forged'), DAY_MS)).toBe(false);
     expect(await h.peer.release(k, 'intruder')).toBe(false);
-    expect(await h.peer.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual({
-      kind: 'in-flight',
-      owner: 'owner-a',
-      leaseExpiresAtMs: first.leaseExpiresAtMs,
-    });
+    expect(await h.peer.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual(
+      inFlight('owner-a', first.leaseExpiresAtMs),
+    );
     expect(await store.complete(k, 'owner-a', result('real'), DAY_MS)).toBe(true);
-    expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual({
-      kind: 'completed',
-      stored: result('real'),
-    });
+    expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual(completed(result('real')));
   });
 
   it('returns false from complete and release of a key nobody claimed, and creates nothing', async () => {
@@ -129,10 +148,7 @@ function idempotencyStoreContract(adapter: AdapterCase<IdempotencyStore, Idempot
     expect(await store.complete(k, 'owner-a', result(7), DAY_MS)).toBe(true);
     expect(await store.release(k, 'owner-a')).toBe(false);
     expect(await store.complete(k, 'owner-a', result(8), DAY_MS)).toBe(false);
-    expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual({
-      kind: 'completed',
-      stored: result(7),
-    });
+    expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual(completed(result(7)));
   });
 
   it('answers taken-over (never claimed) once a lease runs out, and the old owner loses the key', async () => {
@@ -144,18 +160,13 @@ function idempotencyStoreContract(adapter: AdapterCase<IdempotencyStore, Idempot
     expect(takeover.previousOwner).toBe('owner-a');
     expect(takeover.leaseExpiresAtMs).toBeGreaterThanOrEqual(before + LONG_LEASE_MS - CLOCK_SLACK_MS);
     // The new owner's lease is live: others are told it is in flight there.
-    expect(await store.claim(k, 'fp', 'owner-c', LONG_LEASE_MS)).toEqual({
-      kind: 'in-flight',
-      owner: 'owner-b',
-      leaseExpiresAtMs: takeover.leaseExpiresAtMs,
-    });
+    expect(await store.claim(k, 'fp', 'owner-c', LONG_LEASE_MS)).toEqual(
+      inFlight('owner-b', takeover.leaseExpiresAtMs),
+    );
     expect(await store.complete(k, 'owner-a', result('late'), DAY_MS)).toBe(false);
     expect(await store.release(k, 'owner-a')).toBe(false);
     expect(await h.peer.complete(k, 'owner-b', result('b'), DAY_MS)).toBe(true);
-    expect(await store.claim(k, 'fp', 'owner-c', LONG_LEASE_MS)).toEqual({
-      kind: 'completed',
-      stored: result('b'),
-    });
+    expect(await store.claim(k, 'fp', 'owner-c', LONG_LEASE_MS)).toEqual(completed(result('b')));
   });
 
   it('still answers conflict, not taken-over, for another fingerprint on a lapsed lease', async () => {
@@ -174,10 +185,7 @@ function idempotencyStoreContract(adapter: AdapterCase<IdempotencyStore, Idempot
     expectKind(await store.claim(k, 'fp', 'owner-a', SHORT_MS), 'claimed');
     await h.pass(PAST_SHORT_MS);
     expect(await store.complete(k, 'owner-a', result('slow but done'), DAY_MS)).toBe(true);
-    expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual({
-      kind: 'completed',
-      stored: result('slow but done'),
-    });
+    expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual(completed(result('slow but done')));
   });
 
   it('forgets a completed record after its TTL: the next claim is a fresh claim', async () => {
@@ -247,25 +255,13 @@ function idempotencyStoreContract(adapter: AdapterCase<IdempotencyStore, Idempot
       const k = key();
       expectKind(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
       expect(await store.complete(k, 'owner-a', unresolved, DAY_MS)).toBe(true);
-      expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual({
-        kind: 'completed',
-        stored: unresolved,
-      });
+      expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual(completed(unresolved));
       expect(await h.peer.settle(k, settled, DAY_MS)).toBe(true);
-      expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual({
-        kind: 'completed',
-        stored: settled,
-      });
-      expect(await h.peer.claim(k, 'fp', 'owner-c', LONG_LEASE_MS)).toEqual({
-        kind: 'completed',
-        stored: settled,
-      });
+      expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual(completed(settled));
+      expect(await h.peer.claim(k, 'fp', 'owner-c', LONG_LEASE_MS)).toEqual(completed(settled));
       // Settled once: the record is no longer UNRESOLVED, so a second settle changes nothing.
       expect(await store.settle(k, result('again'), DAY_MS)).toBe(false);
-      expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual({
-        kind: 'completed',
-        stored: settled,
-      });
+      expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual(completed(settled));
     });
 
     it('keeps the fingerprint: other arguments under a settled key are still a conflict', async () => {
@@ -286,10 +282,7 @@ function idempotencyStoreContract(adapter: AdapterCase<IdempotencyStore, Idempot
         expectKind(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
         expect(await store.complete(k, 'owner-a', original, DAY_MS)).toBe(true);
         expect(await h.peer.settle(k, settled, DAY_MS)).toBe(false);
-        expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual({
-          kind: 'completed',
-          stored: original,
-        });
+        expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual(completed(original));
       }
     });
 
@@ -297,16 +290,11 @@ function idempotencyStoreContract(adapter: AdapterCase<IdempotencyStore, Idempot
       const k = key();
       const first = expectKind(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
       expect(await h.peer.settle(k, settled, DAY_MS)).toBe(false);
-      expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual({
-        kind: 'in-flight',
-        owner: 'owner-a',
-        leaseExpiresAtMs: first.leaseExpiresAtMs,
-      });
+      expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual(
+        inFlight('owner-a', first.leaseExpiresAtMs),
+      );
       expect(await store.complete(k, 'owner-a', result('own'), DAY_MS)).toBe(true);
-      expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual({
-        kind: 'completed',
-        stored: result('own'),
-      });
+      expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual(completed(result('own')));
     });
 
     it('refuses an absent or expired record and creates nothing', async () => {
@@ -327,10 +315,7 @@ function idempotencyStoreContract(adapter: AdapterCase<IdempotencyStore, Idempot
       expectKind(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
       expect(await store.complete(k, 'owner-a', unresolved, DAY_MS)).toBe(true);
       expect(await store.settle(k, settled, SHORT_MS)).toBe(true);
-      expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual({
-        kind: 'completed',
-        stored: settled,
-      });
+      expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual(completed(settled));
       await h.pass(PAST_SHORT_MS);
       expectKind(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS), 'claimed');
     });
@@ -346,10 +331,9 @@ function idempotencyStoreContract(adapter: AdapterCase<IdempotencyStore, Idempot
       );
       const winners = answers.flatMap((won, i) => (won ? [i] : []));
       expect(winners).toHaveLength(1);
-      expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual({
-        kind: 'completed',
-        stored: result(`settler-${winners[0]}`),
-      });
+      expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual(
+        completed(result(`settler-${winners[0]}`)),
+      );
     });
 
     it('refuses nonsensical arguments with a RangeError and changes nothing', async () => {
@@ -358,10 +342,7 @@ function idempotencyStoreContract(adapter: AdapterCase<IdempotencyStore, Idempot
       expect(await store.complete(k, 'owner-a', unresolved, DAY_MS)).toBe(true);
       await expect(store.settle(k, settled, 0)).rejects.toThrow(RangeError);
       await expect(store.settle('', settled, DAY_MS)).rejects.toThrow(RangeError);
-      expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual({
-        kind: 'completed',
-        stored: unresolved,
-      });
+      expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual(completed(unresolved));
     });
   });
 
@@ -376,21 +357,13 @@ function idempotencyStoreContract(adapter: AdapterCase<IdempotencyStore, Idempot
     it('shows a live claim: fingerprint, owner and lease, not expired; the owner keeps the key', async () => {
       const k = key();
       const first = expectKind(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
-      const seen = {
-        kind: 'in-flight',
-        fingerprint: 'fp',
-        owner: 'owner-a',
-        leaseExpiresAtMs: first.leaseExpiresAtMs,
-        leaseExpired: false,
-      };
+      const seen = peekedInFlight('owner-a', first.leaseExpiresAtMs, false);
       expect(await h.peer.peek(k)).toEqual(seen);
       expect(await store.peek(k)).toEqual(seen);
       // Exactly as without the peeks: in flight at owner-a with the same lease, which it completes.
-      expect(await h.peer.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual({
-        kind: 'in-flight',
-        owner: 'owner-a',
-        leaseExpiresAtMs: first.leaseExpiresAtMs,
-      });
+      expect(await h.peer.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual(
+        inFlight('owner-a', first.leaseExpiresAtMs),
+      );
       expect(await store.complete(k, 'owner-a', result('done'), DAY_MS)).toBe(true);
     });
 
@@ -399,36 +372,24 @@ function idempotencyStoreContract(adapter: AdapterCase<IdempotencyStore, Idempot
       const stored = result({ refundId: 'R-2', nested: { text: 'héllo ✓' }, items: [1, null] });
       expectKind(await store.claim(k, 'fp-1', 'owner-a', LONG_LEASE_MS), 'claimed');
       expect(await store.complete(k, 'owner-a', stored, DAY_MS)).toBe(true);
-      expect(await h.peer.peek(k)).toEqual({ kind: 'completed', fingerprint: 'fp-1', stored });
+      expect(await h.peer.peek(k)).toEqual(peekedCompleted(stored, 'fp-1'));
       expect(await h.peer.claim(k, 'fp-2', 'owner-b', LONG_LEASE_MS)).toEqual({
         kind: 'conflict',
         storedFingerprint: 'fp-1',
       });
-      expect(await store.claim(k, 'fp-1', 'owner-b', LONG_LEASE_MS)).toEqual({ kind: 'completed', stored });
+      expect(await store.claim(k, 'fp-1', 'owner-b', LONG_LEASE_MS)).toEqual(completed(stored));
     });
 
     it('says a lapsed lease has expired, and takes nothing over: the next claim is the take-over', async () => {
       const k = key();
       const first = expectKind(await store.claim(k, 'fp', 'owner-a', SHORT_MS), 'claimed');
       await h.pass(PAST_SHORT_MS);
-      const seen = {
-        kind: 'in-flight',
-        fingerprint: 'fp',
-        owner: 'owner-a',
-        leaseExpiresAtMs: first.leaseExpiresAtMs,
-        leaseExpired: true,
-      };
+      const seen = peekedInFlight('owner-a', first.leaseExpiresAtMs, true);
       expect(await h.peer.peek(k)).toEqual(seen);
       expect(await store.peek(k)).toEqual(seen);
       const takeover = expectKind(await h.peer.claim(k, 'fp', 'owner-b', LONG_LEASE_MS), 'taken-over');
       expect(takeover.previousOwner).toBe('owner-a');
-      expect(await store.peek(k)).toEqual({
-        kind: 'in-flight',
-        fingerprint: 'fp',
-        owner: 'owner-b',
-        leaseExpiresAtMs: takeover.leaseExpiresAtMs,
-        leaseExpired: false,
-      });
+      expect(await store.peek(k)).toEqual(peekedInFlight('owner-b', takeover.leaseExpiresAtMs, false));
     });
 
     it('leaves a lapsed owner its key: it may still complete after a peek, as without one', async () => {
@@ -437,11 +398,7 @@ function idempotencyStoreContract(adapter: AdapterCase<IdempotencyStore, Idempot
       await h.pass(PAST_SHORT_MS);
       expect(await h.peer.peek(k)).toMatchObject({ kind: 'in-flight', leaseExpired: true });
       expect(await store.complete(k, 'owner-a', result('slow but done'), DAY_MS)).toBe(true);
-      expect(await h.peer.peek(k)).toEqual({
-        kind: 'completed',
-        fingerprint: 'fp',
-        stored: result('slow but done'),
-      });
+      expect(await h.peer.peek(k)).toEqual(peekedCompleted(result('slow but done')));
     });
 
     it('says absent after a release and after the TTL, and never extends a TTL', async () => {
@@ -466,13 +423,9 @@ function idempotencyStoreContract(adapter: AdapterCase<IdempotencyStore, Idempot
       const unresolved: StoredResult = { outcome: 'UNRESOLVED', result: null, completedAtMs: 1 };
       expectKind(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
       expect(await store.complete(k, 'owner-a', unresolved, DAY_MS)).toBe(true);
-      expect(await store.peek(k)).toEqual({ kind: 'completed', fingerprint: 'fp', stored: unresolved });
+      expect(await store.peek(k)).toEqual(peekedCompleted(unresolved));
       expect(await store.settle(k, result('settled'), DAY_MS)).toBe(true);
-      expect(await h.peer.peek(k)).toEqual({
-        kind: 'completed',
-        fingerprint: 'fp',
-        stored: result('settled'),
-      });
+      expect(await h.peer.peek(k)).toEqual(peekedCompleted(result('settled')));
     });
 
     it('refuses an empty key with a RangeError', async () => {
@@ -482,12 +435,7 @@ function idempotencyStoreContract(adapter: AdapterCase<IdempotencyStore, Idempot
 
   describe('with a short abandoned-marker retention', () => {
     let short: Harness<IdempotencyStore>;
-    beforeAll(async () => {
-      short = await adapter.create({ abandonedRetentionMs: SHORT_MS });
-    });
-    afterAll(async () => {
-      await short.close();
-    });
+    openForSuite(async () => (short = await adapter.create({ abandonedRetentionMs: SHORT_MS })));
 
     it('forgets an abandoned in-flight marker after lease + retention: the next claim is fresh', async () => {
       const k = key();

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { BucketLimit, RateLimiter } from '../../libs/ports/rate-limiter.js';
 import { uniqueName } from '../helpers/names.js';
+import { openForSuite } from '../helpers/stack-lifecycle.js';
 import { rateLimiterAdapters, type AdapterCase, type Harness } from './store-harnesses.js';
 
 /** Refills so slowly that nothing measurable comes back during a test: the bucket is a fixed budget. */
@@ -11,12 +12,10 @@ function rateLimiterContract(adapter: AdapterCase<RateLimiter>): void {
   let limiter: RateLimiter;
   const bucket = (): string => uniqueName('bucket');
 
-  beforeAll(async () => {
+  openForSuite(async () => {
     h = await adapter.create();
     limiter = h.subject;
-  });
-  afterAll(async () => {
-    await h.close();
+    return h;
   });
 
   it('starts a fresh bucket full: the first take is allowed with capacity - 1 left', async () => {

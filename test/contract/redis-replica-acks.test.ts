@@ -18,6 +18,17 @@ const unavailable = (error: unknown): boolean =>
   error instanceof ToolgateError && error.code === 'DEPENDENCY_UNAVAILABLE';
 
 /**
+ * Two stores on `redis` under `keyPrefix`: `plain` waits for no replica, `waiting` for one, as long
+ * as `acks` says (and rewrites a completion lost before a replica had it, for `rewriteForMs`).
+ */
+function plainAndWaiting(redis: Redis, keyPrefix: string, acks: { timeoutMs: number; rewriteForMs: number }) {
+  return {
+    plain: new RedisIdempotencyStore(redis, { keyPrefix }),
+    waiting: new RedisIdempotencyStore(redis, { keyPrefix, replicaAcks: { replicas: 1, ...acks } }),
+  };
+}
+
+/**
  * `replicaAcks`: the idempotency store waits for replicas (Redis WAIT) so a record survives its
  * master's failover. The test cluster gives every master one replica; the single test Redis has none.
  */
@@ -67,10 +78,9 @@ describe('RedisIdempotencyStore with replica acknowledgements', () => {
   });
 
   it('reports a completion the replicas did not acknowledge as not written', async () => {
-    const plain = new RedisIdempotencyStore(single.redis, { keyPrefix: single.prefix });
-    const waiting = new RedisIdempotencyStore(single.redis, {
-      keyPrefix: single.prefix,
-      replicaAcks: { replicas: 1, timeoutMs: 50, rewriteForMs: 300 },
+    const { plain, waiting } = plainAndWaiting(single.redis, single.prefix, {
+      timeoutMs: 50,
+      rewriteForMs: 300,
     });
     const key = uniqueName('call');
     expect((await plain.claim(key, 'fp', 'owner', 30_000)).kind).toBe('claimed');
@@ -87,11 +97,7 @@ describe('RedisIdempotencyStore with replica acknowledgements', () => {
     const onMaster = new Redis(master.url);
     const onReplica = new Redis(replica.url);
     try {
-      const plain = new RedisIdempotencyStore(onMaster, { keyPrefix: 'acks:' });
-      const waiting = new RedisIdempotencyStore(onMaster, {
-        keyPrefix: 'acks:',
-        replicaAcks: { replicas: 1, timeoutMs: 100, rewriteForMs: 30_000 },
-      });
+      const { plain, waiting } = plainAndWaiting(onMaster, 'acks:', { timeoutMs: 100, rewriteForMs: 30_000 });
       const key = uniqueName('call');
       expect((await plain.claim(key, 'fp', 'owner', 60_000)).kind).toBe('claimed');
       const claimed = await onMaster.hgetall(plain.recordKey(key));
@@ -119,11 +125,7 @@ describe('RedisIdempotencyStore with replica acknowledgements', () => {
     const master = await startPrivateRedis();
     const onMaster = new Redis(master.url);
     try {
-      const plain = new RedisIdempotencyStore(onMaster, { keyPrefix: 'acks:' });
-      const waiting = new RedisIdempotencyStore(onMaster, {
-        keyPrefix: 'acks:',
-        replicaAcks: { replicas: 1, timeoutMs: 50, rewriteForMs: 30_000 },
-      });
+      const { plain, waiting } = plainAndWaiting(onMaster, 'acks:', { timeoutMs: 50, rewriteForMs: 30_000 });
       const key = uniqueName('call');
       expect((await plain.claim(key, 'fp', 'owner', 60_000)).kind).toBe('claimed');
       const completing = waiting.complete(key, 'owner', stored, 60_000);

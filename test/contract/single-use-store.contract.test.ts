@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MemorySingleUseStore } from '../../libs/adapters/memory/single-use-store.js';
 import { PostgresSingleUseStore } from '../../libs/adapters/postgres/single-use-store.js';
 import { RedisSingleUseStore } from '../../libs/adapters/redis/single-use-store.js';
 import type { SingleUseStore } from '../../libs/ports/single-use-store.js';
+import { openForSuite } from '../helpers/stack-lifecycle.js';
 import {
   memoryHarness,
   postgresHarness,
@@ -15,38 +16,25 @@ import {
 /** The store's harness, and how far apart the store's clock and `now()` may be (0 for the manual clock). */
 type SingleUseHarness = Harness<SingleUseStore> & { readonly skewMs: number };
 
+/** A server-backed harness: its clock is this machine's, which may be up to a second off the server's. */
+const onServer = async (harness: Promise<Harness<SingleUseStore>>): Promise<SingleUseHarness> => ({
+  ...(await harness),
+  skewMs: 1_000,
+});
+const onRedis = (redis: ConstructorParameters<typeof RedisSingleUseStore>[0], keyPrefix: string) =>
+  new RedisSingleUseStore(redis, { keyPrefix });
+
 const adapters: { name: string; create(): Promise<SingleUseHarness> }[] = [
   {
     name: 'memory',
     create: () =>
       Promise.resolve({ ...memoryHarness((clock) => new MemorySingleUseStore(clock)), skewMs: 0 }),
   },
-  {
-    name: 'redis',
-    create: async () => ({
-      ...(await redisHarness(
-        (redis, keyPrefix) => new RedisSingleUseStore(redis, { keyPrefix }),
-        'single_use',
-      )),
-      skewMs: 1_000,
-    }),
-  },
-  {
-    name: 'redis-cluster',
-    create: async () => ({
-      ...(await redisClusterHarness(
-        (redis, keyPrefix) => new RedisSingleUseStore(redis, { keyPrefix }),
-        'single_use',
-      )),
-      skewMs: 1_000,
-    }),
-  },
+  { name: 'redis', create: () => onServer(redisHarness(onRedis, 'single_use')) },
+  { name: 'redis-cluster', create: () => onServer(redisClusterHarness(onRedis, 'single_use')) },
   {
     name: 'postgres',
-    create: async () => ({
-      ...(await postgresHarness((pool) => new PostgresSingleUseStore(pool), 'single_use')),
-      skewMs: 1_000,
-    }),
+    create: () => onServer(postgresHarness((pool) => new PostgresSingleUseStore(pool), 'single_use')),
   },
 ];
 
@@ -55,12 +43,7 @@ const fresh = (): string => `jti-${randomUUID()}`;
 
 describe.each(adapters)('SingleUseStore contract: $name', (adapter) => {
   let h: SingleUseHarness;
-  beforeAll(async () => {
-    h = await adapter.create();
-  });
-  afterAll(async () => {
-    await h.close();
-  });
+  openForSuite(async () => (h = await adapter.create()));
 
   it('a fresh id is consumed once; every later consume is already-used', async () => {
     const id = fresh();

@@ -1,4 +1,5 @@
 import type { ExecutionContext, NormalizedToolCall, Principal } from '../../libs/core/types.js';
+import type { OpenAIAssistantMessage, OpenAIFunctionToolCall } from '../../libs/providers/provider-shapes.js';
 
 let task = 0;
 /**
@@ -25,6 +26,22 @@ export function toolCall(name: string, args: Record<string, unknown>): Normalize
   return { id: `call_${seq}`, name, arguments: args };
 }
 
+/** An OpenAI assistant message asking for `calls` (arguments as JSON text, passed on as written). */
+export function openAIToolCallMessage(
+  calls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly arguments: string }>,
+): OpenAIAssistantMessage & { readonly tool_calls: readonly OpenAIFunctionToolCall[] } {
+  return {
+    role: 'assistant',
+    content: null,
+    refusal: null,
+    tool_calls: calls.map((c) => ({
+      id: c.id,
+      type: 'function',
+      function: { name: c.name, arguments: c.arguments },
+    })),
+  };
+}
+
 /** A chat completion as OpenAI's API returns it, asking for `calls` (arguments as JSON text). */
 export function openAICompletion(
   calls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly arguments: string }>,
@@ -39,16 +56,7 @@ export function openAICompletion(
         index: 0,
         finish_reason: 'tool_calls',
         logprobs: null,
-        message: {
-          role: 'assistant',
-          content: null,
-          refusal: null,
-          tool_calls: calls.map((c) => ({
-            id: c.id,
-            type: 'function',
-            function: { name: c.name, arguments: c.arguments },
-          })),
-        },
+        message: openAIToolCallMessage(calls),
       },
     ],
   };

@@ -6,7 +6,7 @@ import type { Logger } from '../../../libs/ports/logger.js';
 import { uniqueName } from '../../helpers/names.js';
 import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
 import { auditEvent, T0 } from './audit-events.js';
-import { createEventStack, eventually, type EventStack } from './event-stack.js';
+import { busWiring, createEventStack, eventually, type EventStack } from './event-stack.js';
 
 interface Captured {
   readonly warnings: string[];
@@ -35,10 +35,7 @@ describe('audit sink on Kafka and Postgres', () => {
     await migrate(db.pool);
     store = new PostgresAuditStore(db.pool);
     sink = createAuditSink({
-      subscriber: stack.bus,
-      publisher: stack.bus,
-      codec: stack.codec,
-      topics: stack.topics,
+      ...busWiring(stack),
       store,
       logger: capturingLogger(captured),
       groupId: uniqueName('audit_sink'),
@@ -98,10 +95,7 @@ describe('audit sink on Kafka and Postgres', () => {
       { key: 'tb', event: auditEvent('tb-3', 'tb', 3) },
     ]);
     const again = createAuditSink({
-      subscriber: stack.bus,
-      publisher: stack.bus,
-      codec: stack.codec,
-      topics: stack.topics,
+      ...busWiring(stack),
       store,
       logger: capturingLogger({ warnings: [] }),
       groupId: uniqueName('audit_sink_replay'),
@@ -170,10 +164,7 @@ describe('audit sink while the store is unreachable', () => {
     const store = new PostgresAuditStore(db.pool);
     const captured: Captured = { warnings: [] };
     const sink = createAuditSink({
-      subscriber: stack.bus,
-      publisher: stack.bus,
-      codec: stack.codec,
-      topics: stack.topics,
+      ...busWiring(stack),
       store,
       logger: capturingLogger(captured),
       groupId: uniqueName('audit_sink_down'),

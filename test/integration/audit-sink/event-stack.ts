@@ -13,6 +13,7 @@ import {
   ensureTestTopics,
   testExecutor,
   testKafkaBus,
+  testServiceEnv,
   type Read,
   type TestExecutorOptions,
 } from '../executor/test-parts.js';
@@ -70,6 +71,32 @@ export async function createEventStack(name: string): Promise<EventStack> {
       await dropTestTopics(kafka, topics);
     },
   };
+}
+
+/**
+ * The environment a service reads ({@link testServiceEnv}) pointed at `stack`: its brokers, topic
+ * prefix and partition counts, and the Postgres schema `schema`.
+ */
+export function serviceEnvOn(stack: EventStack, schema: string): Record<string, string> {
+  return testServiceEnv({
+    brokers: stack.kafka.brokers,
+    prefix: stack.prefix,
+    schema,
+    partitions: PARTITIONS,
+  });
+}
+
+/**
+ * How a consumer service on a stack is wired to Kafka: the stack's bus as both subscriber and
+ * publisher, with the stack's codec and topic names (the first options of `createAuditSink` and
+ * `createReconciler`).
+ */
+export function busWiring<Bus, Codec>(stack: {
+  readonly bus: Bus;
+  readonly codec: Codec;
+  readonly topics: TopicNames;
+}): { subscriber: Bus; publisher: Bus; codec: Codec; topics: TopicNames } {
+  return { subscriber: stack.bus, publisher: stack.bus, codec: stack.codec, topics: stack.topics };
 }
 
 /**

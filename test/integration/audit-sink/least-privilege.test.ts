@@ -8,9 +8,8 @@ import type { Service } from '../../../libs/runtime/service.js';
 import { DATABASE_URL } from '../../helpers/env.js';
 import { uniqueName } from '../../helpers/names.js';
 import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
-import { testServiceEnv } from '../executor/test-parts.js';
 import { auditEvent } from './audit-events.js';
-import { createEventStack, eventually, PARTITIONS, type EventStack } from './event-stack.js';
+import { createEventStack, eventually, serviceEnvOn, type EventStack } from './event-stack.js';
 
 /**
  * The audit sink runs as the least role its migration recommends — INSERT and SELECT on
@@ -87,12 +86,7 @@ async function startSink(env: Record<string, string>, lines: string[]): Promise<
 }
 
 function sinkEnv(db: TestSchema): Record<string, string> {
-  return testServiceEnv({
-    brokers: stack.kafka.brokers,
-    prefix: stack.prefix,
-    schema: db.schema,
-    partitions: PARTITIONS,
-  });
+  return serviceEnvOn(stack, db.schema);
 }
 
 async function storedCount(db: TestSchema, recordId: string): Promise<number> {

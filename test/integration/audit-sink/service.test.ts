@@ -1,15 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../../libs/observability/logger.js';
 import { parseTraceparent } from '../../../libs/observability/trace-context.js';
 import { loadAuditSinkConfig } from '../../../services/audit-sink/config.js';
 import { createAuditSinkService } from '../../../services/audit-sink/service.js';
 import type { Service } from '../../../libs/runtime/service.js';
 import { uniqueName } from '../../helpers/names.js';
 import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
-import { testServiceEnv } from '../executor/test-parts.js';
-import { parsePromText } from '../../unit/observability/prom-text.js';
+import { capturedLog, startReady, stopAndExpectGone } from '../../helpers/stack-service.js';
 import { auditEvent } from './audit-events.js';
-import { createEventStack, eventually, PARTITIONS, type EventStack } from './event-stack.js';
+import { createEventStack, eventually, serviceEnvOn, type EventStack } from './event-stack.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const SPAN = '00f067aa0ba902b7';
@@ -32,29 +30,14 @@ afterAll(async () => {
 
 describe('audit-sink service', () => {
   it('is ready with Postgres, counts the dead letters it publishes, reports its lag, and logs with context', async () => {
-    const lines: string[] = [];
+    const log = capturedLog('audit-sink');
     const config = loadAuditSinkConfig({
-      ...testServiceEnv({
-        brokers: stack.kafka.brokers,
-        prefix: stack.prefix,
-        schema: db.schema,
-        partitions: PARTITIONS,
-      }),
+      ...serviceEnvOn(stack, db.schema),
       AUDIT_SINK_GROUP_ID: sinkGroup,
       AUDIT_SINK_ID: 'sink-it',
     });
-    service = createAuditSinkService(config, {
-      logger: createLogger({
-        level: 'debug',
-        name: 'audit-sink',
-        destination: { write: (line: string) => void lines.push(line) },
-      }),
-    });
-    const { healthPort } = await service.start();
-    const base = `http://127.0.0.1:${healthPort}`;
-    const ready = await fetch(`${base}/readyz`);
-    expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ ready: true, checks: { lifecycle: true, postgres: true } });
+    service = createAuditSinkService(config, { logger: log.logger });
+    const endpoint = await startReady(service, { lifecycle: true, postgres: true });
 
     await stack.publish('audit', [{ key: 't1', event: auditEvent(uniqueName('rec'), 't1', 2) }]);
     await stack.bus.publish(stack.topics.audit, [
@@ -75,7 +58,7 @@ describe('audit-sink service', () => {
     });
 
     const families = await eventually('the dead letter counted', async () => {
-      const parsed = parsePromText(await (await fetch(`${base}/metrics`)).text());
+      const parsed = await endpoint.metrics();
       const poison = parsed
         .get('toolgate_dead_letters_total')
         ?.samples.find((s) => s.labels.reason === 'POISON');
@@ -88,8 +71,7 @@ describe('audit-sink service', () => {
     ]);
     expect(families.get('toolgate_metrics_source_errors_total')?.samples ?? []).toEqual([]);
 
-    const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(records.find((r) => r.msg === 'audit event cannot be stored; dead-lettered')).toMatchObject({
+    expect(log.records().find((r) => r.msg === 'audit event cannot be stored; dead-lettered')).toMatchObject({
       name: 'audit-sink',
       component: 'audit-sink',
       topic: stack.topics.audit,
@@ -97,8 +79,7 @@ describe('audit-sink service', () => {
       offset: expect.any(String),
     });
 
-    await service.stop('test over');
+    await stopAndExpectGone(service, endpoint.base);
     service = undefined;
-    await expect(fetch(`${base}/healthz`)).rejects.toThrow();
   });
 });

@@ -10,7 +10,7 @@ import { createAuditSink, type AuditSink } from '../../../services/audit-sink/au
 import { uniqueName } from '../../helpers/names.js';
 import { createExecutorStack, type ExecutorStack } from '../executor/executor-stack.js';
 import { testCatalog } from '../executor/test-parts.js';
-import { eventually } from './event-stack.js';
+import { busWiring, eventually } from './event-stack.js';
 
 /** A tool whose allow-listed `labels` accepts any JSON, so deep values reach its audited arguments. */
 function labelTool(invocations: string[]): ToolDefinition {
@@ -46,10 +46,7 @@ describe('every attempt has exactly one audit record, whatever its arguments loo
     await migrate(stack.db.pool);
     store = new PostgresAuditStore(stack.db.pool);
     sink = createAuditSink({
-      subscriber: stack.bus,
-      publisher: stack.bus,
-      codec: stack.codec,
-      topics: stack.topics,
+      ...busWiring(stack),
       store,
       logger: silentLogger,
       groupId: uniqueName('audit_unstorable_sink'),

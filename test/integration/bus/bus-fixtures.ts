@@ -1,5 +1,4 @@
 import { vi } from 'vitest';
-import { KafkaEventBus } from '../../../libs/bus/kafka/kafka-event-bus.js';
 import type { BusLogger } from '../../../libs/bus/logger.js';
 import { MemoryEventBus } from '../../../libs/bus/memory/memory-event-bus.js';
 import type {
@@ -13,6 +12,7 @@ import type {
 import { kafkaClusterBrokers } from '../../helpers/env.js';
 import { createTestKafka } from '../../helpers/kafka.js';
 import { uniqueName } from '../../helpers/names.js';
+import { testKafkaBus } from '../executor/test-parts.js';
 
 /** One transport under test, with unique names and clean-up. */
 export interface BusFixture {
@@ -81,18 +81,7 @@ function kafkaFixtureOn(
 ): Promise<BusFixture> {
   const errors: BusFixture['errors'] = [];
   const testKafka = createTestKafka('bus-contract', cluster.brokers);
-  const bus = new KafkaEventBus({
-    brokers: testKafka.brokers,
-    clientId: uniqueName('bus-contract'),
-    logger: capturingLogger(errors),
-    logLevel: 'error',
-    sessionTimeoutMs: 6_000,
-    rebalanceTimeoutMs: 15_000,
-    heartbeatIntervalMs: 300,
-    maxWaitTimeMs: 100,
-    commitIntervalMs: 50,
-    redeliveryDelayMs: 20,
-  });
+  const bus = testKafkaBus(testKafka, 'bus-contract', { logger: capturingLogger(errors), logLevel: 'error' });
   const topics: string[] = [];
   return Promise.resolve({
     bus,

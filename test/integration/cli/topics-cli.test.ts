@@ -1,21 +1,12 @@
-import kafkajs from 'kafkajs';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { topicNames } from '../../../libs/events/topics.js';
 import { EXIT } from '../../../services/cli/cli-error.js';
-import { createTestKafka } from '../../helpers/kafka.js';
 import { uniqueName } from '../../helpers/names.js';
 import { cli } from '../../unit/cli/capture.js';
+import { topicConfig, topicsTestKafka } from './cli-env.js';
 
 /** `topics create` against the real broker: creates, is idempotent, reports what it will not change. */
-const kafka = createTestKafka('cli-topics');
-const created: string[] = [];
-
-afterAll(async () => {
-  const admin = await kafka.admin();
-  const mine = created.splice(0);
-  if (mine.length > 0) await admin.deleteTopics({ topics: mine, timeout: 10_000 });
-  await kafka.close();
-});
+const { kafka, created } = topicsTestKafka('cli-topics');
 
 interface TopicsReport {
   ok: boolean;
@@ -34,15 +25,7 @@ async function partitionsOf(topics: readonly string[]): Promise<Record<string, n
   return Object.fromEntries(meta.map((t) => [t.name, t.partitions.length]));
 }
 
-async function retentionOf(topic: string): Promise<string | undefined> {
-  const { resources } = await (
-    await kafka.admin()
-  ).describeConfigs({
-    includeSynonyms: false,
-    resources: [{ type: kafkajs.ConfigResourceTypes.TOPIC, name: topic, configNames: ['retention.ms'] }],
-  });
-  return resources[0]?.configEntries.find((e) => e.configName === 'retention.ms')?.configValue;
-}
+const retentionOf = (topic: string): Promise<string | undefined> => topicConfig(kafka, topic, 'retention.ms');
 
 describe('topics create', () => {
   it('creates the four topics with the given partitions, replication and retention; a rerun changes nothing', async () => {

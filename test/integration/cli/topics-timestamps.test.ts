@@ -1,37 +1,19 @@
-import kafkajs from 'kafkajs';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { topicNames } from '../../../libs/events/topics.js';
 import { EXIT } from '../../../services/cli/cli-error.js';
-import { createTestKafka } from '../../helpers/kafka.js';
 import { uniqueName } from '../../helpers/names.js';
 import { cli } from '../../unit/cli/capture.js';
+import { topicConfig, topicsTestKafka } from './cli-env.js';
 
 /**
  * `topics create` makes the calls topic stamp the broker's append time (message.timestamp.type
  * LogAppendTime), which the executor judges principal assertions against; an existing calls topic
  * that keeps producer timestamps is reported, never changed.
  */
-const kafka = createTestKafka('cli-topics-ts');
-const created: string[] = [];
+const { kafka, created } = topicsTestKafka('cli-topics-ts');
 
-afterAll(async () => {
-  const admin = await kafka.admin();
-  const mine = created.splice(0);
-  if (mine.length > 0) await admin.deleteTopics({ topics: mine, timeout: 10_000 });
-  await kafka.close();
-});
-
-async function timestampTypeOf(topic: string): Promise<string | undefined> {
-  const { resources } = await (
-    await kafka.admin()
-  ).describeConfigs({
-    includeSynonyms: false,
-    resources: [
-      { type: kafkajs.ConfigResourceTypes.TOPIC, name: topic, configNames: ['message.timestamp.type'] },
-    ],
-  });
-  return resources[0]?.configEntries.find((e) => e.configName === 'message.timestamp.type')?.configValue;
-}
+const timestampTypeOf = (topic: string): Promise<string | undefined> =>
+  topicConfig(kafka, topic, 'message.timestamp.type');
 
 describe('topics create and the calls topic timestamps', () => {
   it('creates the calls topic with LogAppendTime and leaves the other topics at the default', async () => {

@@ -6,26 +6,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresSingleUseStore } from '../../../libs/adapters/postgres/single-use-store.js';
 import { RedisIdempotencyStore } from '../../../libs/adapters/redis/redis-idempotency-store.js';
 import { systemClock } from '../../../libs/core/system-clock.js';
-import type { ExecutionContext, NormalizedToolCall, Principal } from '../../../libs/core/types.js';
+import type { ExecutionContext, NormalizedToolCall } from '../../../libs/core/types.js';
 import { RegistryEventCodec } from '../../../libs/events/registry-codec.js';
-import { PreviewGate, type PreviewKey } from '../../../libs/patterns/preview/index.js';
-import { createPolicyEngine } from '../../../libs/policy/policy-engine.js';
 import type { ReconciliationCase } from '../../../libs/ports/case-store.js';
-import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
-import { STORE_DOWNSTREAM_LIMITS, STORE_POLICY_RULES } from '../../../services/catalog/index.js';
 import type { PurchaseOrderApi } from '../../../services/catalog/tools/purchase-order-backend.js';
-import {
-  PostgresPurchaseOrders,
-  ensurePurchaseOrderSchema,
-} from '../../../services/catalog/tools/purchase-order-postgres.js';
 import type { PreviewPurchaseOrderOutput } from '../../../services/catalog/tools/purchase-order-preview.js';
-import { purchaseOrderTools } from '../../../services/catalog/tools/purchase-order-tools.js';
-import { createPostgresDownstreams } from '../../../services/downstreams/postgres/postgres-downstreams.js';
 import { toAuditEvent } from '../../../services/executor/audit-event.js';
 import { schemaRegistryUrl } from '../../helpers/env.js';
 import { deadLetteredRefund, leaveUnresolved } from '../../helpers/dead-lettered-refund.js';
-import { memoryPipeline } from '../../helpers/memory-pipeline.js';
 import { uniqueName } from '../../helpers/names.js';
+import { purchasingAgent, purchasingParts, purchasingPipeline } from '../../helpers/stack-purchasing.js';
 import { eventually, startConsoleStack, type ConsoleStack } from './console-stack.js';
 
 /**
@@ -306,48 +296,28 @@ describe('the ops console in Chromium on the real servers', () => {
 /** A purchasing agent's calls through a real guard pipeline on the console's database and the shared Redis. */
 async function purchasing(s: ConsoleStack) {
   const clock = systemClock;
-  const downstreams = await createPostgresDownstreams(s.db.pool, { clock });
-  await ensurePurchaseOrderSchema(s.db.pool);
-  const orders = new PostgresPurchaseOrders(s.db.pool, clock);
   let creates = 0;
-  const counted: PurchaseOrderApi = {
-    supplier: (tenant, id) => orders.supplier(tenant, id),
-    findByReference: (tenant, reference) => orders.findByReference(tenant, reference),
-    list: (tenant) => orders.list(tenant),
-    create: (request) => {
-      creates += 1;
-      return orders.create(request);
-    },
-  };
-  const key: PreviewKey = { alg: 'HS256', secret: randomBytes(32) };
-  const policy = createPolicyEngine(STORE_POLICY_RULES, 'store-p1');
-  const registry = new ToolRegistry();
-  for (const tool of purchaseOrderTools({
-    inventory: downstreams.inventory,
-    purchaseOrders: counted,
-    gate: new PreviewGate({ key, store: new PostgresSingleUseStore(s.db.pool), clock }),
-    policyVersion: () => policy.version,
-  })) {
-    registry.register(tool);
-  }
-  const { pipeline, breakers } = memoryPipeline({
+  const purchasing = await purchasingParts(s.db.pool, {
     clock,
-    tools: registry,
-    policy,
-    downstreamLimits: STORE_DOWNSTREAM_LIMITS,
+    key: { alg: 'HS256', secret: randomBytes(32) },
+    singleUse: new PostgresSingleUseStore(s.db.pool),
+    purchaseOrders: (orders): PurchaseOrderApi => ({
+      supplier: (tenant, id) => orders.supplier(tenant, id),
+      findByReference: (tenant, reference) => orders.findByReference(tenant, reference),
+      list: (tenant) => orders.list(tenant),
+      create: (request) => {
+        creates += 1;
+        return orders.create(request);
+      },
+    }),
+  });
+  const { pipeline, breakers } = purchasingPipeline(purchasing, {
+    clock,
     owner: 'executor-1',
     idempotency: new RedisIdempotencyStore(s.redis.redis, { keyPrefix: s.redis.prefix }),
   });
-  const buyer: Principal = {
-    id: 'agent:purchasing',
-    tenant: 't1',
-    kind: 'agent',
-    onBehalfOf: 'W-1',
-    roles: ['warehouse'],
-    scopes: ['purchase_orders:write', 'inventory:write'],
-  };
   const ctx = (): ExecutionContext => ({
-    principal: buyer,
+    principal: purchasingAgent,
     tenant: 't1',
     taskId: uniqueName('task'),
     step: 0,

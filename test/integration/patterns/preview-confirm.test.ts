@@ -7,36 +7,20 @@ import { PostgresSingleUseStore } from '../../../libs/adapters/postgres/single-u
 import { RedisIdempotencyStore } from '../../../libs/adapters/redis/redis-idempotency-store.js';
 import { RedisSingleUseStore } from '../../../libs/adapters/redis/single-use-store.js';
 import { systemClock } from '../../../libs/core/system-clock.js';
-import type { ExecutionContext, NormalizedToolCall, Principal } from '../../../libs/core/types.js';
-import { PreviewGate, approvePreview, type PreviewKey } from '../../../libs/patterns/preview/index.js';
+import type { ExecutionContext, NormalizedToolCall } from '../../../libs/core/types.js';
+import { approvePreview, type PreviewKey } from '../../../libs/patterns/preview/index.js';
 import type { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
-import { createPolicyEngine } from '../../../libs/policy/policy-engine.js';
 import type { SingleUseStore } from '../../../libs/ports/single-use-store.js';
-import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
-import { STORE_DOWNSTREAM_LIMITS, STORE_POLICY_RULES, storeTools } from '../../../services/catalog/index.js';
-import {
-  PostgresPurchaseOrders,
-  ensurePurchaseOrderSchema,
-} from '../../../services/catalog/tools/purchase-order-postgres.js';
+import { storeTools } from '../../../services/catalog/index.js';
+import type { PostgresPurchaseOrders } from '../../../services/catalog/tools/purchase-order-postgres.js';
 import type { PreviewPurchaseOrderOutput } from '../../../services/catalog/tools/purchase-order-preview.js';
-import { purchaseOrderTools } from '../../../services/catalog/tools/purchase-order-tools.js';
-import { createPostgresDownstreams } from '../../../services/downstreams/postgres/postgres-downstreams.js';
 import { DATABASE_URL, REDIS_URL } from '../../helpers/env.js';
 import { uniqueName } from '../../helpers/names.js';
 import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
-import { memoryPipeline } from '../../helpers/memory-pipeline.js';
-
-const buyer: Principal = {
-  id: 'agent:purchasing',
-  tenant: 't1',
-  kind: 'agent',
-  onBehalfOf: 'W-1',
-  roles: ['warehouse'],
-  scopes: ['purchase_orders:write', 'inventory:write'],
-};
+import { purchasingAgent, purchasingParts, purchasingPipeline } from '../../helpers/stack-purchasing.js';
 
 const ctx = (taskId = uniqueName('task')): ExecutionContext => ({
-  principal: buyer,
+  principal: purchasingAgent,
   tenant: 't1',
   taskId,
   step: 0,
@@ -73,39 +57,22 @@ async function executor(
   });
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 2 });
   const clock = systemClock;
-  const downstreams = await createPostgresDownstreams(pool, { clock });
-  await ensurePurchaseOrderSchema(pool);
-  const orders = new PostgresPurchaseOrders(pool, clock);
   const singleUse: SingleUseStore =
     singleUseKind === 'redis'
       ? new RedisSingleUseStore(redis, { keyPrefix: redisPrefix })
       : new PostgresSingleUseStore(pool);
-  const policy = createPolicyEngine(STORE_POLICY_RULES, 'store-p1');
-  const registry = new ToolRegistry();
-  for (const tool of [
-    ...storeTools(downstreams, clock),
-    ...purchaseOrderTools({
-      inventory: downstreams.inventory,
-      purchaseOrders: orders,
-      gate: new PreviewGate({ key, store: singleUse, clock }),
-      policyVersion: () => policy.version,
-    }),
-  ]) {
-    registry.register(tool);
-  }
-  const { pipeline, breakers } = memoryPipeline({
+  const purchasing = await purchasingParts(pool, { clock, key, singleUse });
+  const { pipeline, breakers } = purchasingPipeline(purchasing, {
     clock,
-    tools: registry,
-    policy,
-    downstreamLimits: STORE_DOWNSTREAM_LIMITS,
     owner: name,
     idempotency: new RedisIdempotencyStore(redis, { keyPrefix: redisPrefix }),
+    otherTools: storeTools(purchasing.downstreams, clock),
     settings: { resultTtlMs: 600_000, leaseMarginMs: 5_000 },
   });
   return {
     pipeline,
     singleUse,
-    orders,
+    orders: purchasing.orders,
     async close() {
       breakers.shutdown();
       await redis.quit();

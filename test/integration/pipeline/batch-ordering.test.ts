@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { runBatch, type BatchCall } from '../../../libs/batch/run-batch.js';
+import { runBatch, type BatchCall, type RunBatchOptions } from '../../../libs/batch/run-batch.js';
 import { idempotencyKey } from '../../../libs/core/idempotency-key.js';
 import { systemClock } from '../../../libs/core/system-clock.js';
 import type { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
@@ -62,31 +62,35 @@ async function stockOf(sku: string): Promise<number> {
   return rows[0]!.stock;
 }
 
-/** Ten "remove 1" calls of one SKU, as one model turn (index 0–9, so each is its own logical call). */
-async function tenDecrements(sku: string): Promise<BatchCall[]> {
-  await schema.pool.query('INSERT INTO inventory (sku, stock) VALUES ($1, $2)', [sku, INITIAL]);
-  const taskId = uniqueName('task');
-  return Array.from({ length: 10 }, (_, index) => ({
-    call: toolCall('update_inventory', { sku, qty: 1 }, `call-${index}`),
-    ctx: context(taskId, index),
-  }));
-}
-
 const run = (call: BatchCall['call'], ctx: BatchCall['ctx'], signal: AbortSignal) =>
   pipeline
     .run(call, ctx, { signal, idempotencyKey: idempotencyKey(ctx, call.name, call.arguments) })
     .then((r) => r.result);
 
+/**
+ * Ten "remove 1" calls of a fresh SKU (stock {@link INITIAL}) as one model turn (index 0–9, so each
+ * is its own logical call), run as one batch of up to ten at once, ordered by `conflictKey`.
+ */
+async function tenDecrements(conflictKey: RunBatchOptions['conflictKey']) {
+  const sku = uniqueName('SKU');
+  await schema.pool.query('INSERT INTO inventory (sku, stock) VALUES ($1, $2)', [sku, INITIAL]);
+  const taskId = uniqueName('task');
+  const batch: BatchCall[] = Array.from({ length: 10 }, (_, index) => ({
+    call: toolCall('update_inventory', { sku, qty: 1 }, `call-${index}`),
+    ctx: context(taskId, index),
+  }));
+  const items = await runBatch(batch, run, {
+    concurrency: 10,
+    batchDeadlineMs: 30_000,
+    conflictKey,
+    clock: systemClock,
+  });
+  return { sku, items };
+}
+
 describe('same-SKU calls in one batch', () => {
   it('with the conflict key they run one at a time, in order: the final stock is right', async () => {
-    const sku = uniqueName('SKU');
-    const batch = await tenDecrements(sku);
-    const items = await runBatch(batch, run, {
-      concurrency: 10,
-      batchDeadlineMs: 30_000,
-      conflictKey: (call, ctx) => tool.conflictKey!(call.arguments, ctx),
-      clock: systemClock,
-    });
+    const { sku, items } = await tenDecrements((call, ctx) => tool.conflictKey!(call.arguments, ctx));
     expect(items.map((i) => (i.status === 'completed' ? i.result.outcome : i.status))).toEqual(
       Array<string>(10).fill('SUCCESS'),
     );
@@ -98,14 +102,7 @@ describe('same-SKU calls in one batch', () => {
   });
 
   it('without it they all run at once and updates are lost (the hazard is real)', async () => {
-    const sku = uniqueName('SKU');
-    const batch = await tenDecrements(sku);
-    const items = await runBatch(batch, run, {
-      concurrency: 10,
-      batchDeadlineMs: 30_000,
-      conflictKey: () => undefined,
-      clock: systemClock,
-    });
+    const { sku, items } = await tenDecrements(() => undefined);
     expect(items.every((i) => i.status === 'completed' && i.result.outcome === 'SUCCESS')).toBe(true);
     // Ten successful removals of one unit each, yet fewer than ten units left the stock.
     expect(await stockOf(sku)).toBeGreaterThan(INITIAL - 10);

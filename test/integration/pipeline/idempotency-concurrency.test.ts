@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { argumentsFingerprint, idempotencyKey } from '../../../libs/core/idempotency-key.js';
 import { systemClock } from '../../../libs/core/system-clock.js';
@@ -16,6 +16,7 @@ import { defineTool } from '../../../libs/registry/define-tool.js';
 import type { ToolDefinition } from '../../../libs/registry/tool-definition.js';
 import { REDIS_URL } from '../../helpers/env.js';
 import { uniqueName } from '../../helpers/names.js';
+import { openForSuite } from '../../helpers/stack-lifecycle.js';
 import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
 import {
   context,
@@ -53,20 +54,20 @@ function refundTool() {
 
 const ARGS = { orderId: 'O-5512', amount: 49.99 };
 
+/** A fresh refund tool, a task of its own, and the idempotency key of {@link ARGS} in that task. */
+function refundCall() {
+  const { tool, effects } = refundTool();
+  const ctx = context(uniqueName('task'));
+  return { tool, effects, ctx, key: idempotencyKey(ctx, 'issue_refund', ARGS) };
+}
+
 function backendSuite(makeBackend: () => Promise<Backend>, makeNaive: () => Promise<NaiveHarness>) {
   let backend: Backend;
-  beforeAll(async () => {
-    backend = await makeBackend();
-  });
-  afterAll(async () => {
-    await backend.close();
-  });
+  openForSuite(async () => (backend = await makeBackend()));
 
   it('a sequential duplicate is executed once and answered with the original payload', async () => {
-    const { tool, effects } = refundTool();
+    const { tool, effects, ctx, key } = refundCall();
     const pipeline = executor(backend, [tool], 'exec-1');
-    const ctx = context(uniqueName('task'));
-    const key = idempotencyKey(ctx, 'issue_refund', ARGS);
     const first = await pipeline.run(toolCall('issue_refund', ARGS), ctx, { idempotencyKey: key });
     const second = await pipeline.run(toolCall('issue_refund', ARGS), ctx, { idempotencyKey: key });
     expect(first.result).toMatchObject({ outcome: 'SUCCESS', toolInvocations: 1 });
@@ -80,10 +81,8 @@ function backendSuite(makeBackend: () => Promise<Backend>, makeNaive: () => Prom
   });
 
   it('20 concurrent identical calls across 4 executors: exactly one effect, 19 DUPLICATEs with the same payload', async () => {
-    const { tool, effects } = refundTool();
+    const { tool, effects, ctx, key } = refundCall();
     const executors = Array.from({ length: 4 }, (_, i) => executor(backend, [tool], `exec-${i}`));
-    const ctx = context(uniqueName('task'));
-    const key = idempotencyKey(ctx, 'issue_refund', ARGS);
     const runs = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
         executors[i % 4]!.run(toolCall('issue_refund', ARGS, `call-${i}`), ctx, { idempotencyKey: key }),
@@ -101,10 +100,8 @@ function backendSuite(makeBackend: () => Promise<Backend>, makeNaive: () => Prom
   it('a naive lookup-then-write store lets concurrent duplicates through: the race is real', async () => {
     const naive = await makeNaive();
     try {
-      const { tool, effects } = refundTool();
+      const { tool, effects, ctx, key } = refundCall();
       const executors = Array.from({ length: 4 }, (_, i) => naivePipeline(naive.store(), tool, `exec-${i}`));
-      const ctx = context(uniqueName('task'));
-      const key = idempotencyKey(ctx, 'issue_refund', ARGS);
       await Promise.all(
         Array.from({ length: 20 }, (_, i) =>
           executors[i % 4]!.run(toolCall('issue_refund', ARGS, `call-${i}`), ctx, { idempotencyKey: key }),
@@ -117,10 +114,8 @@ function backendSuite(makeBackend: () => Promise<Backend>, makeNaive: () => Prom
   });
 
   it('the same key with other arguments is refused and never reaches the tool', async () => {
-    const { tool, effects } = refundTool();
+    const { tool, effects, ctx, key } = refundCall();
     const pipeline = executor(backend, [tool], 'exec-1');
-    const ctx = context(uniqueName('task'));
-    const key = idempotencyKey(ctx, 'issue_refund', ARGS);
     expect(
       (await pipeline.run(toolCall('issue_refund', ARGS), ctx, { idempotencyKey: key })).result.outcome,
     ).toBe('SUCCESS');

@@ -1,11 +1,6 @@
-import { generateKeyPairSync } from 'node:crypto';
-import type { JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresAuditStore } from '../../../libs/adapters/postgres/audit-store.js';
-import { PostgresCaseStore } from '../../../libs/adapters/postgres/case-store.js';
-import { migrate } from '../../../libs/adapters/postgres/migrate.js';
-import { RedisIdempotencyStore } from '../../../libs/adapters/redis/index.js';
-import { systemClock } from '../../../libs/core/system-clock.js';
+import type { PostgresCaseStore } from '../../../libs/adapters/postgres/case-store.js';
 import type { Principal } from '../../../libs/core/types.js';
 import type { ToolCallRequestedEvent, ToolCallResultEvent } from '../../../libs/events/contracts.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
@@ -15,18 +10,17 @@ import { silentLogger } from '../../../libs/ports/logger.js';
 import { createReconciler, type Reconciler } from '../../../services/reconciler/reconciler.js';
 import { kafkaOriginalCalls } from '../../../libs/reconcile/original-call.js';
 import { uniqueName } from '../../helpers/names.js';
-import { createTestRedis, type TestRedis } from '../../helpers/redis.js';
-import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
-import {
-  createEventStack,
-  eventStackExecutor,
-  eventually,
-  PARTITIONS,
-  type EventStack,
-} from '../audit-sink/event-stack.js';
-import { dropTestRedis, redisTestStores, testCatalog } from '../executor/test-parts.js';
+import type { TestSchema } from '../../helpers/postgres.js';
+import { busWiring, eventStackExecutor, eventually, type EventStack } from '../audit-sink/event-stack.js';
+import { redisTestStores, testCatalog } from '../executor/test-parts.js';
 import { signedRequest } from '../../unit/executor/call-requests.js';
 import { FILING_SCOPE, FILINGS_DDL, filingTool } from './filings.js';
+import {
+  openReconcilerServers,
+  reconcilerDeps,
+  signingKeys,
+  type ReconcilerServers,
+} from './reconciler-parts.js';
 
 const ISSUER = 'agent-backend-e2e';
 const AUDIENCE = 'toolgate-executor-e2e';
@@ -48,9 +42,9 @@ const PRINCIPAL: Principal = {
  * records. A duplicate of the call then gets the settled answer and the service sees one filing.
  */
 describe('timed-out call → dead letter → case → status check → resolution, through the executor', () => {
+  let servers: ReconcilerServers;
   let stack: EventStack;
   let db: TestSchema;
-  let redis: TestRedis;
   let executor: Executor;
   let reconciler: Reconciler;
   let sink: AuditSink;
@@ -60,47 +54,28 @@ describe('timed-out call → dead letter → case → status check → resolutio
   const submissions = { count: 0 };
 
   beforeAll(async () => {
-    stack = await createEventStack('e2e_reconcile');
-    db = await createTestSchema('e2e_reconcile');
-    await migrate(db.pool);
+    servers = await openReconcilerServers('e2e_reconcile');
+    ({ stack, db, cases } = servers);
     await db.pool.query(FILINGS_DDL);
-    redis = createTestRedis('e2e_reconcile');
-    const idempotency = new RedisIdempotencyStore(redis.redis, {
-      keyPrefix: redis.prefix,
-      abandonedRetentionMs: 600_000,
-    });
     const registry = new ToolRegistry();
     registry.register(
       filingTool(db.pool, { loseAnswer: true, acceptAfterMs: 1_000, timeoutMs: 300, submissions }),
     );
-    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-    const jwks = { keys: [{ ...(publicKey.export({ format: 'jwk' }) as JWK), kid: 'k1', use: 'sig' }] };
+    const { privateKey, jwks } = signingKeys();
     executor = eventStackExecutor(stack, {
       catalog: testCatalog(registry, 'e2e'),
-      ...redisTestStores(redis),
+      ...redisTestStores(servers.redis),
       jwks,
       issuer: ISSUER,
       audience: AUDIENCE,
       settings: { maxConcurrency: 4 },
     });
-    cases = new PostgresCaseStore(db.pool, systemClock);
     reconciler = createReconciler({
-      subscriber: stack.bus,
-      publisher: stack.bus,
-      codec: stack.codec,
-      topics: stack.topics,
-      cases,
-      idempotency,
-      tools: registry,
-      clock: systemClock,
-      logger: silentLogger,
+      ...reconcilerDeps(stack, { cases, idempotency: servers.idempotency, tools: registry }),
       reconcilerId: `${stack.prefix}-reconciler`,
       groupId: `${stack.prefix}-reconcilers`,
-      replyTopics: { [stack.topics.results]: PARTITIONS.results },
-      resultTtlMs: 600_000,
       checkScheduleMs: [300, 600, 1_200, 2_400, 4_800],
       pollIntervalMs: 50,
-      backoff: { baseDelayMs: 20, maxDelayMs: 200 },
       // The dead letter keeps only the allow-listed `year`; the check reads the call back from Kafka.
       originalCalls: kafkaOriginalCalls({
         kafka: stack.kafka.kafka,
@@ -110,10 +85,7 @@ describe('timed-out call → dead letter → case → status check → resolutio
     });
     audit = new PostgresAuditStore(db.pool);
     sink = createAuditSink({
-      subscriber: stack.bus,
-      publisher: stack.bus,
-      codec: stack.codec,
-      topics: stack.topics,
+      ...busWiring(stack),
       store: audit,
       logger: silentLogger,
       groupId: uniqueName('e2e_audit_sink'),
@@ -146,9 +118,7 @@ describe('timed-out call → dead letter → case → status check → resolutio
 
   afterAll(async () => {
     await Promise.all([executor.stop(), reconciler.stop(), sink.stop()]);
-    await stack.close();
-    await dropTestRedis(redis);
-    await db.drop();
+    await servers.close();
   });
 
   async function resultsFor(callId: string, count: number): Promise<ToolCallResultEvent[]> {

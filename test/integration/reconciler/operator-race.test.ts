@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ToolCallRequestedEvent } from '../../../libs/events/contracts.js';
 import type { ReconciliationCase } from '../../../libs/ports/case-store.js';
 import type { OperationResult } from '../../../libs/reconcile/operations.js';
+import { openForSuite } from '../../helpers/stack-lifecycle.js';
 import { eventually } from '../audit-sink/event-stack.js';
 import { startOperatorStack, type OperatorStack } from './operator-stack.js';
 
@@ -12,14 +13,10 @@ import { startOperatorStack, type OperatorStack } from './operator-stack.js';
  * redrive's re-submission, and not by the agent re-running the same turn.
  */
 let s: OperatorStack;
-
-beforeAll(async () => {
-  s = await startOperatorStack('ops_race');
-}, 120_000);
-
-afterAll(async () => {
-  await s?.close();
-}, 60_000);
+openForSuite(async () => (s = await startOperatorStack('ops_race')), {
+  openTimeoutMs: 120_000,
+  closeTimeoutMs: 60_000,
+});
 
 /** `count` calls whose first run failed (EXHAUSTED), each with its case in needs_manual. */
 async function exhaustedCases(

@@ -1,17 +1,12 @@
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import type { JWK } from 'jose';
+import { randomBytes } from 'node:crypto';
 import type { Admin } from 'kafkajs';
 import { z } from 'zod';
-import { PostgresCaseStore } from '../../../libs/adapters/postgres/case-store.js';
-import { migrate } from '../../../libs/adapters/postgres/migrate.js';
-import { RedisIdempotencyStore } from '../../../libs/adapters/redis/index.js';
+import type { PostgresCaseStore } from '../../../libs/adapters/postgres/case-store.js';
 import { signPrincipal } from '../../../libs/auth/sign-principal.js';
-import { systemClock } from '../../../libs/core/system-clock.js';
 import type { Principal } from '../../../libs/core/types.js';
 import type { ToolCallRequestedEvent, ToolCallResultEvent } from '../../../libs/events/contracts.js';
 import type { EventPublisher } from '../../../libs/ports/event-bus.js';
 import type { CaseState, ReconciliationCase } from '../../../libs/ports/case-store.js';
-import { silentLogger } from '../../../libs/ports/logger.js';
 import { defineTool } from '../../../libs/registry/define-tool.js';
 import type { ToolDefinition } from '../../../libs/registry/tool-definition.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
@@ -20,18 +15,12 @@ import { createOperations, type Operations } from '../../../libs/reconcile/opera
 import { kafkaOriginalCalls, type OriginalCalls } from '../../../libs/reconcile/original-call.js';
 import { createReconciler, type Reconciler } from '../../../services/reconciler/reconciler.js';
 import { schemaRegistryUrl, REDIS_URL } from '../../helpers/env.js';
-import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
-import { createTestRedis, type TestRedis } from '../../helpers/redis.js';
+import type { TestSchema } from '../../helpers/postgres.js';
 import { signedRequest } from '../../unit/executor/call-requests.js';
-import {
-  createEventStack,
-  eventStackExecutor,
-  eventually,
-  PARTITIONS,
-  type EventStack,
-} from '../audit-sink/event-stack.js';
-import { dropTestRedis, redisTestStores, testCatalog } from '../executor/test-parts.js';
+import { eventStackExecutor, eventually, type EventStack } from '../audit-sink/event-stack.js';
+import { redisTestStores, testCatalog } from '../executor/test-parts.js';
 import { databaseUrlFor } from '../cli/cli-env.js';
+import { openReconcilerServers, reconcilerDeps, signingKeys } from './reconciler-parts.js';
 
 const ISSUER = 'agent-backend-ops';
 const AUDIENCE = 'toolgate-executor-ops';
@@ -168,20 +157,13 @@ export interface OperatorStack {
 }
 
 export async function startOperatorStack(name: string): Promise<OperatorStack> {
-  const stack = await createEventStack(name);
-  const db = await createTestSchema(name);
-  await migrate(db.pool);
-  const redis: TestRedis = createTestRedis(name);
-  const idempotency = new RedisIdempotencyStore(redis.redis, {
-    keyPrefix: redis.prefix,
-    abandonedRetentionMs: 600_000,
-  });
+  const servers = await openReconcilerServers(name);
+  const { stack, db, redis, idempotency, cases } = servers;
   const ledger: Ledger = new Map();
   const registry = new ToolRegistry();
   registry.register(vaultTool(ledger));
   registry.register(vaultTool(ledger, 'vault_transfer_keyed'));
-  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-  const jwks = { keys: [{ ...(publicKey.export({ format: 'jwk' }) as JWK), kid: 'k1', use: 'sig' }] };
+  const { privateKey, jwks } = signingKeys();
   const signing = { key: privateKey, issuer: ISSUER, audience: AUDIENCE, kid: 'k1', ttlSeconds: 600 };
   const executorGroup = `${stack.prefix}-executors`;
   const executor: Executor = eventStackExecutor(stack, {
@@ -198,24 +180,9 @@ export async function startOperatorStack(name: string): Promise<OperatorStack> {
     codec: stack.codec,
     groupPrefix: `${stack.prefix}-reads`,
   });
-  const cases = new PostgresCaseStore(db.pool, systemClock);
-  const common = {
-    codec: stack.codec,
-    topics: stack.topics,
-    cases,
-    idempotency,
-    tools: registry,
-    clock: systemClock,
-    logger: silentLogger,
-    replyTopics: { [stack.topics.results]: PARTITIONS.results },
-    resultTtlMs: 600_000,
-    backoff: { baseDelayMs: 20, maxDelayMs: 200 },
-    originalCalls,
-  };
+  const common = { ...reconcilerDeps(stack, { cases, idempotency, tools: registry }), originalCalls };
   const reconciler: Reconciler = createReconciler({
     ...common,
-    subscriber: stack.bus,
-    publisher: stack.bus,
     reconcilerId: `${stack.prefix}-reconciler`,
     groupId: `${stack.prefix}-reconcilers`,
     checkScheduleMs: [100],
@@ -308,9 +275,7 @@ export async function startOperatorStack(name: string): Promise<OperatorStack> {
     },
     async close() {
       await Promise.all([executor.stop(), reconciler.stop()]);
-      await stack.close();
-      await dropTestRedis(redis);
-      await db.drop();
+      await servers.close();
     },
   };
   (self as { ops: Operations }).ops = createOperations({

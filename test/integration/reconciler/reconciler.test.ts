@@ -1,22 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PostgresCaseStore } from '../../../libs/adapters/postgres/case-store.js';
-import { migrate } from '../../../libs/adapters/postgres/migrate.js';
-import { RedisIdempotencyStore } from '../../../libs/adapters/redis/redis-idempotency-store.js';
+import type { PostgresCaseStore } from '../../../libs/adapters/postgres/case-store.js';
 import { argumentsFingerprint, idempotencyKey } from '../../../libs/core/idempotency-key.js';
-import { systemClock } from '../../../libs/core/system-clock.js';
 import type { DeadLetterEvent } from '../../../libs/events/contracts.js';
 import type { ReconciliationCase } from '../../../libs/ports/case-store.js';
-import type { StoredResult } from '../../../libs/ports/idempotency-store.js';
+import type { IdempotencyStore, StoredResult } from '../../../libs/ports/idempotency-store.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
-import { silentLogger } from '../../../libs/ports/logger.js';
 import { createOperations, type Operations } from '../../../libs/reconcile/operations.js';
 import { createReconciler, type Reconciler } from '../../../services/reconciler/reconciler.js';
 import { uniqueName } from '../../helpers/names.js';
-import { createTestRedis, type TestRedis } from '../../helpers/redis.js';
-import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
-import { createEventStack, eventually, PARTITIONS, type EventStack } from '../audit-sink/event-stack.js';
-import { dropTestRedis } from '../executor/test-parts.js';
+import type { TestSchema } from '../../helpers/postgres.js';
+import { eventually, type EventStack } from '../audit-sink/event-stack.js';
 import { FILINGS_DDL, filingTool, insertFiling } from './filings.js';
+import { openReconcilerServers, reconcilerDeps, type ReconcilerServers } from './reconciler-parts.js';
 
 const TENANT = 't1';
 const REPLY_PARTITION = 2;
@@ -27,43 +22,25 @@ const UNRESOLVED: StoredResult = {
 };
 
 describe('reconciler on Kafka, Postgres and Redis', () => {
+  let servers: ReconcilerServers;
   let stack: EventStack;
   let db: TestSchema;
-  let redis: TestRedis;
-  let idempotency: RedisIdempotencyStore;
+  let idempotency: IdempotencyStore;
   let cases: PostgresCaseStore;
   let reconciler: Reconciler;
   let ops: Operations;
   let seq = 0;
 
   beforeAll(async () => {
-    stack = await createEventStack('reconciler');
-    db = await createTestSchema('reconciler');
-    await migrate(db.pool);
+    servers = await openReconcilerServers('reconciler');
+    ({ stack, db, idempotency, cases } = servers);
     await db.pool.query(FILINGS_DDL);
-    redis = createTestRedis('reconciler');
-    idempotency = new RedisIdempotencyStore(redis.redis, {
-      keyPrefix: redis.prefix,
-      abandonedRetentionMs: 600_000,
-    });
-    cases = new PostgresCaseStore(db.pool, systemClock);
     const registry = new ToolRegistry();
     registry.register(filingTool(db.pool));
     const deps = {
-      subscriber: stack.bus,
-      publisher: stack.bus,
-      codec: stack.codec,
-      topics: stack.topics,
-      cases,
-      idempotency,
-      tools: registry,
-      clock: systemClock,
-      logger: silentLogger,
+      ...reconcilerDeps(stack, { cases, idempotency, tools: registry }),
       reconcilerId: 'reconciler-it',
       groupId: uniqueName('reconcilers'),
-      replyTopics: { [stack.topics.results]: PARTITIONS.results },
-      resultTtlMs: 600_000,
-      backoff: { baseDelayMs: 20, maxDelayMs: 200 },
     };
     reconciler = createReconciler({ ...deps, checkScheduleMs: [200, 400, 800], pollIntervalMs: 50 });
     ops = createOperations(deps);
@@ -72,9 +49,7 @@ describe('reconciler on Kafka, Postgres and Redis', () => {
 
   afterAll(async () => {
     await reconciler.stop();
-    await stack.close();
-    await dropTestRedis(redis);
-    await db.drop();
+    await servers.close();
   });
 
   /** A timed-out call as the executor leaves it: UNRESOLVED in the idempotency store, and its dead letter. */
@@ -149,6 +124,19 @@ describe('reconciler on Kafka, Postgres and Redis', () => {
     });
   }
 
+  /** Among the first `count` result events, the one answering `callId` (waited for). */
+  async function resultFor(callId: string | null, count: number, what: string) {
+    return eventually(what, async () => {
+      const read = await stack.read('results', count);
+      return read.find((r) => r.event.callId === callId);
+    });
+  }
+
+  /** What the idempotency store answers another executor claiming `key` for `args` now. */
+  function claimAgain(key: string, args: Record<string, unknown>) {
+    return idempotency.claim(key, argumentsFingerprint(args), 'executor-2', 60_000);
+  }
+
   it('applied: the case in Postgres resolves, the result topic gets the resolution, Redis answers the settled result', async () => {
     const { letter, key, args } = await timedOutCall();
     await insertFiling(db.pool, key, 'accepted', String(args.taxpayerId));
@@ -179,7 +167,7 @@ describe('reconciler on Kafka, Postgres and Redis', () => {
     expect(JSON.parse(audits[0]!.event.argumentsJson)).toEqual({ taxpayerId: '[redacted]', year: 2024 });
 
     // A duplicate of the call is now answered with the settled outcome, not "unknown".
-    const again = await idempotency.claim(key, argumentsFingerprint(args), 'executor-2', 60_000);
+    const again = await claimAgain(key, args);
     expect(again).toMatchObject({ kind: 'completed', stored: { outcome: 'SUCCESS', result: expected } });
   });
 
@@ -187,16 +175,13 @@ describe('reconciler on Kafka, Postgres and Redis', () => {
     const { letter, key, args } = await timedOutCall();
     await publishLetter(letter);
     await caseIn(letter.callId!, 'resolved_failed');
-    const results = await eventually('the failure result', async () => {
-      const read = await stack.read('results', 2);
-      return read.find((r) => r.event.callId === letter.callId);
-    });
+    const results = await resultFor(letter.callId, 2, 'the failure result');
     expect(results.event).toMatchObject({
       outcome: 'EXECUTION_ERROR',
       source: 'reconciler',
       error: { code: 'TIMEOUT', retryable: true },
     });
-    expect(await idempotency.claim(key, argumentsFingerprint(args), 'executor-2', 60_000)).toMatchObject({
+    expect(await claimAgain(key, args)).toMatchObject({
       kind: 'completed',
       stored: { outcome: 'EXECUTION_ERROR', result: { code: 'TIMEOUT' } },
     });
@@ -211,7 +196,7 @@ describe('reconciler on Kafka, Postgres and Redis', () => {
     const gaps = c.statusChecks.slice(1).map((s, i) => s.atMs - c.statusChecks[i]!.atMs);
     expect(gaps.every((gap, i) => gap >= [400, 800][i]!)).toBe(true);
     expect(c.history.at(-1)!.note).toContain(`idempotency key ${key}`);
-    expect(await idempotency.claim(key, argumentsFingerprint(args), 'executor-2', 60_000)).toEqual({
+    expect(await claimAgain(key, args)).toEqual({
       kind: 'completed',
       stored: UNRESOLVED,
     });
@@ -227,17 +212,14 @@ describe('reconciler on Kafka, Postgres and Redis', () => {
       state: 'resolved_succeeded',
       resolution: { by: 'operator:ann', note: 'The clerk confirmed the filing by phone.' },
     });
-    const answer = await eventually('the operator result', async () => {
-      const read = await stack.read('results', 3);
-      return read.find((r) => r.event.callId === letter.callId);
-    });
+    const answer = await resultFor(letter.callId, 3, 'the operator result');
     expect(answer.event).toMatchObject({
       source: 'operator',
       producerId: 'operator:ann',
       outcome: 'SUCCESS',
     });
     expect(JSON.parse(answer.event.payloadJson!)).toEqual({ confirmation: 'CNF-PHONE', status: 'accepted' });
-    expect(await idempotency.claim(key, argumentsFingerprint(args), 'executor-2', 60_000)).toMatchObject({
+    expect(await claimAgain(key, args)).toMatchObject({
       stored: { outcome: 'SUCCESS', result: { confirmation: 'CNF-PHONE', status: 'accepted' } },
     });
   });

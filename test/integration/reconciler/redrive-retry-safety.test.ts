@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { openForSuite } from '../../helpers/stack-lifecycle.js';
 import { eventually } from '../audit-sink/event-stack.js';
 import { startOperatorStack, type OperatorStack } from './operator-stack.js';
 
@@ -9,14 +10,10 @@ import { startOperatorStack, type OperatorStack } from './operator-stack.js';
  * refused with the reason and nothing changes or runs.
  */
 let s: OperatorStack;
-
-beforeAll(async () => {
-  s = await startOperatorStack('ops_redrive_safety');
-}, 120_000);
-
-afterAll(async () => {
-  await s?.close();
-}, 60_000);
+openForSuite(async () => (s = await startOperatorStack('ops_redrive_safety')), {
+  openTimeoutMs: 120_000,
+  closeTimeoutMs: 60_000,
+});
 
 describe('redrive of an UNRESOLVED call', () => {
   it('forwards-key: re-submitted, run exactly once more, answered SUCCESS by the executor', async () => {

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../../libs/observability/logger.js';
 import { createPolicyEngine } from '../../../libs/policy/index.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
 import { poisonDeadLetter } from '../../../libs/runtime/events.js';
@@ -10,9 +9,10 @@ import { REDIS_URL } from '../../helpers/env.js';
 import { uniqueName } from '../../helpers/names.js';
 import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
 import { createTestRedis, type TestRedis } from '../../helpers/redis.js';
-import { parsePromText, type Family } from '../../unit/observability/prom-text.js';
-import { createEventStack, eventually, PARTITIONS, type EventStack } from '../audit-sink/event-stack.js';
-import { dropTestRedis, testServiceEnv } from '../executor/test-parts.js';
+import { capturedLog, startReady, stopAndExpectGone } from '../../helpers/stack-service.js';
+import type { Family } from '../../unit/observability/prom-text.js';
+import { createEventStack, eventually, serviceEnvOn, type EventStack } from '../audit-sink/event-stack.js';
+import { dropTestRedis } from '../executor/test-parts.js';
 import { FILINGS_DDL, filingTool } from './filings.js';
 
 const reconcilerGroup = uniqueName('reconcilers');
@@ -41,14 +41,9 @@ function caseGauge(families: Map<string, Family>): Record<string, number> {
 
 describe('reconciler service', () => {
   it('is ready with Postgres and Redis, and reports unfinished cases and its lag on the dead-letter topic', async () => {
-    const lines: string[] = [];
+    const log = capturedLog('reconciler');
     const config = loadReconcilerConfig({
-      ...testServiceEnv({
-        brokers: stack.kafka.brokers,
-        prefix: stack.prefix,
-        schema: db.schema,
-        partitions: PARTITIONS,
-      }),
+      ...serviceEnvOn(stack, db.schema),
       REDIS_URL,
       REDIS_KEY_PREFIX: redis.prefix,
       RECONCILER_GROUP_ID: reconcilerGroup,
@@ -56,11 +51,7 @@ describe('reconciler service', () => {
       POLL_INTERVAL_MS: '50',
     });
     service = createReconcilerService(config, {
-      logger: createLogger({
-        level: 'debug',
-        name: 'reconciler',
-        destination: { write: (line: string) => void lines.push(line) },
-      }),
+      logger: log.logger,
       catalog: async (env) => {
         const pool = await env.postgres();
         await pool.query(FILINGS_DDL);
@@ -69,16 +60,8 @@ describe('reconciler service', () => {
         return { registry, policy: createPolicyEngine([], 'reconciler-service-test'), downstreamLimits: {} };
       },
     });
-    const { healthPort } = await service.start();
-    const base = `http://127.0.0.1:${healthPort}`;
-    const ready = await fetch(`${base}/readyz`);
-    expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({
-      ready: true,
-      checks: { lifecycle: true, postgres: true, redis: true },
-    });
-    const scrape = async () => parsePromText(await (await fetch(`${base}/metrics`)).text());
-    expect(caseGauge(await scrape())).toEqual({ open: 0, needs_manual: 0 });
+    const endpoint = await startReady(service, { lifecycle: true, postgres: true, redis: true });
+    expect(caseGauge(await endpoint.metrics())).toEqual({ open: 0, needs_manual: 0 });
 
     // A poison dead letter goes to a person at once: one unfinished case, needs_manual.
     const letter = poisonDeadLetter({
@@ -97,7 +80,7 @@ describe('reconciler service', () => {
     });
     await stack.publish('dlq', [{ key: letter.deadLetterId, event: letter }]);
     const families = await eventually('the case counted', async () => {
-      const parsed = await scrape();
+      const parsed = await endpoint.metrics();
       return caseGauge(parsed).needs_manual === 1 ? parsed : undefined;
     });
     expect(caseGauge(families)).toEqual({ open: 0, needs_manual: 1 });
@@ -107,8 +90,7 @@ describe('reconciler service', () => {
     ]);
     expect(families.get('toolgate_metrics_source_errors_total')?.samples ?? []).toEqual([]);
 
-    const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(records.find((r) => r.msg === 'case opened')).toMatchObject({
+    expect(log.records().find((r) => r.msg === 'case opened')).toMatchObject({
       name: 'reconciler',
       component: 'reconciler',
       topic: stack.topics.dlq,
@@ -117,8 +99,7 @@ describe('reconciler service', () => {
       reason: 'POISON',
     });
 
-    await service.stop('test over');
+    await stopAndExpectGone(service, endpoint.base);
     service = undefined;
-    await expect(fetch(`${base}/healthz`)).rejects.toThrow();
   });
 });

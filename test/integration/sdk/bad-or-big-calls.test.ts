@@ -1,19 +1,11 @@
 import { ConfigResourceTypes } from 'kafkajs';
 import type { ChatCompletionMessage } from 'openai/resources/chat/completions';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Principal } from '../../../libs/core/types.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { CALL_LIMITS } from '../../../services/sdk/index.js';
 import { createTestKafka } from '../../helpers/kafka.js';
 import { uniqueName } from '../../helpers/names.js';
-import { createSdkStack, type SdkStack } from './sdk-stack.js';
-
-const principal: Principal = {
-  id: 'agent-7',
-  tenant: 't1',
-  kind: 'agent',
-  scopes: ['orders:read', 'orders:refund', 'inventory:write'],
-  roles: [],
-};
+import { openForSuite } from '../../helpers/stack-lifecycle.js';
+import { createSdkStack, principal, type SdkStack } from './sdk-stack.js';
 
 /** An OpenAI assistant message calling the given tools with the given raw argument texts. */
 function openAITurn(calls: ReadonlyArray<{ name: string; arguments: string }>): ChatCompletionMessage {
@@ -37,12 +29,7 @@ const goodLookup = { name: 'get_order_status', arguments: '{"order_id":"O-5512"}
 
 describe('one bad or big call does not sink its turn (SDK on Kafka with the real executor)', () => {
   let stack: SdkStack;
-  beforeAll(async () => {
-    stack = await createSdkStack('sdk_big');
-  });
-  afterAll(async () => {
-    await stack.close();
-  });
+  openForSuite(async () => (stack = await createSdkStack('sdk_big')));
 
   const run = async (calls: ReadonlyArray<{ name: string; arguments: string }>) => {
     const client = await stack.client({ replySlot: 0 });
@@ -116,8 +103,8 @@ describe('one bad or big call does not sink its turn (SDK on Kafka with the real
 
 describe('a broker whose limit is below the SDK limits (calls topic max.message.bytes = 200000)', () => {
   let stack: SdkStack;
+  openForSuite(async () => (stack = await createSdkStack('sdk_small_broker')));
   beforeAll(async () => {
-    stack = await createSdkStack('sdk_small_broker');
     const kafka = createTestKafka('sdk_small_broker_admin');
     const admin = await kafka.admin();
     await admin.alterConfigs({
@@ -131,9 +118,6 @@ describe('a broker whose limit is below the SDK limits (calls topic max.message.
       ],
     });
     await kafka.close();
-  });
-  afterAll(async () => {
-    await stack.close();
   });
 
   it('a call the broker refuses as too large is refused alone; the calls it shared a batch with still run', async () => {

@@ -1,3 +1,4 @@
+import type { Principal } from '../../../libs/core/types.js';
 import type { EventKind, EventKinds } from '../../../libs/events/contracts.js';
 import type { TopicNames } from '../../../libs/events/topics.js';
 import type { BatchHandler, EventSubscriber, SubscribeOptions } from '../../../libs/ports/event-bus.js';
@@ -11,6 +12,15 @@ import { startFixtureExecutor } from '../executor/test-parts.js';
 export const ISSUER = 'agent-backend-sdk-test';
 export const AUDIENCE = 'toolgate-executor-sdk-test';
 const KID = 'sdk-test-key';
+
+/** The agent the SDK tests' calls run for: it may read orders, refund them and move stock. */
+export const principal: Principal = {
+  id: 'agent-7',
+  tenant: 't1',
+  kind: 'agent',
+  scopes: ['orders:read', 'orders:refund', 'inventory:write'],
+  roles: [],
+};
 
 /** Partition counts: the results topic has one partition per SDK instance slot. */
 export const PARTITIONS = { calls: 4, results: 3, audit: 1, dlq: 1 } as const;

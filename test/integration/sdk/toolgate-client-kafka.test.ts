@@ -1,26 +1,14 @@
 import type { ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Principal } from '../../../libs/core/types.js';
 import { uniqueName } from '../../helpers/names.js';
 import { anthropicFixture, openAIFixture } from '../../unit/sdk/sdk-harness.js';
-import { createSdkStack, type SdkStack } from './sdk-stack.js';
-
-const principal: Principal = {
-  id: 'agent-7',
-  tenant: 't1',
-  kind: 'agent',
-  scopes: ['orders:read', 'orders:refund', 'inventory:write'],
-  roles: [],
-};
+import { createSdkStack, principal, type SdkStack } from './sdk-stack.js';
+import { openForSuite } from '../../helpers/stack-lifecycle.js';
 
 describe('toolgate client on Kafka with the real executor', () => {
   let stack: SdkStack;
-  beforeAll(async () => {
-    stack = await createSdkStack('sdk_it');
-  });
-  afterAll(async () => {
-    await stack.close();
-  });
+  openForSuite(async () => (stack = await createSdkStack('sdk_it')));
 
   it('OpenAI: a 3-call turn, the unparseable call refused and audited, answered as tool messages in order', async () => {
     const client = await stack.client({ replySlot: 2 });

@@ -1,18 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { TestKafka } from '../../helpers/kafka.js';
 import { consumeMessages, createTestKafka } from '../../helpers/kafka.js';
+import { openForSuite } from '../../helpers/stack-lifecycle.js';
 
 const KEYS = ['customer-a', 'customer-b', 'customer-c', 'customer-d', 'customer-e'];
 const TOTAL = 200;
 
 describe('kafka: keyed produce and consume', () => {
   let tk: TestKafka;
-  beforeAll(() => {
-    tk = createTestKafka('smoke-keyed');
-  });
-  afterAll(async () => {
-    await tk.close();
-  });
+  openForSuite(() => (tk = createTestKafka('smoke-keyed')));
 
   it('sends every message of a key to one partition and keeps their order', async () => {
     const topic = await tk.uniqueTopic('smoke_keyed', 6);

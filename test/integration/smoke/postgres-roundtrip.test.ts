@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { TestSchema } from '../../helpers/postgres.js';
 import { createTestSchema } from '../../helpers/postgres.js';
+import { openForSuite } from '../../helpers/stack-lifecycle.js';
 
 describe('postgres: round trip', () => {
   let db: TestSchema;
-  beforeAll(async () => {
-    db = await createTestSchema('smoke_pg');
-  });
-  afterAll(async () => {
-    await db.drop();
-  });
+  openForSuite(async () => (db = await createTestSchema('smoke_pg')), { close: (d) => d.drop() });
 
   it('writes rows in the test schema and reads them back', async () => {
     await db.pool.query(

@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { TestRedis } from '../../helpers/redis.js';
 import { createTestRedis } from '../../helpers/redis.js';
+import { openForSuite } from '../../helpers/stack-lifecycle.js';
 
 describe('redis: round trip', () => {
   let r: TestRedis;
-  beforeAll(() => {
-    r = createTestRedis('smoke_redis');
-  });
-  afterAll(async () => {
-    await r.close();
-  });
+  openForSuite(() => (r = createTestRedis('smoke_redis')));
 
   it('stores and reads strings, hashes and expiring keys under the test prefix', async () => {
     const key = `${r.prefix}greeting`;

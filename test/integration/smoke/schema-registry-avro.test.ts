@@ -1,9 +1,10 @@
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { schemaRegistryUrl } from '../../helpers/env.js';
 import type { TestKafka } from '../../helpers/kafka.js';
 import { consumeMessages, createTestKafka } from '../../helpers/kafka.js';
 import { uniqueName } from '../../helpers/names.js';
+import { openForSuite } from '../../helpers/stack-lifecycle.js';
 
 const SCHEMA = {
   type: 'record',
@@ -20,12 +21,7 @@ const SCHEMA = {
 
 describe('schema registry: Avro through Kafka', () => {
   let tk: TestKafka;
-  beforeAll(() => {
-    tk = createTestKafka('smoke-avro');
-  });
-  afterAll(async () => {
-    await tk.close();
-  });
+  openForSuite(() => (tk = createTestKafka('smoke-avro')));
 
   it('registers a schema, encodes, produces, consumes and decodes with a fresh client', async () => {
     const registry = new SchemaRegistry({ host: schemaRegistryUrl() });

@@ -7,6 +7,8 @@ import {
 } from '../../../libs/adapters/postgres/index.js';
 import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
 import { uniqueName } from '../../helpers/names.js';
+import { openForSuite } from '../../helpers/stack-lifecycle.js';
+import { expectLeaseFromServerClock } from './lease-clock.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const SLACK_MS = 250;
@@ -24,24 +26,17 @@ describe('Postgres stores: what the contract suite cannot see', () => {
   let store: PostgresIdempotencyStore;
   let limiter: PostgresRateLimiter;
 
+  openForSuite(async () => (s = await createTestSchema('postgres_stores')), {
+    close: (schema) => schema.drop(),
+  });
   beforeAll(async () => {
-    s = await createTestSchema('postgres_stores');
     await migrate(s.pool);
     store = new PostgresIdempotencyStore(s.pool, { abandonedRetentionMs: 200 });
     limiter = new PostgresRateLimiter(s.pool);
   });
-  afterAll(async () => {
-    await s.drop();
-  });
 
   it('takes lease times from the database clock', async () => {
-    const before = await dbNowMs(s.pool);
-    const claim = await store.claim(uniqueName('k'), 'fp', 'a', 10_000);
-    const after = await dbNowMs(s.pool);
-    expect(claim.kind).toBe('claimed');
-    if (claim.kind !== 'claimed') return;
-    expect(claim.leaseExpiresAtMs).toBeGreaterThanOrEqual(before + 10_000 - 1);
-    expect(claim.leaseExpiresAtMs).toBeLessThanOrEqual(after + 10_000);
+    await expectLeaseFromServerClock(store, () => dbNowMs(s.pool), 1);
   });
 
   it('records whose lapsed lease a claim took over', async () => {

@@ -9,6 +9,8 @@ import {
 } from '../../../libs/adapters/redis/index.js';
 import { createTestRedis, type TestRedis } from '../../helpers/redis.js';
 import { uniqueName } from '../../helpers/names.js';
+import { dropTestRedis } from '../executor/test-parts.js';
+import { expectLeaseFromServerClock } from './lease-clock.js';
 
 const RETENTION_MS = 60_000;
 
@@ -27,20 +29,10 @@ describe('Redis stores: what the contract suite cannot see', () => {
     store = new RedisIdempotencyStore(t.redis, { keyPrefix: t.prefix, abandonedRetentionMs: RETENTION_MS });
     limiter = new RedisRateLimiter(t.redis, { keyPrefix: t.prefix });
   });
-  afterAll(async () => {
-    const keys = await t.redis.keys(`${t.prefix}*`);
-    if (keys.length > 0) await t.redis.del(...keys);
-    await t.close();
-  });
+  afterAll(() => dropTestRedis(t));
 
   it('takes lease times from the Redis server clock', async () => {
-    const before = await redisNowMs(t.redis);
-    const claim = await store.claim(uniqueName('k'), 'fp', 'a', 10_000);
-    const after = await redisNowMs(t.redis);
-    expect(claim.kind).toBe('claimed');
-    if (claim.kind !== 'claimed') return;
-    expect(claim.leaseExpiresAtMs).toBeGreaterThanOrEqual(before + 10_000);
-    expect(claim.leaseExpiresAtMs).toBeLessThanOrEqual(after + 10_000);
+    await expectLeaseFromServerClock(store, () => redisNowMs(t.redis));
   });
 
   it('writes only under its key prefix, and every key it writes expires', async () => {

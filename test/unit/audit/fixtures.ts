@@ -57,6 +57,19 @@ export function refusedRecord(overrides: Partial<AuditRecord> = {}): AuditRecord
   });
 }
 
+/**
+ * A refusal by the business rules, whose single decision refuses with `reason` (the outcome and
+ * error code are POLICY_VIOLATION); override anything else.
+ */
+export function policyRefusedRecord(reason: string, overrides: Partial<AuditRecord> = {}): AuditRecord {
+  return refusedRecord({
+    outcome: 'POLICY_VIOLATION',
+    errorCode: 'POLICY_VIOLATION',
+    decisions: [{ stage: 'business-rules', decision: 'refuse', reason, durationMs: 0.1 }],
+    ...overrides,
+  });
+}
+
 /** An envelope around `record` with a fresh recordId. */
 export function envelope(record: AuditRecord, overrides: Partial<AuditEnvelope> = {}): AuditEnvelope {
   counter += 1;

@@ -24,6 +24,9 @@ function withColumns(r: StoredAuditRecord): VerifiableRecord {
   return { ...r, columns: indexedColumns(r.record) };
 }
 
+/** What a report that found the chain broken at `firstBrokenSeq`, for `reason`, matches. */
+const brokenAt = (firstBrokenSeq: number, reason: string) => ({ ok: false, firstBrokenSeq, reason });
+
 function verifyArray(rows: readonly VerifiableRecord[], chain = 't1', anchors: readonly ChainAnchor[] = []) {
   return verifyChains({
     chains: [chain],
@@ -150,54 +153,38 @@ describe('verify over a stored array', () => {
   it('an edited column alone (body intact) is reported as a column mismatch at its seq', async () => {
     const rows = chainOf(8);
     rows[2] = { ...rows[2]!, columns: { ...rows[2]!.columns, principalId: 'someone-else' } };
-    expect(await verifyArray(rows)).toMatchObject({
-      ok: false,
-      firstBrokenSeq: 3,
-      reason: 'column-mismatch',
-    });
+    expect(await verifyArray(rows)).toMatchObject(brokenAt(3, 'column-mismatch'));
   });
 
   it('an edited record whose hash was recomputed breaks the next link', async () => {
     const rows = chainOf(8);
     const edited = { ...rows[3]!, recordedAtMs: 1 };
     rows[3] = { ...edited, hash: linkHash(edited.prevHash, hashedContent(edited, 't1', 4)) };
-    expect(await verifyArray(rows)).toMatchObject({
-      ok: false,
-      firstBrokenSeq: 5,
-      reason: 'prev-hash-mismatch',
-    });
+    expect(await verifyArray(rows)).toMatchObject(brokenAt(5, 'prev-hash-mismatch'));
   });
 
   it('a deleted record is reported as the missing seq', async () => {
     const rows = chainOf(8);
     rows.splice(4, 1);
-    expect(await verifyArray(rows)).toMatchObject({ ok: false, firstBrokenSeq: 5, reason: 'seq-gap' });
+    expect(await verifyArray(rows)).toMatchObject(brokenAt(5, 'seq-gap'));
   });
 
   it('a deleted first record is reported as seq 1', async () => {
     const rows = chainOf(3).slice(1);
-    expect(await verifyArray(rows)).toMatchObject({ ok: false, firstBrokenSeq: 1, reason: 'seq-gap' });
+    expect(await verifyArray(rows)).toMatchObject(brokenAt(1, 'seq-gap'));
   });
 
   it('an anchor catches deleted newest records and a rewritten suffix', async () => {
     const rows = chainOf(8);
     const anchors = [{ chain: 't1', seq: 8, hash: rows[7]!.hash }] as const;
     expect(await verifyArray(rows, 't1', anchors)).toMatchObject({ ok: true });
-    expect(await verifyArray(rows.slice(0, 6), 't1', anchors)).toMatchObject({
-      ok: false,
-      firstBrokenSeq: 7,
-      reason: 'anchor-mismatch',
-    });
+    expect(await verifyArray(rows.slice(0, 6), 't1', anchors)).toMatchObject(brokenAt(7, 'anchor-mismatch'));
     // Rewrite seq 7 and 8 consistently: in itself the chain is fine, the anchor is not.
     const envs = rows.slice(6).map((r) => ({ ...r, producerId: 'forger' }));
     const forged = linkRecords('t1', { seq: 6, hash: rows[5]!.hash }, envs).map(withColumns);
     const rewritten = [...rows.slice(0, 6), ...forged];
     expect(await verifyArray(rewritten)).toMatchObject({ ok: true });
-    expect(await verifyArray(rewritten, 't1', anchors)).toMatchObject({
-      ok: false,
-      firstBrokenSeq: 8,
-      reason: 'anchor-mismatch',
-    });
+    expect(await verifyArray(rewritten, 't1', anchors)).toMatchObject(brokenAt(8, 'anchor-mismatch'));
   });
 
   it('an anchored chain that vanished entirely is reported', async () => {

@@ -1,16 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { runBatch, type BatchCall, type RunCall } from '../../../libs/batch/run-batch.js';
 import { ManualClock } from '../../../libs/core/manual-clock.js';
-import type { ExecutionContext, ToolCallResult } from '../../../libs/core/types.js';
+import type { ToolCallResult } from '../../../libs/core/types.js';
+import { ctxFor } from '../../helpers/tool-calls.js';
 
-const ctx: ExecutionContext = {
-  principal: { id: 'u', tenant: 't1', kind: 'agent', scopes: [], roles: [] },
-  tenant: 't1',
-  taskId: 'task',
-  step: 0,
-  index: 0,
-  traceId: '0af7651916cd43dd8448eb211c80319c',
-};
+const ctx = ctxFor({ id: 'u', tenant: 't1', kind: 'agent', scopes: [], roles: [] }, { taskId: 'task' });
 
 function calls(specs: { sku?: string; ms?: number; fail?: boolean }[]): BatchCall[] {
   return specs.map((spec, index) => ({
@@ -64,19 +58,27 @@ async function settle(
   for (let i = 0; i < limit && !done; i++) await clock.advance(stepMs);
 }
 
+/**
+ * Runs `specs` as a batch through an {@link instrumented} runner on a manual clock (conflict key: the
+ * SKU), moving the clock until the batch settles; returns its items with the runner's records.
+ */
+async function runOnClock(
+  specs: Parameters<typeof calls>[0],
+  options: { concurrency: number; batchDeadlineMs: number },
+) {
+  const clock = new ManualClock(0);
+  const runner = instrumented(clock);
+  const pending = runBatch(calls(specs), runner.run, { ...options, conflictKey: bySku, clock });
+  await settle(clock, pending);
+  return { items: await pending, clock, ...runner };
+}
+
 describe('runBatch', () => {
   it('returns one result per call, in input order', async () => {
-    const clock = new ManualClock(0);
-    const { run } = instrumented(clock);
-    const batch = calls([{ ms: 30 }, { ms: 10 }, { ms: 20 }]);
-    const pending = runBatch(batch, run, {
+    const { items } = await runOnClock([{ ms: 30 }, { ms: 10 }, { ms: 20 }], {
       concurrency: 5,
       batchDeadlineMs: 1_000,
-      conflictKey: bySku,
-      clock,
     });
-    await settle(clock, pending);
-    const items = await pending;
     expect(items.map((i) => (i.status === 'completed' ? i.result.callId : i.status))).toEqual([
       'c0',
       'c1',
@@ -85,23 +87,16 @@ describe('runBatch', () => {
   });
 
   it('calls with the same conflict key run one at a time in input order; other keys run alongside', async () => {
-    const clock = new ManualClock(0);
-    const { run, log } = instrumented(clock);
-    const batch = calls([
-      { sku: 'A', ms: 30 },
-      { sku: 'B', ms: 5 },
-      { sku: 'A', ms: 5 },
-      { sku: 'A', ms: 5 },
-      { sku: 'B', ms: 5 },
-    ]);
-    const pending = runBatch(batch, run, {
-      concurrency: 8,
-      batchDeadlineMs: 1_000,
-      conflictKey: bySku,
-      clock,
-    });
-    await settle(clock, pending);
-    await pending;
+    const { log } = await runOnClock(
+      [
+        { sku: 'A', ms: 30 },
+        { sku: 'B', ms: 5 },
+        { sku: 'A', ms: 5 },
+        { sku: 'A', ms: 5 },
+        { sku: 'B', ms: 5 },
+      ],
+      { concurrency: 8, batchDeadlineMs: 1_000 },
+    );
     const a = log.filter((l) => ['c0', 'c2', 'c3'].includes(l.split(' ')[1]!));
     expect(a).toEqual(['start c0', 'end c0', 'start c2', 'end c2', 'start c3', 'end c3']);
     // B's first call started before A's first call ended: different keys are concurrent.
@@ -110,33 +105,24 @@ describe('runBatch', () => {
   });
 
   it('never runs more than `concurrency` calls at once', async () => {
-    const clock = new ManualClock(0);
-    const { run, max } = instrumented(clock);
-    const batch = calls(Array.from({ length: 40 }, (_, i) => ({ ms: 5 + (i % 7) })));
-    const pending = runBatch(batch, run, {
-      concurrency: 4,
-      batchDeadlineMs: 10_000,
-      conflictKey: bySku,
-      clock,
-    });
-    await settle(clock, pending);
-    const items = await pending;
+    const { items, max } = await runOnClock(
+      Array.from({ length: 40 }, (_, i) => ({ ms: 5 + (i % 7) })),
+      { concurrency: 4, batchDeadlineMs: 10_000 },
+    );
     expect(items.every((i) => i.status === 'completed')).toBe(true);
     expect(max()).toBe(4);
   });
 
   it('at the deadline: finished calls keep their results, running ones are still-running, queued ones not-started', async () => {
-    const clock = new ManualClock(0);
-    const { run, aborted } = instrumented(clock);
-    const batch = calls([
-      { ms: 10 }, // done before the deadline
-      { ms: 500, sku: 'A' }, // running at the deadline
-      { ms: 10, sku: 'A' }, // queued behind it
-      { ms: 20, fail: true }, // a failure, done before the deadline
-    ]);
-    const pending = runBatch(batch, run, { concurrency: 4, batchDeadlineMs: 100, conflictKey: bySku, clock });
-    await settle(clock, pending);
-    const items = await pending;
+    const { items, aborted, clock } = await runOnClock(
+      [
+        { ms: 10 }, // done before the deadline
+        { ms: 500, sku: 'A' }, // running at the deadline
+        { ms: 10, sku: 'A' }, // queued behind it
+        { ms: 20, fail: true }, // a failure, done before the deadline
+      ],
+      { concurrency: 4, batchDeadlineMs: 100 },
+    );
     expect(items.map((i) => i.status)).toEqual(['completed', 'still-running', 'not-started', 'completed']);
     expect(items[0]).toMatchObject({ result: { callId: 'c0', outcome: 'SUCCESS' } });
     expect(items[3]).toMatchObject({ result: { callId: 'c3', outcome: 'EXECUTION_ERROR' } });

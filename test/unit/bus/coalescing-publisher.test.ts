@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { coalescingPublisher } from '../../../libs/bus/coalescing-publisher.js';
 import type { EventPublisher, OutgoingMessage } from '../../../libs/ports/event-bus.js';
 
-/** An inner publisher that records each request and settles it only when the test says so. */
+/** An inner publisher that records each request and settles it only when the test says so (`answer`). */
 function recordingInner() {
   const requests: Array<{
     topic: string;
@@ -20,7 +20,12 @@ function recordingInner() {
       });
     },
   };
-  return { inner, requests };
+  /** Settles request `index` (failing it with `error`, if given) and lets the publisher react. */
+  const answer = async (index: number, error?: Error): Promise<void> => {
+    requests[index]!.settle(error);
+    await tick();
+  };
+  return { inner, requests, answer };
 }
 
 const msg = (key: string, bytes = 10): OutgoingMessage => ({ key, value: Buffer.alloc(bytes, 1) });
@@ -38,9 +43,21 @@ function track(p: Promise<void>): { readonly state: string; readonly done: Promi
   return t;
 }
 
+/**
+ * A coalescing publisher (with `options`) over a recording inner one, with a first publish (key
+ * `x`) to `topic` already sent as request 0 and still in flight.
+ */
+async function withOneInFlight(topic: string, options?: Parameters<typeof coalescingPublisher>[1]) {
+  const recording = recordingInner();
+  const pub = coalescingPublisher(recording.inner, options);
+  track(pub.publish(topic, [msg('x')]));
+  await tick();
+  return { pub, ...recording };
+}
+
 describe('coalescingPublisher', () => {
   it('sends an idle publish alone, then what arrived for its topic meanwhile as one request; topics never wait for each other', async () => {
-    const { inner, requests } = recordingInner();
+    const { inner, requests, answer } = recordingInner();
     const pub = coalescingPublisher(inner);
     const first = track(pub.publish('results', [msg('a')]));
     await tick();
@@ -57,16 +74,13 @@ describe('coalescingPublisher', () => {
     expect(requests.slice(1).map((r) => [r.topic, r.keys])).toEqual([['audit', ['b1', 'b2', 'd']]]);
     expect(waiting[1]!.state).toBe('pending');
 
-    requests[0]!.settle();
-    await tick();
+    await answer(0);
     expect(first.state).toBe('resolved');
     expect(requests.slice(2).map((r) => [r.topic, r.keys])).toEqual([['results', ['c', 'e']]]);
     // Each publish resolves with the request that carried it, not before.
-    requests[1]!.settle();
-    await tick();
+    await answer(1);
     expect(waiting.map((w) => w.state)).toEqual(['resolved', 'pending', 'resolved', 'pending']);
-    requests[2]!.settle();
-    await tick();
+    await answer(2);
     expect(waiting.map((w) => w.state)).toEqual(Array(4).fill('resolved'));
   });
 
@@ -101,66 +115,46 @@ describe('coalescingPublisher', () => {
   });
 
   it('rejects every publish of a failed request; the next flush goes out as usual', async () => {
-    const { inner, requests } = recordingInner();
-    const pub = coalescingPublisher(inner);
-    track(pub.publish('results', [msg('x')]));
-    await tick();
+    const { pub, requests, answer } = await withOneInFlight('results');
     const a = track(pub.publish('results', [msg('a')]));
     const b = track(pub.publish('results', [msg('b')]));
-    requests[0]!.settle();
-    await tick();
-    requests[1]!.settle(new Error('broker unreachable'));
-    await tick();
+    await answer(0);
+    await answer(1, new Error('broker unreachable'));
     expect([a.state, b.state]).toEqual(['rejected: broker unreachable', 'rejected: broker unreachable']);
 
     const again = track(pub.publish('results', [msg('a')]));
     await tick();
     expect(requests[2]!.keys).toEqual(['a']);
-    requests[2]!.settle();
-    await tick();
+    await answer(2);
     expect(again.state).toBe('resolved');
   });
 
   it('re-sends a flush refused with a RangeError one publish at a time, failing only the bad one', async () => {
-    const { inner, requests } = recordingInner();
-    const pub = coalescingPublisher(inner);
-    track(pub.publish('results', [msg('x')]));
-    await tick();
+    const { pub, requests, answer } = await withOneInFlight('results');
     const good = track(pub.publish('results', [msg('good')]));
     const bad = track(pub.publish('results', [{ ...msg('bad'), partition: 99 }]));
-    requests[0]!.settle();
-    await tick();
+    await answer(0);
     expect(requests[1]!.keys).toEqual(['good', 'bad']);
-    requests[1]!.settle(new RangeError('topic results has no partition 99'));
-    await tick();
+    await answer(1, new RangeError('topic results has no partition 99'));
     // One at a time: the topic still has one request in flight.
     expect(requests.slice(2).map((r) => r.keys)).toEqual([['good']]);
-    requests[2]!.settle();
-    await tick();
+    await answer(2);
     expect(requests.slice(3).map((r) => r.keys)).toEqual([['bad']]);
-    requests[3]!.settle(new RangeError('topic results has no partition 99'));
-    await tick();
+    await answer(3, new RangeError('topic results has no partition 99'));
     expect(good.state).toBe('resolved');
     expect(bad.state).toBe('rejected: topic results has no partition 99');
   });
 
   it('splits a flush at the byte cap, keeping arrival order across the parts', async () => {
-    const { inner, requests } = recordingInner();
-    const pub = coalescingPublisher(inner, { maxBatchBytes: 100 });
-    track(pub.publish('audit', [msg('x')]));
-    await tick();
+    const { pub, requests, answer } = await withOneInFlight('audit', { maxBatchBytes: 100 });
     const rest = ['a', 'b', 'c', 'd', 'e'].map((k) => track(pub.publish('audit', [msg(k, 39)])));
-    requests[0]!.settle();
-    await tick();
+    await answer(0);
     expect(requests.slice(1).map((r) => r.keys)).toEqual([['a', 'b']]);
-    requests[1]!.settle();
-    await tick();
+    await answer(1);
     expect(requests.slice(2).map((r) => r.keys)).toEqual([['c', 'd']]);
-    requests[2]!.settle();
-    await tick();
+    await answer(2);
     expect(requests.slice(3).map((r) => r.keys)).toEqual([['e']]);
-    requests[3]!.settle();
-    await tick();
+    await answer(3);
     expect(rest.map((w) => w.state)).toEqual(Array(5).fill('resolved'));
   });
 

@@ -82,11 +82,15 @@ function lanes(
   });
 }
 
+/** A controlled handler, lanes over it (with `over` options) and a recording sink. */
+function setup(over: Parameters<typeof lanes>[1] = {}) {
+  const h = controlled();
+  return { h, l: lanes(h.handler, over), ...recordingSink() };
+}
+
 describe('KeyedLanes', () => {
   it('runs a later delivery of another key while a slow message runs, and the same key only after it', async () => {
-    const h = controlled();
-    const l = lanes(h.handler);
-    const { sink } = recordingSink();
+    const { h, l, sink } = setup();
     l.deliver(TP, [message(0, 'slow')], sink);
     await settle();
     // A second fetch: the same key again, another key on the same partition, and another partition.
@@ -99,9 +103,7 @@ describe('KeyedLanes', () => {
   });
 
   it('keeps the committed position at the lowest unfinished message', async () => {
-    const h = controlled();
-    const l = lanes(h.handler);
-    const { sink, commits } = recordingSink();
+    const { h, l, sink, commits } = setup();
     l.deliver(TP, [message(10, 'a'), message(11, 'b'), message(12, 'c')], sink);
     await settle();
     await h.finish('0:11');
@@ -113,9 +115,7 @@ describe('KeyedLanes', () => {
   });
 
   it('never runs more than maxConcurrency messages across partitions, serving partitions in turn', async () => {
-    const h = controlled();
-    const l = lanes(h.handler, { maxConcurrency: 2 });
-    const { sink } = recordingSink();
+    const { h, l, sink } = setup({ maxConcurrency: 2 });
     l.hold();
     l.deliver(TP, [message(0, 'a'), message(1, 'b'), message(2, 'c')], sink);
     l.deliver(TP2, [message(0, 'x', TP2), message(1, 'y', TP2)], sink);
@@ -128,9 +128,7 @@ describe('KeyedLanes', () => {
   });
 
   it('ignores messages it already holds when a partition is fetched again', async () => {
-    const h = controlled();
-    const l = lanes(h.handler);
-    const { sink, commits } = recordingSink();
+    const { h, l, sink, commits } = setup();
     l.deliver(TP, [message(0, 'a'), message(1, 'b')], sink);
     await settle();
     l.deliver(TP, [message(0, 'a'), message(1, 'b'), message(2, 'c')], sink);
@@ -142,9 +140,7 @@ describe('KeyedLanes', () => {
   });
 
   it('asks to stop fetching at maxBuffered and to go on below half of it', async () => {
-    const h = controlled();
-    const l = lanes(h.handler, { maxBuffered: 4 });
-    const { sink, throttles } = recordingSink();
+    const { h, l, sink, throttles } = setup({ maxBuffered: 4 });
     l.deliver(
       TP,
       [0, 1, 2, 3].map((o) => message(o, `k${o}`)),
@@ -186,9 +182,7 @@ describe('KeyedLanes', () => {
   });
 
   it('aborts the signal of a running message whose partition was lost, and runs its key after it on regaining', async () => {
-    const h = controlled();
-    const l = lanes(h.handler);
-    const { sink } = recordingSink();
+    const { h, l, sink } = setup();
     l.deliver(TP, [message(5, 'k')], sink);
     await settle();
     const revoked = l.assign([], false);
@@ -231,9 +225,7 @@ describe('KeyedLanes', () => {
   });
 
   it('stop aborts running messages, waits for them and commits their finished prefix', async () => {
-    const h = controlled();
-    const l = lanes(h.handler);
-    const { sink, commits } = recordingSink();
+    const { h, l, sink, commits } = setup();
     l.deliver(TP, [message(0, 'a'), message(1, 'a')], sink);
     await settle();
     let stopped = false;

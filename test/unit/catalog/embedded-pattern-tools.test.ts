@@ -1,17 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Principal } from '../../../libs/core/types.js';
 import { openAITurn } from '../../../services/demo/scripted-model.js';
 import { createEmbeddedStore, type EmbeddedStore } from '../../../services/demo/embedded-store.js';
+import { agentPrincipal } from '../../helpers/principals.js';
 
 /** A back-office assistant for warehouse worker W-1. */
-const buyer: Principal = {
-  id: 'back-office:W-1',
-  tenant: 't1',
-  kind: 'agent',
-  onBehalfOf: 'W-1',
-  roles: ['warehouse'],
-  scopes: ['purchase_orders:write', 'reports:read'],
-};
+const buyer = agentPrincipal(
+  'back-office:W-1',
+  'W-1',
+  ['warehouse'],
+  ['purchase_orders:write', 'reports:read'],
+);
 
 let tg: EmbeddedStore | undefined;
 afterEach(async () => {

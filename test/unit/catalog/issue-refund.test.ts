@@ -1,5 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import type { ExecutionContext, Principal } from '../../../libs/core/types.js';
 import { NOT_AUTHORIZED_MESSAGE } from '../../../libs/guards/authorize.js';
+import type { FaultInjector } from '../../../services/downstreams/faults.js';
+import { closeAfterEach } from '../../helpers/close-after-each.js';
 import {
   ana,
   ben,
@@ -12,11 +15,12 @@ import {
 } from './store-harness.js';
 
 let h: StoreHarness;
-afterEach(async () => {
-  await h.close();
-});
+closeAfterEach(() => h);
 
 const refund = (args: Record<string, unknown>) => toolCall('issue_refund', args);
+/** A fresh issue_refund call with `args` by `principal`, run to the end. */
+const refundAs = (principal: Principal, args: Record<string, unknown>, ctx?: Partial<ExecutionContext>) =>
+  h.call('issue_refund', args, principal, ctx);
 const ledger = (orderId?: string) =>
   h.downstreams.payments.ledger({ tenant: 't1', ...(orderId === undefined ? {} : { order_id: orderId }) });
 const paymentRequests = () => h.downstreams.faults.payments.received('refund');
@@ -24,10 +28,7 @@ const paymentRequests = () => h.downstreams.faults.payments.received('refund');
 describe('issue_refund through the guard pipeline', () => {
   it('story 1: the owner refunds O-5512 ($49.99): one ledger row under the forwarded key', async () => {
     h = storeHarness();
-    const { result, audit } = await h.run(
-      refund({ order_id: 'O-5512', amount: 49.99, reason: 'damaged' }),
-      ctxFor(ana),
-    );
+    const { result, audit } = await refundAs(ana, { order_id: 'O-5512', amount: 49.99, reason: 'damaged' });
     expect(result.outcome).toBe('SUCCESS');
     expect(result.payload).toMatchObject({
       order_id: 'O-5512',
@@ -45,10 +46,7 @@ describe('issue_refund through the guard pipeline', () => {
 
   it("story 2: someone else's order is refused and the payment service is never called", async () => {
     h = storeHarness();
-    const { result, audit } = await h.run(
-      refund({ order_id: 'O-5512', amount: 49.99, reason: 'damaged' }),
-      ctxFor(ben),
-    );
+    const { result, audit } = await refundAs(ben, { order_id: 'O-5512', amount: 49.99, reason: 'damaged' });
     expect(result.outcome).toBe('UNAUTHORIZED');
     expect(result.error).toEqual({ code: 'UNAUTHORIZED', message: NOT_AUTHORIZED_MESSAGE, retryable: false });
     expect(result.toolInvocations).toBe(0);
@@ -59,9 +57,9 @@ describe('issue_refund through the guard pipeline', () => {
 
   it('an unknown order and another tenant’s order get the same refusal (no id oracle)', async () => {
     h = storeHarness();
-    const unknown = await h.run(refund({ order_id: 'O-0000', amount: 5, reason: 'other' }), ctxFor(ana));
+    const unknown = await refundAs(ana, { order_id: 'O-0000', amount: 5, reason: 'other' });
     // O-4400 belongs to tenant t2's customer "C-1"; Ana is C-1 in t1.
-    const foreign = await h.run(refund({ order_id: 'O-4400', amount: 5, reason: 'other' }), ctxFor(ana));
+    const foreign = await refundAs(ana, { order_id: 'O-4400', amount: 5, reason: 'other' });
     expect(unknown.result.error).toEqual(foreign.result.error);
     expect(foreign.result.outcome).toBe('UNAUTHORIZED');
     expect(paymentRequests()).toBe(0);
@@ -69,10 +67,12 @@ describe('issue_refund through the guard pipeline', () => {
 
   it('an argument claiming approval is refused as unknown, never read as authority', async () => {
     h = storeHarness();
-    const { result } = await h.run(
-      refund({ order_id: 'O-7788', amount: 30, reason: 'damaged', approved_by: 'manager' }),
-      ctxFor(ben),
-    );
+    const { result } = await refundAs(ben, {
+      order_id: 'O-7788',
+      amount: 30,
+      reason: 'damaged',
+      approved_by: 'manager',
+    });
     expect(result.outcome).toBe('SCHEMA_INVALID');
     expect(result.error?.message).toContain('approved_by');
     expect(paymentRequests()).toBe(0);
@@ -80,10 +80,11 @@ describe('issue_refund through the guard pipeline', () => {
 
   it('story 3: $499.90 by the support assistant is refused by policy with an actionable reason', async () => {
     h = storeHarness();
-    const { result, audit } = await h.run(
-      refund({ order_id: 'O-9001', amount: 499.9, reason: 'damaged' }),
-      ctxFor(supportDesk),
-    );
+    const { result, audit } = await refundAs(supportDesk, {
+      order_id: 'O-9001',
+      amount: 499.9,
+      reason: 'damaged',
+    });
     expect(result.outcome).toBe('POLICY_VIOLATION');
     expect(result.error).toMatchObject({
       code: 'POLICY_VIOLATION',
@@ -103,32 +104,26 @@ describe('issue_refund through the guard pipeline', () => {
 
   it('the limit is data: $50.00 passes for support, a customer is held to the self-service cap, a manager to neither', async () => {
     h = storeHarness();
-    const atLimit = await h.run(
-      refund({ order_id: 'O-9001', amount: 50, reason: 'damaged' }),
-      ctxFor(supportDesk),
-    );
+    const atLimit = await refundAs(supportDesk, { order_id: 'O-9001', amount: 50, reason: 'damaged' });
     expect(atLimit.result.outcome).toBe('SUCCESS');
-    const self = await h.run(refund({ order_id: 'O-9001', amount: 499.9, reason: 'damaged' }), ctxFor(ana));
+    const self = await refundAs(ana, { order_id: 'O-9001', amount: 499.9, reason: 'damaged' });
     expect(self.result.outcome).toBe('POLICY_VIOLATION');
     expect(self.result.error?.message).toBe('Self-service refunds are limited to $200 (asked: $499.9).');
-    const boss = await h.run(
-      refund({ order_id: 'O-9001', amount: 449.9, reason: 'damaged' }),
-      ctxFor(manager),
-    );
+    const boss = await refundAs(manager, { order_id: 'O-9001', amount: 449.9, reason: 'damaged' });
     expect(boss.result.outcome).toBe('SUCCESS');
     expect((await ledger('O-9001')).map((r) => r.amount_cents)).toEqual([5000, 44990]);
   });
 
   it('more than the refundable balance is refused by the payment service with what is left', async () => {
     h = storeHarness();
-    await h.run(refund({ order_id: 'O-5512', amount: 40, reason: 'damaged' }), ctxFor(ana));
-    const over = await h.run(refund({ order_id: 'O-5512', amount: 20, reason: 'damaged' }), ctxFor(ana));
+    await refundAs(ana, { order_id: 'O-5512', amount: 40, reason: 'damaged' });
+    const over = await refundAs(ana, { order_id: 'O-5512', amount: 20, reason: 'damaged' });
     expect(over.result.outcome).toBe('EXECUTION_ERROR');
     expect(over.result.error).toMatchObject({ code: 'CALLER_ERROR', retryable: true });
     expect(over.result.error?.message).toContain('at most $9.99');
-    const full = await h.run(refund({ order_id: 'O-5512', amount: 9.99, reason: 'damaged' }), ctxFor(ana));
+    const full = await refundAs(ana, { order_id: 'O-5512', amount: 9.99, reason: 'damaged' });
     expect(full.result.outcome).toBe('SUCCESS');
-    const again = await h.run(refund({ order_id: 'O-5512', amount: 1, reason: 'damaged' }), ctxFor(ana));
+    const again = await refundAs(ana, { order_id: 'O-5512', amount: 1, reason: 'damaged' });
     expect(again.result.error).toMatchObject({ code: 'CALLER_ERROR', retryable: false });
     expect(again.result.error?.message).toContain('already been refunded in full');
     expect((await ledger('O-5512')).map((r) => r.amount_cents)).toEqual([4000, 999]);
@@ -139,10 +134,11 @@ describe('issue_refund when the payment service misbehaves', () => {
   it('story 4: the first answer is lost after the refund applied; the retry carries the same key and pays once', async () => {
     h = storeHarness();
     h.downstreams.faults.payments.loseResponseNext(1);
-    const { result, audit } = await h.run(
-      refund({ order_id: 'O-7788', amount: 34.5, reason: 'damaged' }),
-      ctxFor(supportDesk),
-    );
+    const { result, audit } = await refundAs(supportDesk, {
+      order_id: 'O-7788',
+      amount: 34.5,
+      reason: 'damaged',
+    });
     expect(result.outcome).toBe('SUCCESS');
     expect(result.toolInvocations).toBe(2);
     expect(paymentRequests()).toBe(2);
@@ -157,10 +153,11 @@ describe('issue_refund when the payment service misbehaves', () => {
   it('a timeout after the refund applied (the answer never comes) is retried with the same key and pays once', async () => {
     h = storeHarness();
     h.downstreams.faults.payments.loseResponseNext(1, { silently: true });
-    const { result, audit } = await h.run(
-      refund({ order_id: 'O-7788', amount: 34.5, reason: 'damaged' }),
-      ctxFor(supportDesk),
-    );
+    const { result, audit } = await refundAs(supportDesk, {
+      order_id: 'O-7788',
+      amount: 34.5,
+      reason: 'damaged',
+    });
     expect(result.outcome).toBe('SUCCESS');
     expect(audit.attempts.map((a) => a.result)).toEqual(['TIMEOUT', 'ok']);
     expect(audit.attempts[0]!.durationMs).toBeGreaterThanOrEqual(2_000);
@@ -181,36 +178,48 @@ describe('issue_refund when the payment service misbehaves', () => {
     expect(await ledger('O-5512')).toHaveLength(1);
   });
 
-  it('503 twice, then success: retried with the same key, one ledger row', async () => {
+  it.each<[string, (payments: FaultInjector) => void, string, number]>([
+    [
+      '503 twice, then success: retried with the same key, one ledger row',
+      (payments) => payments.failNext(2),
+      'SUCCESS',
+      1,
+    ],
+    [
+      'a payment service that never answers leaves the refund UNRESOLVED, never "failed"',
+      (payments) => payments.hangNext(3),
+      'UNRESOLVED',
+      0,
+    ],
+  ])('%s', async (_, fault, outcome, rows) => {
     h = storeHarness();
-    h.downstreams.faults.payments.failNext(2);
-    const { result } = await h.run(refund({ order_id: 'O-7788', amount: 10, reason: 'late' }), ctxFor(ben));
-    expect(result.outcome).toBe('SUCCESS');
+    fault(h.downstreams.faults.payments);
+    const { result } = await refundAs(ben, { order_id: 'O-7788', amount: 10, reason: 'late' });
+    expect(result.outcome).toBe(outcome);
     expect(result.toolInvocations).toBe(3);
-    expect(await ledger('O-7788')).toHaveLength(1);
-  });
-
-  it('a payment service that never answers leaves the refund UNRESOLVED, never "failed"', async () => {
-    h = storeHarness();
-    h.downstreams.faults.payments.hangNext(3);
-    const { result } = await h.run(refund({ order_id: 'O-7788', amount: 10, reason: 'late' }), ctxFor(ben));
-    expect(result.outcome).toBe('UNRESOLVED');
-    expect(result.toolInvocations).toBe(3);
-    expect(await ledger('O-7788')).toHaveLength(0);
+    expect(await ledger('O-7788')).toHaveLength(rows);
   });
 
   it('story 5: two refunds in one turn run independently and each reports its own outcome', async () => {
     h = storeHarness();
-    await h.run(refund({ order_id: 'O-5512', amount: 49.99, reason: 'damaged' }), ctxFor(ana));
+    await refundAs(ana, { order_id: 'O-5512', amount: 49.99, reason: 'damaged' });
     const turn = { taskId: 'task-two-refunds', step: 1 };
     const [a, b] = await Promise.all([
-      h.run(
-        refund({ order_id: 'O-9001', amount: 25, reason: 'damaged' }),
-        ctxFor(supportDesk, { ...turn, index: 0 }),
+      refundAs(
+        supportDesk,
+        { order_id: 'O-9001', amount: 25, reason: 'damaged' },
+        {
+          ...turn,
+          index: 0,
+        },
       ),
-      h.run(
-        refund({ order_id: 'O-5512', amount: 10, reason: 'damaged' }),
-        ctxFor(supportDesk, { ...turn, index: 1 }),
+      refundAs(
+        supportDesk,
+        { order_id: 'O-5512', amount: 10, reason: 'damaged' },
+        {
+          ...turn,
+          index: 1,
+        },
       ),
     ]);
     expect(a.result.outcome).toBe('SUCCESS');

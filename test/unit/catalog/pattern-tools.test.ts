@@ -6,17 +6,16 @@ import type { ExecutionContext, NormalizedToolCall, Principal } from '../../../l
 import { ConfinedFs } from '../../../libs/integrations/confined-fs.js';
 import { approvePreview } from '../../../libs/patterns/preview/approve-preview.js';
 import { memoryPatternBackends } from '../../../services/catalog/index.js';
+import { agentPrincipal } from '../../helpers/principals.js';
 import { ctxFor, storeHarness, toolCall, type StoreHarness } from './store-harness.js';
 
 /** An assistant ordering stock and running reports for warehouse worker W-1. */
-const buyer: Principal = {
-  id: 'agent:purchasing',
-  tenant: 't1',
-  kind: 'agent',
-  onBehalfOf: 'W-1',
-  roles: ['warehouse'],
-  scopes: ['purchase_orders:write', 'reports:read', 'documents:read'],
-};
+const buyer = agentPrincipal(
+  'agent:purchasing',
+  'W-1',
+  ['warehouse'],
+  ['purchase_orders:write', 'reports:read', 'documents:read'],
+);
 
 /** A support assistant holding the scope but not a purchasing role. */
 const supportBuyer: Principal = { ...buyer, id: 'agent:support-desk', roles: ['support'] };

@@ -1,15 +1,14 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { ana, ben, ctxFor, storeHarness, supportDesk, toolCall, type StoreHarness } from './store-harness.js';
+import { describe, expect, it } from 'vitest';
+import { closeAfterEach } from '../../helpers/close-after-each.js';
+import { ana, ben, storeHarness, supportDesk, type StoreHarness } from './store-harness.js';
 
 let h: StoreHarness;
-afterEach(async () => {
-  await h.close();
-});
+closeAfterEach(() => h);
 
 describe('lookup_order', () => {
   it('shows the owner their order in dollars', async () => {
     h = storeHarness();
-    const { result } = await h.run(toolCall('lookup_order', { order_id: 'O-9001' }), ctxFor(ana));
+    const { result } = await h.call('lookup_order', { order_id: 'O-9001' }, ana);
     expect(result.payload).toEqual({
       order_id: 'O-9001',
       customer_id: 'C-1',
@@ -26,18 +25,16 @@ describe('lookup_order', () => {
 
   it("refuses someone else's order, and lets support read any order of the tenant", async () => {
     h = storeHarness();
-    expect((await h.run(toolCall('lookup_order', { order_id: 'O-9001' }), ctxFor(ben))).result.outcome).toBe(
-      'UNAUTHORIZED',
+    expect((await h.call('lookup_order', { order_id: 'O-9001' }, ben)).result.outcome).toBe('UNAUTHORIZED');
+    expect((await h.call('lookup_order', { order_id: 'O-9001' }, supportDesk)).result.outcome).toBe(
+      'SUCCESS',
     );
-    expect(
-      (await h.run(toolCall('lookup_order', { order_id: 'O-9001' }), ctxFor(supportDesk))).result.outcome,
-    ).toBe('SUCCESS');
   });
 
   it('an orders service that hangs during the ownership check fails closed as unavailable, not unauthorized', async () => {
     h = storeHarness();
     h.downstreams.faults.orders.hangNext(1);
-    const { result } = await h.run(toolCall('lookup_order', { order_id: 'O-5512' }), ctxFor(ana));
+    const { result } = await h.call('lookup_order', { order_id: 'O-5512' }, ana);
     expect(result.outcome).toBe('EXECUTION_ERROR');
     expect(result.error).toMatchObject({ code: 'DEPENDENCY_UNAVAILABLE', retryable: true });
     expect(result.toolInvocations).toBe(0);
@@ -47,7 +44,7 @@ describe('lookup_order', () => {
 describe('get_weather', () => {
   it('reads current conditions, in metric or imperial units', async () => {
     h = storeHarness();
-    const metric = await h.run(toolCall('get_weather', { city: 'boston' }), ctxFor(ana));
+    const metric = await h.call('get_weather', { city: 'boston' }, ana);
     expect(metric.result.payload).toEqual({
       city: 'Boston',
       observed_at: '2026-11-29T23:00:00.000Z',
@@ -57,7 +54,7 @@ describe('get_weather', () => {
       wind_speed: 24,
       wind_unit: 'km/h',
     });
-    const imperial = await h.run(toolCall('get_weather', { city: 'Boston', units: 'imperial' }), ctxFor(ana));
+    const imperial = await h.call('get_weather', { city: 'Boston', units: 'imperial' }, ana);
     expect(imperial.result.payload).toMatchObject({
       temperature: 36.5,
       temperature_unit: 'F',
@@ -67,7 +64,7 @@ describe('get_weather', () => {
 
   it('an unknown city is a caller error with a way forward', async () => {
     h = storeHarness();
-    const { result } = await h.run(toolCall('get_weather', { city: 'Atlantis' }), ctxFor(ana));
+    const { result } = await h.call('get_weather', { city: 'Atlantis' }, ana);
     expect(result.error).toMatchObject({
       code: 'CALLER_ERROR',
       suggestedFix: 'Check the spelling, or use the nearest large city.',
@@ -77,7 +74,7 @@ describe('get_weather', () => {
   it('a slow weather service times out and is retried once; a read-only timeout is a plain failure', async () => {
     h = storeHarness();
     h.downstreams.faults.weather.setDelayMs(5_000);
-    const { result } = await h.run(toolCall('get_weather', { city: 'Boston' }), ctxFor(ana));
+    const { result } = await h.call('get_weather', { city: 'Boston' }, ana);
     expect(result.outcome).toBe('EXECUTION_ERROR');
     expect(result.error?.code).toBe('TIMEOUT');
     expect(result.toolInvocations).toBe(2);
@@ -86,15 +83,13 @@ describe('get_weather', () => {
   it('a dead weather service trips its breaker: later calls fail fast without reaching it', async () => {
     h = storeHarness({ breakerVolume: 4 });
     h.downstreams.faults.weather.setRates({ fail: 1 });
-    for (let i = 0; i < 3; i++) await h.run(toolCall('get_weather', { city: 'Boston' }), ctxFor(ana));
+    for (let i = 0; i < 3; i++) await h.call('get_weather', { city: 'Boston' }, ana);
     expect(h.breakers.state('weather')).toBe('open');
     const reached = h.downstreams.faults.weather.received();
-    const { result } = await h.run(toolCall('get_weather', { city: 'Boston' }), ctxFor(ana));
+    const { result } = await h.call('get_weather', { city: 'Boston' }, ana);
     expect(result.error?.code).toBe('BREAKER_OPEN');
     expect(h.downstreams.faults.weather.received()).toBe(reached);
     // Other downstreams are unaffected.
-    expect((await h.run(toolCall('lookup_order', { order_id: 'O-5512' }), ctxFor(ana))).result.outcome).toBe(
-      'SUCCESS',
-    );
+    expect((await h.call('lookup_order', { order_id: 'O-5512' }, ana)).result.outcome).toBe('SUCCESS');
   });
 });

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { inputJsonSchema } from '../../../libs/registry/input-json-schema.js';
 import {
   checkAnthropicTool,
@@ -7,25 +7,16 @@ import {
   toOpenAITools,
 } from '../../../libs/registry/index.js';
 import type { ToolDefinition } from '../../../libs/registry/tool-definition.js';
+import { closeAfterEach } from '../../helpers/close-after-each.js';
+import { CORE_TOOLS } from './registered-tools.js';
 import { ctxFor, storeHarness, supportDesk, type StoreHarness } from './store-harness.js';
 
-const TOOL_NAMES = [
-  'crm_lookup_contact',
-  'get_weather',
-  'issue_refund',
-  'lookup_order',
-  'search_customers',
-  'update_inventory',
-];
-
 let h: StoreHarness;
-afterEach(async () => {
-  await h.close();
-});
+closeAfterEach(() => h);
 
 function tools(): ToolDefinition[] {
   h = storeHarness();
-  return TOOL_NAMES.map((name) => {
+  return CORE_TOOLS.map((name) => {
     const resolved = h.catalog.registry.resolve(name, { tenant: 't1' });
     if (!resolved.ok) throw new Error(`${name} is not registered`);
     return resolved.tool;
@@ -42,7 +33,7 @@ type Node = {
 describe('store catalog: provider exports', () => {
   it('registers the six core store tools', () => {
     const all = tools();
-    expect(all.map((t) => t.name).sort()).toEqual(TOOL_NAMES);
+    expect(all.map((t) => t.name).sort()).toEqual(CORE_TOOLS);
   });
 
   it('every tool passes the OpenAI strict-mode rules', () => {

@@ -11,32 +11,29 @@ import {
 import { createMemoryDownstreams } from '../../../services/downstreams/memory-downstreams.js';
 import type { DownstreamOptions, StoreDownstreams } from '../../../services/downstreams/store-downstreams.js';
 import { memoryPipeline } from '../../helpers/memory-pipeline.js';
+import { agentPrincipal } from '../../helpers/principals.js';
 import { ctxFor, toolCall } from '../../helpers/tool-calls.js';
 
 export const T0 = Date.parse('2026-11-29T23:00:00.000Z');
 
 /** Ana's storefront session: an agent acting for customer C-1. */
-export const ana: Principal = {
-  id: 'agent:storefront',
-  tenant: 't1',
-  kind: 'agent',
-  onBehalfOf: 'C-1',
-  roles: ['customer'],
-  scopes: ['orders:read', 'refunds:write', 'crm:read'],
-};
+export const ana = agentPrincipal(
+  'agent:storefront',
+  'C-1',
+  ['customer'],
+  ['orders:read', 'refunds:write', 'crm:read'],
+);
 
 /** Ben's storefront session: the same agent acting for customer C-2. */
 export const ben: Principal = { ...ana, onBehalfOf: 'C-2' };
 
 /** The support desk assistant acting for support rep S-1. */
-export const supportDesk: Principal = {
-  id: 'agent:support-desk',
-  tenant: 't1',
-  kind: 'agent',
-  onBehalfOf: 'S-1',
-  roles: ['support'],
-  scopes: ['orders:read', 'refunds:write', 'crm:read', 'customers:read', 'inventory:write'],
-};
+export const supportDesk = agentPrincipal(
+  'agent:support-desk',
+  'S-1',
+  ['support'],
+  ['orders:read', 'refunds:write', 'crm:read', 'customers:read', 'inventory:write'],
+);
 
 /** A manager signed in directly: no refund limit of its own. */
 export const manager: Principal = {
@@ -57,6 +54,16 @@ export interface StoreHarness {
   readonly pipeline: GuardPipeline;
   /** Runs one call to the end, moving the manual clock through backoffs and timeouts. */
   run(call: NormalizedToolCall, ctx: ExecutionContext): Promise<PipelineRun>;
+  /**
+   * `run` of a fresh call to `tool` with `args`, made by `principal` in a fresh context
+   * ({@link ctxFor}, with `ctx` pinning any of its fields).
+   */
+  call(
+    tool: string,
+    args: Record<string, unknown>,
+    principal: Principal,
+    ctx?: Partial<ExecutionContext>,
+  ): Promise<PipelineRun>;
   close(): Promise<void>;
 }
 
@@ -87,6 +94,8 @@ export function storeHarness(
     breakers,
     pipeline,
     run: (call, ctx) => driveClock(clock, pipeline.run(call, ctx)),
+    call: (tool, args, principal, ctx) =>
+      driveClock(clock, pipeline.run(toolCall(tool, args), ctxFor(principal, ctx))),
     close: async () => {
       breakers.shutdown();
       await catalog.close();

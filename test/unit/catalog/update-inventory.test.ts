@@ -1,10 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { closeAfterEach } from '../../helpers/close-after-each.js';
 import { ana, ctxFor, storeHarness, supportDesk, toolCall, type StoreHarness } from './store-harness.js';
 
 let h: StoreHarness;
-afterEach(async () => {
-  await h.close();
-});
+closeAfterEach(() => h);
 
 const adjust = (sku: string, delta: number, reason = 'returned') =>
   toolCall('update_inventory', { sku, delta, reason });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { MemoryAuditStore } from '../../../libs/adapters/memory/index.js';
 import { EXIT } from '../../../services/cli/cli-error.js';
-import { auditRecord, envelope, refusedRecord } from '../audit/fixtures.js';
+import { auditRecord, envelope, policyRefusedRecord, refusedRecord } from '../audit/fixtures.js';
 import { cli } from './capture.js';
 
 /**
@@ -13,6 +13,8 @@ import { cli } from './capture.js';
  */
 let store: MemoryAuditStore;
 const run = (argv: string[]) => cli(argv, { stores: { audit: store } });
+/** `run`, with `dir` as the working directory (where relative anchor files are read). */
+const runIn = (dir: string, argv: string[]) => cli(argv, { stores: { audit: store }, cwd: dir });
 
 const DAY = Date.UTC(2025, 2, 1);
 
@@ -26,20 +28,10 @@ beforeEach(async () => {
       recordedAtMs: DAY + 2_000,
     }),
     envelope(
-      refusedRecord({
+      policyRefusedRecord('refund over the $500 limit', {
         principalId: 'agent-eve',
         tool: 'issue_refund',
         callId: 'c-3',
-        outcome: 'POLICY_VIOLATION',
-        errorCode: 'POLICY_VIOLATION',
-        decisions: [
-          {
-            stage: 'business-rules',
-            decision: 'refuse',
-            reason: 'refund over the $500 limit',
-            durationMs: 0.1,
-          },
-        ],
       }),
       { recordedAtMs: DAY + 3_000 },
     ),
@@ -171,26 +163,17 @@ describe('audit verify', () => {
     const dir = mkdtempSync(join(tmpdir(), 'toolgate-cli-'));
     const first = await run(['audit', 'verify', '--json']);
     writeFileSync(join(dir, 'heads.json'), first.stdout);
-    const again = await cli(['audit', 'verify', '--anchors', 'heads.json'], {
-      stores: { audit: store },
-      cwd: dir,
-    });
+    const again = await runIn(dir, ['audit', 'verify', '--anchors', 'heads.json']);
     expect(again.code).toBe(EXIT.ok);
 
     // A head that is not what the chain holds at that seq: what a rewritten chain looks like.
     const report = first.json<{ heads: Record<string, { seq: number; hash: string }> }>();
     const forged = [{ chain: 't1', seq: report.heads.t1!.seq, hash: 'f'.repeat(64) }];
     writeFileSync(join(dir, 'forged.json'), JSON.stringify(forged));
-    const broken = await cli(['audit', 'verify', '--anchors', 'forged.json'], {
-      stores: { audit: store },
-      cwd: dir,
-    });
+    const broken = await runIn(dir, ['audit', 'verify', '--anchors', 'forged.json']);
     expect(broken.code).toBe(EXIT.failure);
     expect(broken.stdout).toContain('BROKEN: chain t1, seq 4: anchor-mismatch');
-    const json = await cli(['audit', 'verify', '--anchors', 'forged.json', '--json'], {
-      stores: { audit: store },
-      cwd: dir,
-    });
+    const json = await runIn(dir, ['audit', 'verify', '--anchors', 'forged.json', '--json']);
     expect(json.code).toBe(EXIT.failure);
     expect(json.json()).toMatchObject({
       ok: false,
@@ -203,18 +186,12 @@ describe('audit verify', () => {
   it('refuses an anchors file it cannot use', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'toolgate-cli-'));
     writeFileSync(join(dir, 'bad.json'), JSON.stringify([{ chain: 't1', seq: 0, hash: 'x' }]));
-    const bad = await cli(['audit', 'verify', '--anchors', 'bad.json'], {
-      stores: { audit: store },
-      cwd: dir,
-    });
+    const bad = await runIn(dir, ['audit', 'verify', '--anchors', 'bad.json']);
     expect(bad.code).toBe(EXIT.usage);
     expect(bad.stderr).toContain(
       'is neither a list of {chain, seq, hash} nor a verify --json report with heads',
     );
-    const missing = await cli(['audit', 'verify', '--anchors', 'nope.json'], {
-      stores: { audit: store },
-      cwd: dir,
-    });
+    const missing = await runIn(dir, ['audit', 'verify', '--anchors', 'nope.json']);
     expect(missing.code).toBe(EXIT.usage);
     expect(missing.stderr).toContain('cannot read');
   });

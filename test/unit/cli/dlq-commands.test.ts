@@ -10,6 +10,17 @@ import { dlqFixture, T0, type DlqFixture } from './dlq-fixture.js';
  */
 let f: DlqFixture;
 const run = (argv: string[]) => cli(['dlq', ...argv], { operations: f.ops, clock: f.clock });
+/** `dlq resolve <caseId> --outcome <outcome> --by <by> --note <note>`, then `more` flags. */
+const resolve = (
+  caseId: string,
+  outcome: 'succeeded' | 'failed',
+  by: string,
+  note: string,
+  ...more: string[]
+) => run(['resolve', caseId, '--outcome', outcome, '--by', by, '--note', note, ...more]);
+/** Moves an open case to needs_manual, as the status checks do when they give up. */
+const toManual = (caseId: string, note: string) =>
+  f.cases.transition(caseId, { to: 'needs_manual', by: 'status-check', note }, 'open');
 
 beforeEach(async () => {
   f = await dlqFixture();
@@ -23,11 +34,7 @@ describe('dlq list', () => {
     const a = await f.open();
     await f.clock.advance(1_000);
     const b = await f.open();
-    await f.cases.transition(
-      b.caseId,
-      { to: 'needs_manual', by: 'status-check', note: 'checks exhausted' },
-      'open',
-    );
+    await toManual(b.caseId, 'checks exhausted');
     const all = await run(['list']);
     expect(all.code).toBe(EXIT.ok);
     const lines = all.stdout.trimEnd().split('\n');
@@ -97,18 +104,14 @@ describe('dlq resolve', () => {
   it('resolves by hand: the case moves, the UNRESOLVED record is settled, audit and result go out', async () => {
     const c = await f.open();
     await f.unresolved(c.idempotencyKey!, { orderId: 'O-5512', amountCents: 1200 });
-    const r = await run([
-      'resolve',
+    const r = await resolve(
       c.caseId,
-      '--outcome',
       'succeeded',
-      '--by',
       'ann',
-      '--note',
       'payments ledger shows refund R-88',
       '--result',
       '{"refundId":"R-88","amountCents":1200}',
-    ]);
+    );
     expect(r.code).toBe(EXIT.ok);
     expect(r.stdout).toContain(`Resolved: case ${c.caseId} is now resolved_succeeded (version 2).`);
     expect(r.stdout).toContain('idempotency record settled: yes');
@@ -134,21 +137,8 @@ describe('dlq resolve', () => {
 
   it('refuses a second resolution (exit 1) and writes nothing', async () => {
     const c = await f.open();
-    expect(
-      (await run(['resolve', c.caseId, '--outcome', 'failed', '--by', 'ann', '--note', 'no refund exists']))
-        .code,
-    ).toBe(EXIT.ok);
-    const again = await run([
-      'resolve',
-      c.caseId,
-      '--outcome',
-      'succeeded',
-      '--by',
-      'bob',
-      '--note',
-      'I think it did',
-      '--json',
-    ]);
+    expect((await resolve(c.caseId, 'failed', 'ann', 'no refund exists')).code).toBe(EXIT.ok);
+    const again = await resolve(c.caseId, 'succeeded', 'bob', 'I think it did', '--json');
     expect(again.code).toBe(EXIT.failure);
     expect(again.stdout).toBe('');
     expect(JSON.parse(again.stderr).error.message).toContain(`cannot resolve case ${c.caseId}:`);
@@ -157,18 +147,7 @@ describe('dlq resolve', () => {
 
   it('a result that does not fit the tool is a usage error, and nothing moves', async () => {
     const c = await f.open();
-    const r = await run([
-      'resolve',
-      c.caseId,
-      '--outcome',
-      'succeeded',
-      '--by',
-      'ann',
-      '--note',
-      'x',
-      '--result',
-      '{"id":1}',
-    ]);
+    const r = await resolve(c.caseId, 'succeeded', 'ann', 'x', '--result', '{"id":1}');
     expect(r.code).toBe(EXIT.usage);
     expect(r.stderr).toContain(
       "the result does not match issue_refund@1.0.0's output schema (invalid-result)",
@@ -186,22 +165,9 @@ describe('dlq resolve', () => {
     expect((await run([...base, '--by', 'ann', '--note', 'x', '--result', '{}'])).stderr).toContain(
       'a failed resolution carries no --result.',
     );
-    expect(
-      (
-        await run([
-          'resolve',
-          c.caseId,
-          '--outcome',
-          'succeeded',
-          '--by',
-          'ann',
-          '--note',
-          'x',
-          '--result',
-          '{',
-        ])
-      ).stderr,
-    ).toContain('--result is not valid JSON.');
+    expect((await resolve(c.caseId, 'succeeded', 'ann', 'x', '--result', '{')).stderr).toContain(
+      '--result is not valid JSON.',
+    );
     const missing = await run(['resolve', c.caseId, '--outcome', 'failed', '--note', 'x']);
     expect(missing.code).toBe(EXIT.usage);
     expect(missing.stderr).toContain('missing required option --by <operator>.');
@@ -212,11 +178,7 @@ describe('dlq resolve', () => {
 describe('dlq redrive', () => {
   it('refuses to redrive an UNRESOLVED call of a retry-safety none tool, says why, and changes nothing', async () => {
     const c = await f.open();
-    await f.cases.transition(
-      c.caseId,
-      { to: 'needs_manual', by: 'status-check', note: 'checks exhausted' },
-      'open',
-    );
+    await toManual(c.caseId, 'checks exhausted');
     const before = await f.cases.get(c.caseId);
     const shown = await run(['show', c.caseId]);
     expect(shown.stdout).not.toContain(`toolgate dlq redrive ${c.caseId}`);
@@ -230,11 +192,7 @@ describe('dlq redrive', () => {
 
   it('POISON without its request: the hints offer what a person can do, never a redrive that would fail', async () => {
     const c = await f.open({ reason: 'POISON', callId: null, requestJson: null, rawPayloadBase64: 'AAEC' });
-    await f.cases.transition(
-      c.caseId,
-      { to: 'needs_manual', by: 'status-check', note: 'POISON: the event could not be handled' },
-      'open',
-    );
+    await toManual(c.caseId, 'POISON: the event could not be handled');
     const shown = await run(['show', c.caseId]);
     const next = shown.stdout.slice(shown.stdout.indexOf('Next:'));
     expect(next).not.toContain('toolgate dlq redrive');
@@ -244,26 +202,13 @@ describe('dlq redrive', () => {
     const redrive = await run(['redrive', c.caseId, '--by', 'ann', '--note', 'again']);
     expect(redrive.code).toBe(EXIT.failure);
     expect(redrive.stderr).toContain('(not-redrivable)');
-    const resolved = await run([
-      'resolve',
-      c.caseId,
-      '--outcome',
-      'failed',
-      '--by',
-      'ann',
-      '--note',
-      'garbage event',
-    ]);
+    const resolved = await resolve(c.caseId, 'failed', 'ann', 'garbage event');
     expect(resolved.code).toBe(EXIT.ok);
   });
 
   it('POISON with its request: the redrive hint asks for the assertion a re-submission needs', async () => {
     const c = await f.open({ reason: 'POISON' });
-    await f.cases.transition(
-      c.caseId,
-      { to: 'needs_manual', by: 'status-check', note: 'POISON: schema mismatch' },
-      'open',
-    );
+    await toManual(c.caseId, 'POISON: schema mismatch');
     const shown = await run(['show', c.caseId]);
     expect(shown.stdout).toContain(
       `toolgate dlq redrive ${c.caseId} --by <you> --note "<why>" --assertion-file`,
@@ -276,7 +221,7 @@ describe('dlq redrive', () => {
   it('shows every history note in full, however long, wrapped to the width', async () => {
     const c = await f.open();
     const note = `checks exhausted, so only a person can tell; ${'look at the payments ledger '.repeat(8)}END-OF-NOTE`;
-    await f.cases.transition(c.caseId, { to: 'needs_manual', by: 'status-check', note }, 'open');
+    await toManual(c.caseId, note);
     const r = await cli(['dlq', 'show', c.caseId], {
       operations: f.ops,
       clock: f.clock,
@@ -301,11 +246,7 @@ describe('dlq redrive', () => {
     expect(r.stderr).toContain('a open case cannot be redriven (not-allowed)');
 
     const exhausted = await f.open({ reason: 'EXHAUSTED', errorCode: 'UPSTREAM_5XX' });
-    await f.cases.transition(
-      exhausted.caseId,
-      { to: 'needs_manual', by: 'status-check', note: 'exhausted' },
-      'open',
-    );
+    await toManual(exhausted.caseId, 'exhausted');
     const noAssertion = await run(['redrive', exhausted.caseId, '--by', 'ann', '--note', 're-submit']);
     expect(noAssertion.code).toBe(EXIT.usage);
     expect(noAssertion.stderr).toContain(

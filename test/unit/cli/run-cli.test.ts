@@ -1,14 +1,61 @@
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../../../services/cli/cli-error.js';
-import { cli } from './capture.js';
+import { cli, type CliRun } from './capture.js';
+
+/**
+ * Checks that `run` exited with `exitCode`, printed nothing on stdout and wrote one JSON error object
+ * on stderr with that kind and exit code and a message containing `message`.
+ */
+function expectJsonError(run: CliRun, kind: string, exitCode: number, message: string): void {
+  expect(run.code).toBe(exitCode);
+  expect(run.stdout).toBe('');
+  const error = (JSON.parse(run.stderr) as { error: { message: string } }).error;
+  expect(error).toMatchObject({ kind, exitCode });
+  expect(error.message).toContain(message);
+}
 
 describe('routing and usage errors (exit 2)', () => {
-  it('no command prints the command list on stderr', async () => {
-    const run = await cli([]);
+  it.each<[string, string[], string[]]>([
+    ['no command prints the command list on stderr', [], ['toolgate: no command given.', 'audit who']],
+    [
+      'an unknown subcommand suggests within its group',
+      ['audit', 'verfy'],
+      [
+        "unknown command 'audit verfy'. Did you mean 'audit verify'?",
+        "Run 'toolgate audit --help' for usage.",
+      ],
+    ],
+    [
+      'a missing required flag is named',
+      ['registry', 'export'],
+      [
+        'missing required option --format <openai|anthropic>.',
+        "Run 'toolgate registry export --help' for usage.",
+      ],
+    ],
+    [
+      'a command that needs a database says which setting is missing',
+      ['audit', 'verify'],
+      ["'audit verify' needs DATABASE_URL: set it in the environment or pass --database-url."],
+    ],
+    [
+      // The database URL points nowhere; the bad --from must be reported first (2, not 3).
+      'arguments are checked before any server is contacted: a --from that is no time',
+      ['audit', 'query', '--from', 'last tuesday', '--database-url', 'postgres://u@127.0.0.1:1/x'],
+      [
+        "--from must be an ISO 8601 time such as 2025-03-01T10:00:00Z, a date, or epoch ms (got 'last tuesday').",
+      ],
+    ],
+    [
+      'arguments are checked before any server is contacted: --from after --to',
+      ['audit', 'who', 'O-1', '--tool', 't', '--from', '2025-03-02', '--to', '2025-03-01'],
+      ['--from must be earlier than --to.'],
+    ],
+  ])('%s', async (_, argv, messages) => {
+    const run = await cli(argv);
     expect(run.code).toBe(EXIT.usage);
     expect(run.stdout).toBe('');
-    expect(run.stderr).toContain('toolgate: no command given.');
-    expect(run.stderr).toContain('audit who');
+    for (const message of messages) expect(run.stderr).toContain(message);
   });
 
   it('an unknown command suggests the nearest group, or the full name of a subcommand', async () => {
@@ -17,13 +64,6 @@ describe('routing and usage errors (exit 2)', () => {
     expect(typo.stderr).toMatch(/^toolgate: unknown command 'adit'\. Did you mean 'audit'\?\n/);
     const bare = await cli(['verify']);
     expect(bare.stderr).toContain("unknown command 'verify'. Did you mean 'audit verify'?");
-  });
-
-  it('an unknown subcommand suggests within its group', async () => {
-    const run = await cli(['audit', 'verfy']);
-    expect(run.code).toBe(EXIT.usage);
-    expect(run.stderr).toContain("unknown command 'audit verfy'. Did you mean 'audit verify'?");
-    expect(run.stderr).toContain("Run 'toolgate audit --help' for usage.");
   });
 
   it('a group without a command lists its commands', async () => {
@@ -39,27 +79,9 @@ describe('routing and usage errors (exit 2)', () => {
     });
   });
 
-  it('a missing required flag is named', async () => {
-    const run = await cli(['registry', 'export']);
-    expect(run.code).toBe(EXIT.usage);
-    expect(run.stderr).toContain('missing required option --format <openai|anthropic>.');
-    expect(run.stderr).toContain("Run 'toolgate registry export --help' for usage.");
-  });
-
   it('in --json mode a usage error is one JSON object on stderr and stdout stays empty', async () => {
     const run = await cli(['audit', 'query', '--limit', '0', '--json']);
-    expect(run.code).toBe(EXIT.usage);
-    expect(run.stdout).toBe('');
-    expect(JSON.parse(run.stderr).error).toMatchObject({ kind: 'usage', exitCode: 2 });
-    expect(JSON.parse(run.stderr).error.message).toContain('--limit must be a whole number from 1 to 10000');
-  });
-
-  it('a command that needs a database says which setting is missing', async () => {
-    const run = await cli(['audit', 'verify']);
-    expect(run.code).toBe(EXIT.usage);
-    expect(run.stderr).toContain(
-      "'audit verify' needs DATABASE_URL: set it in the environment or pass --database-url.",
-    );
+    expectJsonError(run, 'usage', EXIT.usage, '--limit must be a whole number from 1 to 10000');
   });
 
   it('a malformed variable is named without echoing its value; a flag overrides it', async () => {
@@ -71,58 +93,31 @@ describe('routing and usage errors (exit 2)', () => {
     const flag = await cli(['audit', 'verify', '--database-url', 'nope'], { env });
     expect(flag.stderr).toContain('--database-url: expected postgres://…');
   });
-
-  it('arguments are checked before any server is contacted', async () => {
-    // The database URL points nowhere; the bad --from must be reported first (2, not 3).
-    const run = await cli([
-      'audit',
-      'query',
-      '--from',
-      'last tuesday',
-      '--database-url',
-      'postgres://u@127.0.0.1:1/x',
-    ]);
-    expect(run.code).toBe(EXIT.usage);
-    expect(run.stderr).toContain(
-      "--from must be an ISO 8601 time such as 2025-03-01T10:00:00Z, a date, or epoch ms (got 'last tuesday').",
-    );
-    const order = await cli([
-      'audit',
-      'who',
-      'O-1',
-      '--tool',
-      't',
-      '--from',
-      '2025-03-02',
-      '--to',
-      '2025-03-01',
-    ]);
-    expect(order.code).toBe(EXIT.usage);
-    expect(order.stderr).toContain('--from must be earlier than --to.');
-  });
 });
 
 describe('unreachable dependencies (exit 3)', () => {
-  it('Postgres refusing connections', async () => {
-    const run = await cli(['audit', 'verify', '--database-url', 'postgres://ops:pw@127.0.0.1:1/toolgate']);
+  it.each<[string, string[], string[]]>([
+    [
+      'Postgres refusing connections',
+      ['audit', 'verify', '--database-url', 'postgres://ops:pw@127.0.0.1:1/toolgate'],
+      ['cannot connect to postgres://ops:***@127.0.0.1:1/toolgate', 'Check that postgres is up'],
+    ],
+    [
+      'the schema registry refusing connections',
+      ['schemas', 'check', '--registry', 'http://127.0.0.1:1/apis/ccompat/v7'],
+      ['cannot reach the schema registry at http://127.0.0.1:1/apis/ccompat/v7'],
+    ],
+  ])('%s', async (_, argv, messages) => {
+    const run = await cli(argv);
     expect(run.code).toBe(EXIT.unreachable);
-    expect(run.stderr).toContain('cannot connect to postgres://ops:***@127.0.0.1:1/toolgate');
+    for (const message of messages) expect(run.stderr).toContain(message);
+    // A password in a URL is never echoed.
     expect(run.stderr).not.toContain(':pw@');
-    expect(run.stderr).toContain('Check that postgres is up');
   });
 
   it('Kafka refusing connections', async () => {
     const run = await cli(['topics', 'create', '--brokers', '127.0.0.1:1', '--json']);
-    expect(run.code).toBe(EXIT.unreachable);
-    expect(run.stdout).toBe('');
-    expect(JSON.parse(run.stderr).error).toMatchObject({ kind: 'unreachable', exitCode: 3 });
-    expect(JSON.parse(run.stderr).error.message).toContain('cannot connect to Kafka at 127.0.0.1:1');
-  });
-
-  it('the schema registry refusing connections', async () => {
-    const run = await cli(['schemas', 'check', '--registry', 'http://127.0.0.1:1/apis/ccompat/v7']);
-    expect(run.code).toBe(EXIT.unreachable);
-    expect(run.stderr).toContain('cannot reach the schema registry at http://127.0.0.1:1/apis/ccompat/v7');
+    expectJsonError(run, 'unreachable', EXIT.unreachable, 'cannot connect to Kafka at 127.0.0.1:1');
   });
 });
 

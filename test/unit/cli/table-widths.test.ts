@@ -5,7 +5,7 @@ import { EXIT } from '../../../services/cli/cli-error.js';
 import { loadCliConfig } from '../../../services/cli/config.js';
 import { DEFAULT_OUTPUT_WIDTH, outputWidth } from '../../../services/cli/io.js';
 import { formatFields, formatTable, withOutputWidth, type Column } from '../../../services/cli/table.js';
-import { auditRecord, envelope, refusedRecord } from '../audit/fixtures.js';
+import { auditRecord, envelope, policyRefusedRecord } from '../audit/fixtures.js';
 import { cli } from './capture.js';
 import { dlqFixture, type DlqFixture } from './dlq-fixture.js';
 
@@ -141,24 +141,16 @@ describe('commands fit COLUMNS', () => {
         { recordedAtMs: Date.UTC(2025, 2, 1, 12) },
       ),
       envelope(
-        refusedRecord({
-          tenant: 'tenant-acme-industries',
-          principalId: 'agent:billing-assistant-staging',
-          tool: 'issue_refund_for_damaged_goods',
-          callId: callIds[1]!,
-          resourceKey: resource,
-          outcome: 'POLICY_VIOLATION',
-          errorCode: 'POLICY_VIOLATION',
-          decisions: [
-            {
-              stage: 'business-rules',
-              decision: 'refuse',
-              reason:
-                'refund of $1,250.00 is over the $500.00 limit for agents without the refunds:large scope; ask a person',
-              durationMs: 0.1,
-            },
-          ],
-        }),
+        policyRefusedRecord(
+          'refund of $1,250.00 is over the $500.00 limit for agents without the refunds:large scope; ask a person',
+          {
+            tenant: 'tenant-acme-industries',
+            principalId: 'agent:billing-assistant-staging',
+            tool: 'issue_refund_for_damaged_goods',
+            callId: callIds[1]!,
+            resourceKey: resource,
+          },
+        ),
         { recordedAtMs: Date.UTC(2025, 2, 1, 12, 5) },
       ),
     ]);

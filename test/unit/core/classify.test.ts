@@ -281,49 +281,53 @@ describe('classify — hostile input', () => {
 describe('classify — every listed code, and nothing else', () => {
   const withCode = (code: string, extra: object = {}) => Object.assign(new Error('x'), { code }, extra);
 
-  it.each(['EOPENBREAKER', 'ESEMLOCKED', 'ESHUTDOWN'])('%s: the breaker refused, BREAKER_OPEN', (code) => {
-    expect(classify(withCode(code))).toMatchObject({
+  /** What classify concludes from a listed code, by what the code says of the request. */
+  const VERDICTS = {
+    'the breaker refused, BREAKER_OPEN': {
       code: 'BREAKER_OPEN',
       message: 'The downstream service is temporarily unavailable; the call was not attempted.',
-    });
-  });
-
-  it.each([
-    'ETIMEDOUT',
-    'ESOCKETTIMEDOUT',
-    'ECONNRESET',
-    'ECONNABORTED',
-    'EPIPE',
-    'UND_ERR_HEADERS_TIMEOUT',
-    'UND_ERR_BODY_TIMEOUT',
-    'UND_ERR_SOCKET',
-    'UND_ERR_ABORTED',
-    'ABORT_ERR',
-  ])('%s: the request may have been applied, TIMEOUT', (code) => {
-    expect(classify(withCode(code))).toMatchObject({
+    },
+    'the request may have been applied, TIMEOUT': {
       code: 'TIMEOUT',
       message:
         'The downstream service did not answer in time. ' +
         'The request may or may not have been applied; its outcome is unknown.',
-    });
-  });
-
-  it.each([
-    'ECONNREFUSED',
-    'ENOTFOUND',
-    'EAI_AGAIN',
-    'EHOSTUNREACH',
-    'ENETUNREACH',
-    'EHOSTDOWN',
-    'ENETDOWN',
-    'UND_ERR_CONNECT_TIMEOUT',
-    'CERT_HAS_EXPIRED',
-    'DEPTH_ZERO_SELF_SIGNED_CERT',
-  ])('%s: never reached the downstream, SERVER_ERROR', (code) => {
-    expect(classify(withCode(code))).toMatchObject({
+    },
+    'never reached the downstream, SERVER_ERROR': {
       code: 'SERVER_ERROR',
       message: 'The downstream service failed. Changing the arguments will not help.',
-    });
+    },
+  };
+  const breaker = 'the breaker refused, BREAKER_OPEN';
+  const mayHaveApplied = 'the request may have been applied, TIMEOUT';
+  const neverSent = 'never reached the downstream, SERVER_ERROR';
+
+  it.each<[string, keyof typeof VERDICTS]>([
+    ['EOPENBREAKER', breaker],
+    ['ESEMLOCKED', breaker],
+    ['ESHUTDOWN', breaker],
+    ['ETIMEDOUT', mayHaveApplied],
+    ['ESOCKETTIMEDOUT', mayHaveApplied],
+    ['ECONNRESET', mayHaveApplied],
+    ['ECONNABORTED', mayHaveApplied],
+    ['EPIPE', mayHaveApplied],
+    ['UND_ERR_HEADERS_TIMEOUT', mayHaveApplied],
+    ['UND_ERR_BODY_TIMEOUT', mayHaveApplied],
+    ['UND_ERR_SOCKET', mayHaveApplied],
+    ['UND_ERR_ABORTED', mayHaveApplied],
+    ['ABORT_ERR', mayHaveApplied],
+    ['ECONNREFUSED', neverSent],
+    ['ENOTFOUND', neverSent],
+    ['EAI_AGAIN', neverSent],
+    ['EHOSTUNREACH', neverSent],
+    ['ENETUNREACH', neverSent],
+    ['EHOSTDOWN', neverSent],
+    ['ENETDOWN', neverSent],
+    ['UND_ERR_CONNECT_TIMEOUT', neverSent],
+    ['CERT_HAS_EXPIRED', neverSent],
+    ['DEPTH_ZERO_SELF_SIGNED_CERT', neverSent],
+  ])('%s: %s', (code, verdict) => {
+    expect(classify(withCode(code))).toMatchObject(VERDICTS[verdict]);
   });
 
   it('an unknown code is not evidence that the request never left: INTERNAL', () => {

@@ -1,50 +1,10 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
 import { loadAuditSinkConfig } from '../../../services/audit-sink/config.js';
 import { loadExecutorConfig } from '../../../services/executor/config.js';
 import { loadReconcilerConfig } from '../../../services/reconciler/config.js';
 import { TRACE_EXPORT_ENV } from '../../../libs/observability/otel/config.js';
-
-interface EnvVar {
-  name: string;
-  value?: string;
-  valueFrom?: { fieldRef?: { fieldPath: string } };
-}
-interface Container {
-  name: string;
-  image: string;
-  command: string[];
-  ports: { name: string; containerPort: number }[];
-  envFrom?: { configMapRef?: { name: string }; secretRef?: { name: string } }[];
-  env?: EnvVar[];
-  readinessProbe?: { httpGet?: { path: string; port: string } };
-  livenessProbe?: { httpGet?: { path: string; port: string } };
-  resources?: { requests?: { memory?: string; cpu?: string }; limits?: { memory?: string } };
-  volumeMounts?: { name: string; mountPath: string }[];
-}
-interface Resource {
-  kind: string;
-  metadata: { name: string };
-  data?: Record<string, string>;
-  stringData?: Record<string, string>;
-  spec?: Record<string, unknown>;
-}
-
-const dir = new URL('../../../deploy/k8s/', import.meta.url);
-const resources: Resource[] = readdirSync(dir)
-  .filter((f) => f.endsWith('.yaml'))
-  .flatMap((f) =>
-    parseAllDocuments(readFileSync(new URL(f, dir), 'utf8')).map((d) => {
-      if (d.errors.length > 0) throw new Error(`${f}: ${d.errors[0]!.message}`);
-      return d.toJS() as Resource;
-    }),
-  );
-const named = (kind: string, name: string): Resource => {
-  const r = resources.find((x) => x.kind === kind && x.metadata.name === name);
-  if (!r) throw new Error(`no ${kind} ${name} in deploy/k8s`);
-  return r;
-};
+import { named, type Container, type Resource } from './k8s-resources.js';
 
 const services = {
   executor: { load: loadExecutorConfig, config: 'services/executor/config.ts' },

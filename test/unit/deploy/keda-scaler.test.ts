@@ -1,8 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
 import { topicNames } from '../../../libs/events/topics.js';
 import { loadExecutorConfig } from '../../../services/executor/config.js';
+import { K8S_RESOURCES, named, type Container as K8sContainer, type Resource } from './k8s-resources.js';
 
 /**
  * The executors' KEDA trigger must watch what the executors use: brokers, consumer group and calls
@@ -10,38 +9,15 @@ import { loadExecutorConfig } from '../../../services/executor/config.js';
  * from literals a cluster operator would have to keep in step with toolgate-config by hand.
  */
 
-interface EnvVar {
-  name: string;
-  value?: string;
-  valueFrom?: { fieldRef?: { fieldPath: string }; configMapKeyRef?: { name: string; key: string } };
-}
-interface Container {
-  name: string;
-  envFrom?: { configMapRef?: { name: string }; secretRef?: { name: string } }[];
-  env?: EnvVar[];
-}
-interface Resource {
-  kind: string;
-  metadata: { name: string };
-  data?: Record<string, string>;
-  stringData?: Record<string, string>;
-  spec?: Record<string, unknown>;
-}
+/** What KEDA reads of a container: its name and environment. */
+type Container = Pick<K8sContainer, 'name' | 'envFrom' | 'env'>;
+
 interface ScaledObjectSpec {
   scaleTargetRef: { name: string; envSourceContainerName?: string };
   triggers: { type: string; metadata: Record<string, string> }[];
 }
 
-const dir = new URL('../../../deploy/k8s/', import.meta.url);
-const resources: Resource[] = readdirSync(dir)
-  .filter((f) => f.endsWith('.yaml'))
-  .flatMap((f) => parseAllDocuments(readFileSync(new URL(f, dir), 'utf8')).map((d) => d.toJS() as Resource));
-
-function named(kind: string, name: string, from: readonly Resource[] = resources): Resource {
-  const r = from.find((x) => x.kind === kind && x.metadata.name === name);
-  if (!r) throw new Error(`no ${kind} ${name} in deploy/k8s`);
-  return r;
-}
+const resources = K8S_RESOURCES;
 
 /** The scale target's container KEDA reads the environment of (envSourceContainerName, else the first). */
 function sourceContainer(scaled: ScaledObjectSpec, from: readonly Resource[]): Container {

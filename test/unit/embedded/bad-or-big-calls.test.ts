@@ -1,22 +1,16 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Principal } from '../../../libs/core/types.js';
 import type { ProviderTurn } from '../../../services/sdk/index.js';
-import { createEmbeddedStore, type EmbeddedStore } from '../../../services/demo/embedded-store.js';
+import { DEMO_PRINCIPALS } from '../../../services/demo/principals.js';
+import { openAIToolCallMessage } from '../../helpers/tool-calls.js';
+import { embeddedStores } from './embedded-parts.js';
 
 const desk: Principal = {
-  id: 'support-desk:S-1',
-  tenant: 't1',
-  kind: 'agent',
-  onBehalfOf: 'S-1',
-  roles: ['support'],
+  ...DEMO_PRINCIPALS.supportDesk,
   scopes: ['orders:read', 'refunds:write', 'inventory:write'],
 };
 
-let tg: EmbeddedStore | undefined;
-afterEach(async () => {
-  await tg?.stop();
-  tg = undefined;
-});
+const started = embeddedStores();
 
 let task = 0;
 
@@ -24,16 +18,9 @@ let task = 0;
 function turn(calls: ReadonlyArray<{ tool: string; arguments: string }>): ProviderTurn {
   return {
     provider: 'openai',
-    response: {
-      role: 'assistant',
-      content: null,
-      refusal: null,
-      tool_calls: calls.map((c, i) => ({
-        id: `call_big_${i}`,
-        type: 'function' as const,
-        function: { name: c.tool, arguments: c.arguments },
-      })),
-    },
+    response: openAIToolCallMessage(
+      calls.map((c, i) => ({ id: `call_big_${i}`, name: c.tool, arguments: c.arguments })),
+    ),
   };
 }
 
@@ -69,8 +56,7 @@ describe('embedded toolgate: one bad or big call does not sink its turn', () => 
   ])(
     '%s is refused alone; the lookup beside it runs; nothing is UNRESOLVED, no case is opened',
     async (_, bad, why) => {
-      tg = createEmbeddedStore();
-      await tg.start();
+      const tg = await started();
       const outcome = await tg.client.runTurn(turn([lookup, bad]), {
         principal: desk,
         taskId: `embedded-big-${++task}`,

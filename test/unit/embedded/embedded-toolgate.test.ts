@@ -1,37 +1,17 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Principal } from '../../../libs/core/types.js';
-import { createEmbeddedStore, type EmbeddedStore } from '../../../services/demo/embedded-store.js';
+import { DEMO_PRINCIPALS } from '../../../services/demo/principals.js';
 import { openAITurn } from '../../../services/demo/scripted-model.js';
+import { embeddedStores } from './embedded-parts.js';
 
-const ana: Principal = {
-  id: 'storefront:C-1',
-  tenant: 't1',
-  kind: 'agent',
-  onBehalfOf: 'C-1',
-  roles: ['customer'],
-  scopes: ['orders:read', 'refunds:write', 'crm:read'],
-};
-const ben: Principal = { ...ana, id: 'storefront:C-2', onBehalfOf: 'C-2' };
+const { ana, ben } = DEMO_PRINCIPALS;
 const desk: Principal = {
-  id: 'support-desk:S-1',
-  tenant: 't1',
-  kind: 'agent',
-  onBehalfOf: 'S-1',
-  roles: ['support'],
+  ...DEMO_PRINCIPALS.supportDesk,
   scopes: ['orders:read', 'refunds:write', 'inventory:write'],
 };
 
-let tg: EmbeddedStore | undefined;
-afterEach(async () => {
-  await tg?.stop();
-  tg = undefined;
-});
-
-async function started(executors = 2): Promise<EmbeddedStore> {
-  tg = createEmbeddedStore({ executors });
-  await tg.start();
-  return tg;
-}
+const startStore = embeddedStores();
+const started = (executors = 2) => startStore({ executors });
 
 let task = 0;
 const ctx = (principal: Principal, taskId = `embedded-task-${++task}`) => ({ principal, taskId, step: 1 });

@@ -1,23 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Principal } from '../../../libs/core/types.js';
-import { createEmbeddedStore, type EmbeddedStore } from '../../../services/demo/embedded-store.js';
+import { DEMO_PRINCIPALS } from '../../../services/demo/principals.js';
 import { openAITurn } from '../../../services/demo/scripted-model.js';
 import type { ToolCallResolution } from '../../../services/sdk/index.js';
+import { embeddedStores } from './embedded-parts.js';
 
-const desk: Principal = {
-  id: 'support-desk:S-1',
-  tenant: 't1',
-  kind: 'agent',
-  onBehalfOf: 'S-1',
-  roles: ['support'],
-  scopes: ['inventory:write'],
-};
+const desk: Principal = { ...DEMO_PRINCIPALS.supportDesk, scopes: ['inventory:write'] };
 
-let tg: EmbeddedStore | undefined;
-afterEach(async () => {
-  await tg?.stop();
-  tg = undefined;
-});
+const started = embeddedStores();
 
 /** Resolves once `check` returns a value, polling every 20 ms; rejects after `timeoutMs`. */
 async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
@@ -33,8 +23,7 @@ async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 10
 describe('embedded toolgate: an unknown outcome is reconciled, not reported as failed', () => {
   it('a stock change whose answer and first status check were lost is UNRESOLVED, then settled as applied', async () => {
     const resolutions: ToolCallResolution[] = [];
-    tg = createEmbeddedStore({ checkScheduleMs: [50, 100], onResolution: (r) => resolutions.push(r) });
-    await tg.start();
+    const tg = await started({ checkScheduleMs: [50, 100], onResolution: (r) => resolutions.push(r) });
     // The adjustment is applied but never answered; the status check before the retry hangs too.
     tg.downstreams.faults.inventory.loseResponseNext(1, { silently: true }).hangNext(1);
     const outcome = await tg.client.runTurn(
@@ -47,9 +36,8 @@ describe('embedded toolgate: an unknown outcome is reconciled, not reported as f
     expect(JSON.parse(outcome.messages[0]!.content as string)).toMatchObject({ status: 'outcome_unknown' });
 
     const callId = outcome.calls[0]!.published!.callId;
-    const t = tg;
     const settled = await eventually(async () => {
-      const c = await t.caseStore.get({ callId });
+      const c = await tg.caseStore.get({ callId });
       return c?.state === 'open' || c === undefined ? undefined : c;
     });
     expect(settled).toMatchObject({

@@ -1,8 +1,8 @@
 import { mkdtemp, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { forbidOutboundNetwork, type NetworkGuard } from '../../../libs/testing/no-network.js';
+import { describe, expect, it } from 'vitest';
+import { offlineTestFile } from '../../helpers/offline.js';
 import { loadEvalConfig } from '../../../services/eval/config.js';
 import { loadRecordings, loadRequests } from '../../../services/eval/eval-data.js';
 import { recordLive, runOfflineEval } from '../../../services/eval/run-eval.js';
@@ -11,13 +11,7 @@ import { EVAL_TOOLS, toolSpecs } from '../../../services/eval/schema-variants.js
 const FIXTURES = join(import.meta.dirname, '../../fixtures/eval');
 const paths = { requests: join(FIXTURES, 'requests.json'), recordedDir: join(FIXTURES, 'recorded') };
 
-let guard: NetworkGuard;
-beforeAll(() => {
-  guard = forbidOutboundNetwork();
-});
-afterAll(() => {
-  guard.restore();
-});
+const guard = offlineTestFile();
 
 describe('the labelled set and its recordings', () => {
   it('has about 30 requests, each naming one of the store tools', async () => {
@@ -47,7 +41,7 @@ describe('the offline run', () => {
       expect(lines[i + 2]).toContain(`(${s.toolCorrect}/${s.requests})`);
       expect(lines[i + 2]).toContain(`(${s.fieldsMatched}/${s.fieldsExpected})`);
     }
-    expect(guard.refused).toEqual([]);
+    expect(guard().refused).toEqual([]);
   });
 
   it('fails loudly on a recording that does not match the format', async () => {

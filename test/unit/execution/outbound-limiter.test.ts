@@ -6,6 +6,31 @@ import type { RateLimiter } from '../../../libs/ports/rate-limiter.js';
 
 const flush = () => new Promise((r) => setImmediate(r));
 
+/** An outbound limiter with `limits` over an in-memory store, on a manual clock at 0. */
+function onMemoryStore(
+  limits: Parameters<typeof createOutboundLimiter>[1],
+  onAcquired?: Parameters<typeof createOutboundLimiter>[3],
+) {
+  const clock = new ManualClock(0);
+  return { clock, limiter: createOutboundLimiter(new MemoryRateLimiter(clock), limits, clock, onAcquired) };
+}
+
+/**
+ * Starts `acquire` and checks that it still waits once pending callbacks ran and `ms - 1` of the
+ * clock passed, and that it completes when the clock reaches `ms`.
+ */
+async function expectReleasedAfter(clock: ManualClock, ms: number, acquire: () => Promise<void>) {
+  let got = false;
+  const pending = acquire().then(() => (got = true));
+  await flush();
+  expect(got).toBe(false);
+  await clock.advance(ms - 1);
+  expect(got).toBe(false);
+  await clock.advance(1);
+  await pending;
+  expect(got).toBe(true);
+}
+
 describe('outbound limiter', () => {
   it('spends from one bucket per downstream, keyed ob:<downstream>', async () => {
     const clock = new ManualClock(0);
@@ -24,33 +49,17 @@ describe('outbound limiter', () => {
   });
 
   it('waits for a token instead of failing, and is released by the refill', async () => {
-    const clock = new ManualClock(0);
-    const limiter = createOutboundLimiter(
-      new MemoryRateLimiter(clock),
-      { crm: { capacity: 2, refillPerSecond: 1 } },
-      clock,
-    );
+    const { clock, limiter } = onMemoryStore({ crm: { capacity: 2, refillPerSecond: 1 } });
     const signal = new AbortController().signal;
     await limiter.acquire('crm', signal);
     await limiter.acquire('crm', signal);
-    let third = false;
-    const pending = limiter.acquire('crm', signal).then(() => (third = true));
-    await flush();
-    expect(third).toBe(false);
-    await clock.advance(999);
-    expect(third).toBe(false);
-    await clock.advance(1);
-    await pending;
-    expect(third).toBe(true);
+    await expectReleasedAfter(clock, 1_000, () => limiter.acquire('crm', signal));
   });
 
   it('reports each token taken with how long the call waited for it, and nothing for unlimited ones', async () => {
-    const clock = new ManualClock(0);
     const waits: Array<[string, number]> = [];
-    const limiter = createOutboundLimiter(
-      new MemoryRateLimiter(clock),
+    const { clock, limiter } = onMemoryStore(
       { crm: { capacity: 1, refillPerSecond: 2 } },
-      clock,
       (downstream, waitedMs) => void waits.push([downstream, waitedMs]),
     );
     const signal = new AbortController().signal;
@@ -74,22 +83,11 @@ describe('outbound limiter', () => {
     const b = createOutboundLimiter(shared, limits, clock);
     const signal = new AbortController().signal;
     await a.acquire('crm', signal);
-    let bGot = false;
-    const pending = b.acquire('crm', signal).then(() => (bGot = true));
-    await flush();
-    expect(bGot).toBe(false);
-    await clock.advance(1_000);
-    await pending;
-    expect(bGot).toBe(true);
+    await expectReleasedAfter(clock, 1_000, () => b.acquire('crm', signal));
   });
 
   it('rejects with the signal reason when aborted while waiting', async () => {
-    const clock = new ManualClock(0);
-    const limiter = createOutboundLimiter(
-      new MemoryRateLimiter(clock),
-      { crm: { capacity: 1, refillPerSecond: 0.01 } },
-      clock,
-    );
+    const { clock, limiter } = onMemoryStore({ crm: { capacity: 1, refillPerSecond: 0.01 } });
     const controller = new AbortController();
     await limiter.acquire('crm', controller.signal);
     const pending = limiter.acquire('crm', controller.signal);

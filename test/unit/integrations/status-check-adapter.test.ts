@@ -146,24 +146,23 @@ describe('StatusCheckAdapter.submit', () => {
     expect(system.lookups).toBe(1);
   });
 
-  it('an answer lost after the commit is found by polling: one filing', async () => {
-    const system = new FakeSystem(['lose-after-commit']);
+  it.each<[string, Behaviour, number, number]>([
+    ['an answer lost after the commit is found by polling: one filing', 'lose-after-commit', 0, 1],
+    // Commits 120 ms after the send: after the submit timeout and the first polls, well inside the
+    // window. It polls before the commit (absent) and keeps polling instead of resending.
+    [
+      '"not found" inside the commit window is not final: a late commit is found, not resent',
+      'commit-late',
+      120,
+      2,
+    ],
+  ])('%s', async (_, behaviour, lateMs, minPolls) => {
+    const system = new FakeSystem([behaviour], lateMs);
     const out = await adapter(system).submit(req, 'k', signal());
     expect(out.path).toBe('confirmed-by-status-check');
-    expect(out.polls).toBeGreaterThanOrEqual(1);
+    expect(out.polls).toBeGreaterThanOrEqual(minPolls);
     expect(system.sends).toBe(1);
     expect(system.records).toHaveLength(1);
-  });
-
-  it('"not found" inside the commit window is not final: a late commit is found, not resent', async () => {
-    // Commits 120 ms after the send: after the submit timeout and the first polls, well inside the window.
-    const system = new FakeSystem(['commit-late'], 120);
-    const out = await adapter(system).submit(req, 'k', signal());
-    expect(out.path).toBe('confirmed-by-status-check');
-    expect(system.sends).toBe(1);
-    expect(system.records).toHaveLength(1);
-    // It polled before the commit (absent) and kept polling instead of resending.
-    expect(out.polls).toBeGreaterThanOrEqual(2);
   });
 
   it('a send proven absent after the window is resent once', async () => {

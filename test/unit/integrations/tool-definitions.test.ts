@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../../libs/core/system-clock.js';
-import type { ExecutionContext } from '../../../libs/core/types.js';
 import { ConfinedFs } from '../../../libs/integrations/confined-fs.js';
 import { MemorySubmissionLedger } from '../../../libs/integrations/submission-ledger.js';
 import {
@@ -19,6 +18,7 @@ import { readDocumentTool } from '../../../services/catalog/tools/read-document.
 import { runReportQueryTool } from '../../../services/catalog/tools/run-report-query.js';
 import { submitFilingTool } from '../../../services/catalog/tools/submit-filing.js';
 import { LegacyFilingClient } from '../../../services/legacy-filing/client.js';
+import { ctxFor } from '../../helpers/tool-calls.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tg-tooldefs-'));
 let tools: ToolDefinition[];
@@ -41,14 +41,7 @@ afterAll(async () => {
   await pool.end();
 });
 
-const ctx: ExecutionContext = {
-  principal: { id: 'u', tenant: 't1', kind: 'user', scopes: [], roles: [] },
-  tenant: 't1',
-  taskId: 'task',
-  step: 0,
-  index: 0,
-  traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
-};
+const ctx = ctxFor({ id: 'u', tenant: 't1', kind: 'user', scopes: [], roles: [] }, { taskId: 'task' });
 
 describe('integration tools: definitions', () => {
   it('pass the OpenAI strict-mode and Anthropic rules', () => {
@@ -92,28 +85,24 @@ describe('integration tools: definitions', () => {
 
   it('run_report_query takes a query name from a closed set plus that query’s typed parameters, nothing else', async () => {
     const report = tools[2]!;
-    const parse = (args: unknown) => report.input.safeParseAsync(args);
-    expect(
-      (await parse({ report: { query: 'filings_for_period', period: '2025-Q1', limit: 10 } })).success,
-    ).toBe(true);
-    expect(
-      (await parse({ report: { query: 'filer_history', filer_id: '123456789', limit: 5 } })).success,
-    ).toBe(true);
-    // Not a known query; SQL in place of a name; a parameter of another query; a wrong type.
-    expect((await parse({ report: { query: 'drop_everything', period: '2025-Q1' } })).success).toBe(false);
-    expect((await parse({ report: { query: 'SELECT * FROM legacy_filings', limit: 1 } })).success).toBe(
-      false,
-    );
-    expect(
-      (await parse({ report: { query: 'totals_by_form', period: '2025-Q1', filer_id: '123456789' } }))
-        .success,
-    ).toBe(false);
-    expect(
-      (await parse({ report: { query: 'filer_history', filer_id: "1' OR '1'='1", limit: 5 } })).success,
-    ).toBe(false);
-    expect(
-      (await parse({ report: { query: 'filings_for_period', period: '2025-Q1', limit: 1000 } })).success,
-    ).toBe(false);
+    const accepts = async (query: Record<string, unknown>) =>
+      (await report.input.safeParseAsync({ report: query })).success;
+    for (const query of [
+      { query: 'filings_for_period', period: '2025-Q1', limit: 10 },
+      { query: 'filer_history', filer_id: '123456789', limit: 5 },
+    ]) {
+      expect([query, await accepts(query)]).toEqual([query, true]);
+    }
+    // Not a known query; SQL in place of a name; a parameter of another query; a wrong type; too many rows.
+    for (const query of [
+      { query: 'drop_everything', period: '2025-Q1' },
+      { query: 'SELECT * FROM legacy_filings', limit: 1 },
+      { query: 'totals_by_form', period: '2025-Q1', filer_id: '123456789' },
+      { query: 'filer_history', filer_id: "1' OR '1'='1", limit: 5 },
+      { query: 'filings_for_period', period: '2025-Q1', limit: 1000 },
+    ]) {
+      expect([query, await accepts(query)]).toEqual([query, false]);
+    }
     const schema = JSON.stringify(inputJsonSchema(report));
     for (const name of ['filings_for_period', 'filer_history', 'filers_by_name', 'totals_by_form']) {
       expect(schema).toContain(name);

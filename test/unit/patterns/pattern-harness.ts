@@ -18,32 +18,21 @@ import { reportJobTools } from '../../../services/catalog/tools/report-job-tools
 import { createMemoryDownstreams } from '../../../services/downstreams/memory-downstreams.js';
 import type { StoreDownstreams } from '../../../services/downstreams/store-downstreams.js';
 import { memoryPipeline } from '../../helpers/memory-pipeline.js';
+import { agentPrincipal } from '../../helpers/principals.js';
 import { ctxFor, toolCall } from '../../helpers/tool-calls.js';
 
 export const T0 = Date.parse('2026-11-30T09:00:00.000Z');
 
+const PURCHASING_SCOPES = ['purchase_orders:write', 'inventory:write', 'reports:read'];
+
 /** An assistant ordering stock for warehouse worker W-1. */
-export const buyer: Principal = {
-  id: 'agent:purchasing',
-  tenant: 't1',
-  kind: 'agent',
-  onBehalfOf: 'W-1',
-  roles: ['warehouse'],
-  scopes: ['purchase_orders:write', 'inventory:write', 'reports:read'],
-};
+export const buyer = agentPrincipal('agent:purchasing', 'W-1', ['warehouse'], PURCHASING_SCOPES);
 
 /** The same assistant acting for another warehouse worker. */
 export const otherBuyer: Principal = { ...buyer, onBehalfOf: 'W-2' };
 
 /** A support assistant: no purchasing role. */
-export const support: Principal = {
-  id: 'agent:support-desk',
-  tenant: 't1',
-  kind: 'agent',
-  onBehalfOf: 'S-1',
-  roles: ['support'],
-  scopes: ['purchase_orders:write', 'inventory:write', 'reports:read'],
-};
+export const support = agentPrincipal('agent:support-desk', 'S-1', ['support'], PURCHASING_SCOPES);
 
 export { ctxFor, toolCall };
 

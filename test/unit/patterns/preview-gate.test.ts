@@ -2,23 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { MemorySingleUseStore } from '../../../libs/adapters/memory/single-use-store.js';
 import { ManualClock } from '../../../libs/core/manual-clock.js';
-import type { Principal } from '../../../libs/core/types.js';
 import {
   PreviewGate,
   approvePreview,
   previewRefusalError,
   type ConfirmRequest,
 } from '../../../libs/patterns/preview/index.js';
+import { agentPrincipal } from '../../helpers/principals.js';
 
 const T0 = Date.parse('2026-11-30T09:00:00.000Z');
-const buyer: Principal = {
-  id: 'agent:purchasing',
-  tenant: 't1',
-  kind: 'agent',
-  onBehalfOf: 'W-1',
-  roles: ['warehouse'],
-  scopes: ['purchase_orders:write'],
-};
+const buyer = agentPrincipal('agent:purchasing', 'W-1', ['warehouse'], ['purchase_orders:write']);
 const args = { sku: 'SKU-7', quantity: 30, supplier_id: 'SUP-1' };
 
 function setup(requireApproval = false) {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { SignJWT, base64url, type JWTPayload } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PREVIEW_TOKEN_TYPE, approvePreview, argumentsHash } from '../../../libs/patterns/preview/index.js';
+import type { Principal } from '../../../libs/core/types.js';
 import { REDACTED } from '../../../libs/pipeline/build-audit-record.js';
 import type { PreviewPurchaseOrderOutput } from '../../../services/catalog/tools/purchase-order-preview.js';
 import {
@@ -32,6 +33,21 @@ function create(token: string, args: Record<string, unknown> = ORDER, principal 
     toolCall('create_purchase_order', { ...args, preview_token: token }),
     ctxFor(principal, { taskId: 'po-task', step }),
   );
+}
+
+/**
+ * A confirm spoiled after a good preview of `previewed` (default ORDER): `before` runs between the
+ * two, `token` turns the preview's token into the one sent, with `args` (default ORDER) as
+ * `principal` (default the buyer). `refused` is what the result must match; nothing is placed.
+ */
+interface RefusedConfirm {
+  readonly title: string;
+  readonly previewed?: Record<string, unknown>;
+  readonly before?: (preview: PreviewPurchaseOrderOutput) => unknown;
+  readonly token?: (token: string) => string | Promise<string>;
+  readonly args?: Record<string, unknown>;
+  readonly principal?: Principal;
+  readonly refused: Record<string, unknown>;
 }
 
 const payloadOf = (token: string): JWTPayload =>
@@ -96,66 +112,6 @@ describe('preview_purchase_order / create_purchase_order through the guard pipel
     expect(await h.placed()).toBe(1);
   });
 
-  it('an expired token is refused with a clear reason naming when it expired', async () => {
-    h = patternHarness();
-    const p = await preview();
-    await h.clock.advance(10 * 60_000);
-    const { result } = await create(p.preview_token);
-    expect(result.outcome).toBe('EXECUTION_ERROR');
-    expect(result.error?.message).toBe(
-      'The preview_token expired at 2026-11-30T09:10:00.000Z; previews are valid for a limited time.',
-    );
-    expect(result.error?.suggestedFix).toContain('preview_purchase_order');
-    expect(await h.placed()).toBe(0);
-  });
-
-  it('a token with one payload byte flipped is refused by the signature check', async () => {
-    h = patternHarness();
-    const p = await preview();
-    const [head, payload, sig] = p.preview_token.split('.') as [string, string, string];
-    const flipped = `${head}.${payload.slice(0, 20)}${payload[20] === 'A' ? 'B' : 'A'}${payload.slice(21)}.${sig}`;
-    const { result } = await create(flipped);
-    expect(result.outcome).toBe('EXECUTION_ERROR');
-    expect(result.error?.message).toContain('failed its signature check');
-    expect(await h.placed()).toBe(0);
-  });
-
-  it('a token re-signed with another key for a bigger quantity is refused', async () => {
-    h = patternHarness();
-    const p = await preview();
-    const bigger = { ...ORDER, quantity: 500 };
-    const forged = await new SignJWT({ ...payloadOf(p.preview_token), args: argumentsHash(bigger) })
-      .setProtectedHeader({ alg: 'HS256', typ: PREVIEW_TOKEN_TYPE })
-      .sign(randomBytes(32));
-    const { result } = await create(forged, bigger);
-    expect(result.outcome).toBe('EXECUTION_ERROR');
-    expect(result.error?.message).toContain('failed its signature check');
-    expect(await h.placed()).toBe(0);
-  });
-
-  it('stock changed since the preview: refused, nothing placed', async () => {
-    h = patternHarness();
-    const p = await preview();
-    const moved = await h.run(
-      toolCall('update_inventory', { sku: 'SKU-7', delta: -2, reason: 'damaged' }),
-      ctxFor(buyer),
-    );
-    expect(moved.result.outcome).toBe('SUCCESS');
-    const { result } = await create(p.preview_token);
-    expect(result.outcome).toBe('EXECUTION_ERROR');
-    expect(result.error?.message).toContain('The resource changed since the preview');
-    expect(await h.placed()).toBe(0);
-  });
-
-  it("the supplier's price changed since the preview: refused, nothing placed", async () => {
-    h = patternHarness();
-    const p = await preview();
-    h.purchaseOrders.setPrice('t1', 'SUP-1', 'SKU-7', 2_900);
-    const { result } = await create(p.preview_token);
-    expect(result.error?.message).toContain('differs from what was previewed');
-    expect(await h.placed()).toBe(0);
-  });
-
   it('arguments differing from the previewed ones are refused, and the token stays good for the right ones', async () => {
     h = patternHarness();
     const p = await preview();
@@ -166,32 +122,97 @@ describe('preview_purchase_order / create_purchase_order through the guard pipel
     expect(await h.placed()).toBe(1);
   });
 
-  it('the policy version changed since the preview: refused', async () => {
-    h = patternHarness();
-    const p = await preview();
-    h.setPolicyVersion('store-p2');
-    const { result } = await create(p.preview_token);
-    expect(result.error?.message).toContain('business rules changed');
-    expect(await h.placed()).toBe(0);
-  });
-
-  it('another principal (the same agent acting for another user) cannot use the token', async () => {
-    h = patternHarness();
-    const p = await preview();
-    const { result } = await create(p.preview_token, ORDER, otherBuyer);
-    expect(result.outcome).toBe('UNAUTHORIZED');
-    expect(result.error?.message).toBe('This preview_token was not issued to you.');
-    expect(await h.placed()).toBe(0);
-  });
-
-  it('a principal without a purchasing role is refused before the tool runs', async () => {
-    h = patternHarness();
-    const p = await preview();
-    const { result } = await create(p.preview_token, ORDER, support);
-    expect(result.outcome).toBe('UNAUTHORIZED');
-    expect(result.toolInvocations).toBe(0);
-    expect(await h.placed()).toBe(0);
-  });
+  it.each<RefusedConfirm>([
+    {
+      title: 'an expired token is refused with a clear reason naming when it expired',
+      before: () => h.clock.advance(10 * 60_000),
+      refused: {
+        outcome: 'EXECUTION_ERROR',
+        error: {
+          message:
+            'The preview_token expired at 2026-11-30T09:10:00.000Z; previews are valid for a limited time.',
+          suggestedFix: expect.stringContaining('preview_purchase_order'),
+        },
+      },
+    },
+    {
+      title: 'a token with one payload byte flipped is refused by the signature check',
+      token: (token) => {
+        const [head, payload, sig] = token.split('.') as [string, string, string];
+        return `${head}.${payload.slice(0, 20)}${payload[20] === 'A' ? 'B' : 'A'}${payload.slice(21)}.${sig}`;
+      },
+      refused: {
+        outcome: 'EXECUTION_ERROR',
+        error: { message: expect.stringContaining('failed its signature check') },
+      },
+    },
+    {
+      title: 'a token re-signed with another key for a bigger quantity is refused',
+      token: (token) =>
+        new SignJWT({ ...payloadOf(token), args: argumentsHash({ ...ORDER, quantity: 500 }) })
+          .setProtectedHeader({ alg: 'HS256', typ: PREVIEW_TOKEN_TYPE })
+          .sign(randomBytes(32)),
+      args: { ...ORDER, quantity: 500 },
+      refused: {
+        outcome: 'EXECUTION_ERROR',
+        error: { message: expect.stringContaining('failed its signature check') },
+      },
+    },
+    {
+      title: 'stock changed since the preview: refused, nothing placed',
+      before: async () => {
+        const moved = await h.run(
+          toolCall('update_inventory', { sku: 'SKU-7', delta: -2, reason: 'damaged' }),
+          ctxFor(buyer),
+        );
+        expect(moved.result.outcome).toBe('SUCCESS');
+      },
+      refused: {
+        outcome: 'EXECUTION_ERROR',
+        error: { message: expect.stringContaining('The resource changed since the preview') },
+      },
+    },
+    {
+      title: "the supplier's price changed since the preview: refused, nothing placed",
+      before: () => h.purchaseOrders.setPrice('t1', 'SUP-1', 'SKU-7', 2_900),
+      refused: { error: { message: expect.stringContaining('differs from what was previewed') } },
+    },
+    {
+      title: 'the policy version changed since the preview: refused',
+      before: () => h.setPolicyVersion('store-p2'),
+      refused: { error: { message: expect.stringContaining('business rules changed') } },
+    },
+    {
+      title: 'another principal (the same agent acting for another user) cannot use the token',
+      principal: otherBuyer,
+      refused: { outcome: 'UNAUTHORIZED', error: { message: 'This preview_token was not issued to you.' } },
+    },
+    {
+      title: 'a principal without a purchasing role is refused before the tool runs',
+      principal: support,
+      refused: { outcome: 'UNAUTHORIZED', toolInvocations: 0 },
+    },
+    {
+      title: 'an approval by the requester themself does not count',
+      previewed: BIG_ORDER,
+      before: (p) => approvePreview(h.singleUse, { jti: p.preview_id, approver: 'W-1' }),
+      args: BIG_ORDER,
+      refused: {
+        outcome: 'POLICY_VIOLATION',
+        error: { message: expect.stringContaining('approved by the requester') },
+      },
+    },
+  ])(
+    '$title',
+    async ({ previewed = ORDER, before, token = (t) => t, args = ORDER, principal = buyer, refused }) => {
+      h = patternHarness();
+      const p = await preview(previewed);
+      await before?.(p);
+      const { result } = await create(await token(p.preview_token), args, principal);
+      expect(result).toMatchObject(refused);
+      expect(await h.placed()).toBe(0);
+    },
+  );
 
   it('approval required: refused as awaiting approval until a manager approves, then accepted once', async () => {
     h = patternHarness();
@@ -215,16 +236,6 @@ describe('preview_purchase_order / create_purchase_order through the guard pipel
     const replay = await create(p.preview_token, BIG_ORDER, buyer, 7);
     expect(replay.result.error?.message).toContain('already used');
     expect(await h.placed()).toBe(1);
-  });
-
-  it('an approval by the requester themself does not count', async () => {
-    h = patternHarness();
-    const p = await preview(BIG_ORDER);
-    await approvePreview(h.singleUse, { jti: p.preview_id, approver: 'W-1' });
-    const { result } = await create(p.preview_token, BIG_ORDER);
-    expect(result.outcome).toBe('POLICY_VIOLATION');
-    expect(result.error?.message).toContain('approved by the requester');
-    expect(await h.placed()).toBe(0);
   });
 
   it('the confirm accepts only the token plus the previewed fields', async () => {

@@ -14,23 +14,25 @@ const refund = tool('issue_refund');
 const support = context();
 const manager = context({ principal: principal({ roles: ['manager'] }) });
 
+/** A rule `id` on issue_refund's amount; `more` adds a `when` or an alternative. */
+const amountRule = (
+  id: string,
+  check: PolicyRule['check'],
+  reason: string,
+  more: Partial<PolicyRule> = {},
+): PolicyRule => ({ id, tool: 'issue_refund', field: 'amount', check, reason, ...more });
+
 const RULES: PolicyRule[] = [
-  {
-    id: 'support-refund-limit',
-    tool: 'issue_refund',
-    when: { roles: ['support'] },
-    field: 'amount',
-    check: { max: 50 },
-    reason: 'Refunds above ${limit} need a manager. Split it or route it to a manager.',
-    alternative: 'Split the refund into parts of at most $50, or route it to a manager.',
-  },
-  {
-    id: 'global-refund-cap',
-    tool: 'issue_refund',
-    field: 'amount',
-    check: { max: 1000 },
-    reason: 'No refund may exceed ${limit}; {value} was asked.',
-  },
+  amountRule(
+    'support-refund-limit',
+    { max: 50 },
+    'Refunds above ${limit} need a manager. Split it or route it to a manager.',
+    {
+      when: { roles: ['support'] },
+      alternative: 'Split the refund into parts of at most $50, or route it to a manager.',
+    },
+  ),
+  amountRule('global-refund-cap', { max: 1000 }, 'No refund may exceed ${limit}; {value} was asked.'),
   {
     id: 'currency',
     tool: 'issue_refund',
@@ -107,16 +109,7 @@ describe('createPolicyEngine', () => {
 
   it('a rule for several roles applies when the principal has any one of them', () => {
     const e = createPolicyEngine(
-      [
-        {
-          id: 'junior-cap',
-          tool: 'issue_refund',
-          when: { roles: ['support', 'intern'] },
-          field: 'amount',
-          check: { max: 20 },
-          reason: 'cap',
-        },
-      ],
+      [amountRule('junior-cap', { max: 20 }, 'cap', { when: { roles: ['support', 'intern'] } })],
       'v1',
     );
     const intern = context({ principal: principal({ roles: ['intern'] }) });
@@ -131,16 +124,7 @@ describe('createPolicyEngine', () => {
 
   it('tenant-scoped rules apply only in those tenants', () => {
     const e = createPolicyEngine(
-      [
-        {
-          id: 't2-cap',
-          tool: 'issue_refund',
-          when: { tenants: ['t2'] },
-          field: 'amount',
-          check: { max: 10 },
-          reason: 'cap',
-        },
-      ],
+      [amountRule('t2-cap', { max: 10 }, 'cap', { when: { tenants: ['t2'] } })],
       'v1',
     );
     expect(e.evaluate(refund, { amount: 20 }, support)).toEqual({ allowed: true });

@@ -14,8 +14,12 @@ import { topicNames, type TopicNames } from '../../../libs/events/topics.js';
 import type { ReconciliationCase } from '../../../libs/ports/case-store.js';
 import type { BusMessage, Subscription } from '../../../libs/ports/event-bus.js';
 import type { StoredResult } from '../../../libs/ports/idempotency-store.js';
-import { defineTool } from '../../../libs/registry/define-tool.js';
-import type { StatusCheckAnswer, ToolInvocation } from '../../../libs/registry/tool-definition.js';
+import { defineTool, type ToolDefinitionInput } from '../../../libs/registry/define-tool.js';
+import type {
+  StatusCheckAnswer,
+  ToolDefinition,
+  ToolInvocation,
+} from '../../../libs/registry/tool-definition.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
 import { silentLogger } from '../../../libs/ports/logger.js';
 import { createOperations, type Operations } from '../../../libs/reconcile/operations.js';
@@ -24,12 +28,15 @@ import {
   type Reconciler,
   type ReconcilerDeps,
 } from '../../../services/reconciler/reconciler.js';
+import { topicSpecs } from '../../helpers/bus-topics.js';
 import { uniqueName } from '../../helpers/names.js';
 
 export const T0 = 1_800_000_000_000;
 export const TENANT = 't1';
 export const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 export const RESULT_PARTITIONS = 4;
+/** The arguments of the filing call every dead letter carries unless told otherwise. */
+export const FILING_ARGS = { taxpayerId: 'TP-1', year: 2024 };
 export const UNRESOLVED_RECORD: StoredResult = {
   outcome: 'UNRESOLVED',
   result: { code: 'UNRESOLVED', message: 'outcome unknown' },
@@ -51,6 +58,21 @@ export type Scripted = StatusCheckAnswer | Error | 'hang';
 
 const filingInput = z.object({ taxpayerId: z.string(), year: z.number().int() });
 const filingOutput = z.object({ confirmation: z.string(), status: z.string() });
+
+/**
+ * A tool for reconciling tests: version 1.0.0, no scopes, and an `execute` that always rejects,
+ * since reconciling never runs a tool; `def` gives the rest (name, description, schemas, owner, ...).
+ */
+export function reconciledTool<I, O>(
+  def: Omit<ToolDefinitionInput<I, O>, 'version' | 'scopes' | 'execute'>,
+): ToolDefinition<I, O> {
+  return defineTool({
+    version: '1.0.0',
+    scopes: [],
+    execute: () => Promise.reject(new Error('reconciling never runs the tool')),
+    ...def,
+  });
+}
 
 /** A reconciler over in-memory adapters on a manual clock, with observers on its outputs. */
 export interface Harness {
@@ -79,6 +101,14 @@ export interface Harness {
   drained(): Promise<void>;
   /** Waits (real time) until the case for `callId` (or dead letter) exists and has been triaged. */
   triaged(ref: { callId: string } | { deadLetterId: string }): Promise<ReconciliationCase>;
+  /**
+   * Opens an UNRESOLVED case for the filing call `callId`: records its UNRESOLVED idempotency record
+   * (for {@link FILING_ARGS}), starts the reconciler, publishes the dead letter and waits until the
+   * case is triaged.
+   */
+  openUnresolved(callId: string): Promise<ReconciliationCase>;
+  /** What a second executor's claim of the filing call `callId` (same key and arguments) finds now. */
+  claimAgain(callId: string): ReturnType<MemoryIdempotencyStore['claim']>;
   close(): Promise<void>;
 }
 
@@ -86,12 +116,7 @@ export async function createHarness(overrides: Partial<ReconcilerDeps> = {}): Pr
   const clock = new ManualClock(T0);
   const bus = new MemoryEventBus({ commitIntervalMs: 5, redeliveryDelayMs: 5 });
   const topics = topicNames(uniqueName('rc'));
-  await bus.ensureTopics([
-    { topic: topics.calls, partitions: 2 },
-    { topic: topics.results, partitions: RESULT_PARTITIONS },
-    { topic: topics.audit, partitions: 2 },
-    { topic: topics.dlq, partitions: 2 },
-  ]);
+  await bus.ensureTopics(topicSpecs(topics, { calls: 2, results: RESULT_PARTITIONS, audit: 2, dlq: 2 }));
   const codec = new LocalEventCodec();
   const cases = new MemoryCaseStore(clock);
   const idempotency = new MemoryIdempotencyStore(clock);
@@ -99,13 +124,11 @@ export async function createHarness(overrides: Partial<ReconcilerDeps> = {}): Pr
   const checks: CheckCall[] = [];
   const registry = new ToolRegistry();
   registry.register(
-    defineTool({
+    reconciledTool({
       name: 'submit_filing',
-      version: '1.0.0',
       description: 'Submit a tax filing for one taxpayer and year.',
       input: filingInput,
       output: filingOutput,
-      scopes: [],
       owner: 'filings-team',
       timeoutMs: 2_000,
       auditFields: ['year'],
@@ -119,19 +142,15 @@ export async function createHarness(overrides: Partial<ReconcilerDeps> = {}): Pr
           return Promise.resolve(next);
         },
       },
-      execute: () => Promise.reject(new Error('reconciling never runs the tool')),
     }),
   );
   registry.register(
-    defineTool({
+    reconciledTool({
       name: 'send_wire',
-      version: '1.0.0',
       description: 'Send a wire transfer.',
       input: z.object({ amount: z.number() }),
       output: z.object({ wireId: z.string() }),
-      scopes: [],
       owner: 'payments-team',
-      execute: () => Promise.reject(new Error('reconciling never runs the tool')),
     }),
   );
 
@@ -183,7 +202,7 @@ export async function createHarness(overrides: Partial<ReconcilerDeps> = {}): Pr
     },
   );
 
-  return {
+  const harness: Harness = {
     clock,
     bus,
     topics,
@@ -228,12 +247,22 @@ export async function createHarness(overrides: Partial<ReconcilerDeps> = {}): Pr
         return c !== undefined && c.history.length > 0 ? c : undefined;
       });
     },
+    async openUnresolved(callId) {
+      const letter = deadLetter(topics, { callId });
+      await harness.recordUnresolved(letter.idempotencyKey!, FILING_ARGS);
+      await reconciler.start();
+      await harness.publishDeadLetter(letter);
+      return harness.triaged({ callId });
+    },
+    claimAgain: (callId) =>
+      idempotency.claim(`tg1:key-${callId}`, argumentsFingerprint(FILING_ARGS), 'executor-2', 60_000),
     async close() {
       await reconciler.stop();
       await observer.stop();
       await bus.close();
     },
   };
+  return harness;
 }
 
 /** Polls (real time) until `probe` gives a value; fails after 5 s. */
@@ -262,7 +291,7 @@ export interface LetterOptions {
 export function deadLetter(topics: TopicNames, o: LetterOptions): DeadLetterEvent {
   const reason = o.reason ?? 'UNRESOLVED';
   const tool = o.tool ?? 'submit_filing';
-  const args = o.args ?? { taxpayerId: 'TP-1', year: 2024 };
+  const args = o.args ?? FILING_ARGS;
   const idempotencyKey = o.idempotencyKey ?? `tg1:key-${o.callId}`;
   const request = {
     callId: o.callId,

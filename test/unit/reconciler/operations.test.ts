@@ -1,5 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { argumentsFingerprint } from '../../../libs/core/idempotency-key.js';
+import { describe, expect, it } from 'vitest';
 import type { CaseStore, ReconciliationCase } from '../../../libs/ports/case-store.js';
 import { silentLogger } from '../../../libs/ports/logger.js';
 import {
@@ -7,26 +6,23 @@ import {
   type Operations,
   type OperationsDeps,
 } from '../../../libs/reconcile/operations.js';
-import { createHarness, deadLetter, eventually, T0, UNRESOLVED_RECORD, type Harness } from './harness.js';
-
-const ARGS = { taxpayerId: 'TP-1', year: 2024 };
+import { closeAfterEach } from '../../helpers/close-after-each.js';
+import {
+  createHarness,
+  deadLetter,
+  eventually,
+  FILING_ARGS,
+  T0,
+  UNRESOLVED_RECORD,
+  type Harness,
+} from './harness.js';
 
 let h: Harness;
-afterEach(async () => {
-  await h.close();
-});
-
-function claimAgain(callId: string) {
-  return h.idempotency.claim(`tg1:key-${callId}`, argumentsFingerprint(ARGS), 'executor-2', 60_000);
-}
+closeAfterEach(() => h);
 
 /** An UNRESOLVED case whose five status checks all answered unknown: needs_manual. */
 async function manualCase(callId: string): Promise<ReconciliationCase> {
-  const letter = deadLetter(h.topics, { callId });
-  await h.recordUnresolved(letter.idempotencyKey!, ARGS);
-  await h.reconciler.start();
-  await h.publishDeadLetter(letter);
-  await h.triaged({ callId });
+  await h.openUnresolved(callId);
   await h.clock.advance(31_000);
   const c = (await h.cases.get({ callId }))!;
   expect(c.state).toBe('needs_manual');
@@ -54,7 +50,7 @@ describe('operations: reading cases', () => {
     const view = await h.ops.showCase(c.caseId);
     expect(view).toMatchObject({
       case: { caseId: c.caseId, state: 'needs_manual' },
-      request: { callId: 'c-show', arguments: ARGS, replyPartition: 2 },
+      request: { callId: 'c-show', arguments: FILING_ARGS, replyPartition: 2 },
       checksThisRound: 5,
       actions: ['resolveByHand', 'redrive'],
     });
@@ -79,7 +75,7 @@ describe('operations: resolve by hand', () => {
       delivery: { settled: true, audited: true, answered: true, complete: true },
     });
     const redacted = { confirmation: 'CNF-3', status: 'accepted' };
-    expect(await claimAgain('c-hand')).toMatchObject({
+    expect(await h.claimAgain('c-hand')).toMatchObject({
       kind: 'completed',
       stored: { outcome: 'SUCCESS', result: redacted },
     });
@@ -115,7 +111,7 @@ describe('operations: resolve by hand', () => {
     });
     expect(outcome).toMatchObject({ ok: false, reason: 'invalid-result' });
     expect((await h.cases.get(c.caseId))!).toEqual(c);
-    expect(await claimAgain('c-bad')).toEqual({ kind: 'completed', stored: UNRESOLVED_RECORD });
+    expect(await h.claimAgain('c-bad')).toEqual({ kind: 'completed', stored: UNRESOLVED_RECORD });
     await new Promise((resolve) => setTimeout(resolve, 30));
     expect(h.results).toHaveLength(0);
     expect(h.audits).toHaveLength(0);
@@ -137,7 +133,7 @@ describe('operations: resolve by hand', () => {
       ok: true,
       case: { state: 'resolved_failed', resolution: { by: 'operator:bob' } },
     });
-    expect(await claimAgain('c-fail')).toMatchObject({
+    expect(await h.claimAgain('c-fail')).toMatchObject({
       stored: { outcome: 'EXECUTION_ERROR', result: { code: 'TIMEOUT' } },
     });
     await eventually(() => h.results[0]);
@@ -188,7 +184,7 @@ describe('operations: redrive', () => {
     const after = (await h.cases.get(c.caseId))!;
     expect(after.state).toBe('resolved_succeeded');
     expect(after.statusChecks).toHaveLength(7);
-    expect(await claimAgain('c-redrive')).toMatchObject({ stored: { outcome: 'SUCCESS' } });
+    expect(await h.claimAgain('c-redrive')).toMatchObject({ stored: { outcome: 'SUCCESS' } });
     await eventually(() => h.results[0]);
     expect(h.results[0]!.event.source).toBe('reconciler');
   });
@@ -225,7 +221,7 @@ describe('operations: redrive', () => {
       replyPartition: 2,
       deadlineMs: null,
     });
-    expect(JSON.parse(h.calls[0]!.argumentsJson)).toEqual(ARGS);
+    expect(JSON.parse(h.calls[0]!.argumentsJson)).toEqual(FILING_ARGS);
 
     // The executor answers a re-submitted call itself: an "applied" check only closes the case.
     h.script.push(
@@ -294,7 +290,7 @@ describe('operations: a resolution and a redrive of one case decide once', () =>
     h = await createHarness();
     const c = await exhaustedCase('c-running');
     // A re-submission is being executed: an executor holds the key.
-    expect((await claimAgain('c-running')).kind).toBe('claimed');
+    expect((await h.claimAgain('c-running')).kind).toBe('claimed');
     const answer = await h.ops.resolveByHand(c.caseId, {
       outcome: 'succeeded',
       by: 'ann',
@@ -318,7 +314,10 @@ describe('operations: a resolution and a redrive of one case decide once', () =>
       note: 'done by hand',
     });
     expect(answer).toMatchObject({ ok: true, delivery: { settled: true } });
-    expect(await claimAgain('c-rerun')).toMatchObject({ kind: 'completed', stored: { outcome: 'SUCCESS' } });
+    expect(await h.claimAgain('c-rerun')).toMatchObject({
+      kind: 'completed',
+      stored: { outcome: 'SUCCESS' },
+    });
   });
 
   it('a failed verdict on an EXHAUSTED call answers re-runs, so a redrive refuses to re-submit it', async () => {
@@ -326,7 +325,7 @@ describe('operations: a resolution and a redrive of one case decide once', () =>
     const c = await exhaustedCase('c-failed');
     const answer = await h.ops.resolveByHand(c.caseId, { outcome: 'failed', by: 'ann', note: 'never sent' });
     expect(answer).toMatchObject({ ok: true, delivery: { settled: true } });
-    expect(await claimAgain('c-failed')).toMatchObject({
+    expect(await h.claimAgain('c-failed')).toMatchObject({
       kind: 'completed',
       stored: { outcome: 'EXECUTION_ERROR' },
     });
@@ -365,7 +364,7 @@ describe('operations: a resolution and a redrive of one case decide once', () =>
     });
     expect(answer).toMatchObject({ ok: false, reason: 'state-changed' });
     // No claim was left behind: the re-submission can run.
-    expect((await claimAgain('c-lost')).kind).toBe('claimed');
+    expect((await h.claimAgain('c-lost')).kind).toBe('claimed');
   });
 
   it('a re-submission that cannot be published hands the case back to a person', async () => {

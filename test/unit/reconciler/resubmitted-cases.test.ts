@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { MemoryIdempotencyStore } from '../../../libs/adapters/memory/index.js';
 import { argumentsFingerprint } from '../../../libs/core/idempotency-key.js';
@@ -6,8 +6,8 @@ import { ManualClock } from '../../../libs/core/manual-clock.js';
 import type { DeadLetterEvent } from '../../../libs/events/contracts.js';
 import type { ReconciliationCase } from '../../../libs/ports/case-store.js';
 import type { IdempotencyStore, StoredResult } from '../../../libs/ports/idempotency-store.js';
-import { defineTool } from '../../../libs/registry/define-tool.js';
-import { createHarness, deadLetter, T0, UNRESOLVED_RECORD, type Harness } from './harness.js';
+import { closeAfterEach } from '../../helpers/close-after-each.js';
+import { createHarness, deadLetter, reconciledTool, T0, UNRESOLVED_RECORD, type Harness } from './harness.js';
 
 /**
  * A redriven case whose call was re-submitted is closed from the answer the executor recorded under
@@ -20,9 +20,7 @@ const DAY_MS = 86_400_000;
 const GRACE_MS = 5_000;
 
 let h: Harness;
-afterEach(async () => {
-  await h.close();
-});
+closeAfterEach(() => h);
 
 const keyOf = (callId: string): string => `tg1:key-${callId}`;
 const stored = (outcome: string, result: unknown): StoredResult => ({
@@ -57,6 +55,13 @@ async function executorRuns(callId: string, answer?: StoredResult, leaseMs = 60_
   if (answer !== undefined) {
     expect(await h.idempotency.complete(keyOf(callId), 'executor-1', answer, DAY_MS)).toBe(true);
   }
+}
+
+/** Registers another tool taking the filing call's arguments (`def` gives the rest). */
+function registerOnFilingArgs(def: Omit<Parameters<typeof reconciledTool>[0], 'input'>): void {
+  h.registry.register(
+    reconciledTool({ input: z.object({ taxpayerId: z.string(), year: z.number() }), ...def }),
+  );
 }
 
 async function caseOf(callId: string): Promise<ReconciliationCase> {
@@ -239,19 +244,13 @@ describe('a re-submitted call whose tool has no status check: the recorded answe
 describe('other re-submitted calls', () => {
   it('UNRESOLVED of a forwards-key tool: answered SUCCESS by the executor once retired → succeeded', async () => {
     h = await createHarness();
-    h.registry.register(
-      defineTool({
-        name: 'move_funds',
-        version: '1.0.0',
-        description: 'Move funds; the bank deduplicates on the forwarded key.',
-        input: z.object({ taxpayerId: z.string(), year: z.number() }),
-        output: z.object({ movementId: z.string() }),
-        scopes: [],
-        owner: 'payments-team',
-        retrySafety: { kind: 'forwards-key' },
-        execute: () => Promise.reject(new Error('reconciling never runs the tool')),
-      }),
-    );
+    registerOnFilingArgs({
+      name: 'move_funds',
+      description: 'Move funds; the bank deduplicates on the forwarded key.',
+      output: z.object({ movementId: z.string() }),
+      owner: 'payments-team',
+      retrySafety: { kind: 'forwards-key' },
+    });
     await h.recordUnresolved(keyOf('c-keyed'), ARGS);
     await h.reconciler.start();
     await h.publishDeadLetter(deadLetter(h.topics, { callId: 'c-keyed', tool: 'move_funds', args: ARGS }));
@@ -291,19 +290,13 @@ describe('other re-submitted calls', () => {
 
   it('a read-only tool without a status check keeps no record: to a person at once, saying why', async () => {
     h = await createHarness();
-    h.registry.register(
-      defineTool({
-        name: 'lookup_filing',
-        version: '1.0.0',
-        description: 'Look a filing up.',
-        input: z.object({ taxpayerId: z.string(), year: z.number() }),
-        output: z.object({ status: z.string() }),
-        scopes: [],
-        owner: 'filings-team',
-        stateChanging: false,
-        execute: () => Promise.reject(new Error('reconciling never runs the tool')),
-      }),
-    );
+    registerOnFilingArgs({
+      name: 'lookup_filing',
+      description: 'Look a filing up.',
+      output: z.object({ status: z.string() }),
+      owner: 'filings-team',
+      stateChanging: false,
+    });
     await resubmitted('c-lookup', 'lookup_filing');
     await h.clock.advance(GRACE_MS);
     const c = await caseOf('c-lookup');

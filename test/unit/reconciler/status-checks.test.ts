@@ -1,12 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { argumentsFingerprint } from '../../../libs/core/idempotency-key.js';
+import { describe, expect, it } from 'vitest';
 import type { ReconciliationCase } from '../../../libs/ports/case-store.js';
 import { silentLogger } from '../../../libs/ports/logger.js';
 import { createReconciler, type Reconciler } from '../../../services/reconciler/reconciler.js';
+import { closeAfterEach } from '../../helpers/close-after-each.js';
 import {
   createHarness,
   deadLetter,
   eventually,
+  FILING_ARGS,
   T0,
   TENANT,
   TRACE,
@@ -14,25 +15,8 @@ import {
   type Harness,
 } from './harness.js';
 
-const ARGS = { taxpayerId: 'TP-1', year: 2024 };
-
 let h: Harness;
-afterEach(async () => {
-  await h.close();
-});
-
-/** Opens an UNRESOLVED case for `callId` with its idempotency record, and starts the reconciler. */
-async function unresolvedCase(callId: string): Promise<ReconciliationCase> {
-  const letter = deadLetter(h.topics, { callId });
-  await h.recordUnresolved(letter.idempotencyKey!, ARGS);
-  await h.reconciler.start();
-  await h.publishDeadLetter(letter);
-  return h.triaged({ callId });
-}
-
-function claimAgain(callId: string) {
-  return h.idempotency.claim(`tg1:key-${callId}`, argumentsFingerprint(ARGS), 'executor-2', 60_000);
-}
+closeAfterEach(() => h);
 
 async function caseOf(callId: string): Promise<ReconciliationCase> {
   const c = await h.cases.get({ callId });
@@ -61,7 +45,7 @@ describe('reconciler: dead letters become cases', () => {
       statusChecks: [],
     });
     expect(c.history).toHaveLength(1);
-    expect(c.context.request).toMatchObject({ callId: 'c-open', arguments: ARGS });
+    expect(c.context.request).toMatchObject({ callId: 'c-open', arguments: FILING_ARGS });
     expect(h.checks).toHaveLength(0);
   });
 
@@ -102,7 +86,7 @@ describe('reconciler: a case opened but never triaged', () => {
     h = await createHarness();
     h.script.push({ state: 'applied', result: { confirmation: 'CNF-4', status: 'accepted' } });
     const letter = deadLetter(h.topics, { callId: 'c-untriaged' });
-    await h.recordUnresolved(letter.idempotencyKey!, ARGS);
+    await h.recordUnresolved(letter.idempotencyKey!, FILING_ARGS);
     // As if the consumer stopped right after opening the case: open in the store, due now.
     const { case: opened } = await h.cases.openFromDeadLetter(letter);
     expect(opened).toMatchObject({ state: 'open', nextCheckAtMs: T0, history: [] });
@@ -123,7 +107,7 @@ describe('reconciler: status checks', () => {
       state: 'applied',
       result: { confirmation: 'CNF-77', status: 'accepted', internalNote: 'secret' },
     });
-    await unresolvedCase('c-applied');
+    await h.openUnresolved('c-applied');
 
     await h.clock.advance(999);
     expect(h.checks).toHaveLength(0);
@@ -131,7 +115,7 @@ describe('reconciler: status checks', () => {
     expect(h.checks).toHaveLength(1);
     const check = h.checks[0]!;
     expect(check.atMs).toBe(T0 + 1_000);
-    expect(check.args).toEqual(ARGS);
+    expect(check.args).toEqual(FILING_ARGS);
     expect(check.inv.idempotencyKey).toBe('tg1:key-c-applied');
     expect(check.inv.ctx).toMatchObject({ tenant: TENANT, taskId: 'task-1', step: 3, traceId: TRACE });
     expect(check.inv.ctx.principal).toMatchObject({ kind: 'service', onBehalfOf: 'u-42' });
@@ -143,7 +127,7 @@ describe('reconciler: status checks', () => {
     expect(c.resolution).toMatchObject({ by: 'status-check' });
     expect(c.statusChecks).toEqual([{ atMs: T0 + 1_000, answer: { state: 'applied', result: redacted } }]);
 
-    expect(await claimAgain('c-applied')).toEqual({
+    expect(await h.claimAgain('c-applied')).toEqual({
       kind: 'completed',
       stored: { outcome: 'SUCCESS', result: redacted, completedAtMs: T0 + 1_000 },
     });
@@ -186,11 +170,11 @@ describe('reconciler: status checks', () => {
   it('not-applied → resolved_failed; settled as a retryable EXECUTION_ERROR, answered and audited', async () => {
     h = await createHarness();
     h.script.push({ state: 'not-applied' });
-    await unresolvedCase('c-not-applied');
+    await h.openUnresolved('c-not-applied');
     await h.clock.advance(1_000);
     const c = await caseOf('c-not-applied');
     expect(c.state).toBe('resolved_failed');
-    const again = await claimAgain('c-not-applied');
+    const again = await h.claimAgain('c-not-applied');
     expect(again).toMatchObject({
       kind: 'completed',
       stored: { outcome: 'EXECUTION_ERROR', result: { code: 'TIMEOUT' } },
@@ -215,7 +199,7 @@ describe('reconciler: status checks', () => {
 
   it('unknown every time: checks after 1, 2, 4, 8, 16 s, then needs_manual; nothing settled or answered', async () => {
     h = await createHarness();
-    await unresolvedCase('c-unknown');
+    await h.openUnresolved('c-unknown');
     await h.clock.advance(40_000);
     expect(h.checks.map((c) => c.atMs - T0)).toEqual([1_000, 3_000, 7_000, 15_000, 31_000]);
     expect(h.checks.map((c) => c.inv.attempt)).toEqual([1, 2, 3, 4, 5]);
@@ -228,7 +212,7 @@ describe('reconciler: status checks', () => {
     expect(note).toContain('call c-unknown');
     expect(note).toContain('idempotency key tg1:key-c-unknown');
     expect(note).toMatch(/resolve the case by hand.*or redrive it/);
-    expect(await claimAgain('c-unknown')).toEqual({ kind: 'completed', stored: UNRESOLVED_RECORD });
+    expect(await h.claimAgain('c-unknown')).toEqual({ kind: 'completed', stored: UNRESOLVED_RECORD });
     expect(h.results).toHaveLength(0);
     expect(h.audits).toHaveLength(0);
     await h.clock.advance(60_000);
@@ -237,7 +221,7 @@ describe('reconciler: status checks', () => {
 
   it('honours a configured schedule', async () => {
     h = await createHarness({ checkScheduleMs: [200, 300, 500] });
-    await unresolvedCase('c-schedule');
+    await h.openUnresolved('c-schedule');
     await h.clock.advance(5_000);
     expect(h.checks.map((c) => c.atMs - T0)).toEqual([200, 500, 1_000]);
     expect((await caseOf('c-schedule')).state).toBe('needs_manual');
@@ -249,7 +233,7 @@ describe('reconciler: status checks', () => {
       state: 'applied',
       result: { confirmation: 'CNF-9', status: 'accepted' },
     });
-    await unresolvedCase('c-flaky');
+    await h.openUnresolved('c-flaky');
     await h.clock.advance(10_000);
     expect(h.checks.map((c) => c.atMs - T0)).toEqual([1_000, 2_000, 3_500]);
     const c = await caseOf('c-flaky');
@@ -265,12 +249,12 @@ describe('reconciler: status checks', () => {
   it('applied with a result that breaks the output schema: succeeded, but answered as BAD_OUTPUT', async () => {
     h = await createHarness();
     h.script.push({ state: 'applied', result: { confirmation: 42 } });
-    await unresolvedCase('c-bad-output');
+    await h.openUnresolved('c-bad-output');
     await h.clock.advance(1_000);
     const c = await caseOf('c-bad-output');
     expect(c.state).toBe('resolved_succeeded');
     expect(c.statusChecks[0]!.answer).toEqual({ state: 'applied', result: null });
-    expect(await claimAgain('c-bad-output')).toMatchObject({
+    expect(await h.claimAgain('c-bad-output')).toMatchObject({
       stored: { outcome: 'EXECUTION_ERROR', result: { code: 'BAD_OUTPUT' } },
     });
     await eventually(() => h.results[0]);
@@ -305,13 +289,13 @@ describe('reconciler: status checks', () => {
 
     h.script.push({ state: 'applied', result: { confirmation: 'CNF-1', status: 'accepted' } });
     const stray = deadLetter(h.topics, { callId: 'c-stray', replyTopic: 'someone.elses.topic' });
-    await h.recordUnresolved(stray.idempotencyKey!, ARGS);
+    await h.recordUnresolved(stray.idempotencyKey!, FILING_ARGS);
     await h.publishDeadLetter(stray);
     await h.triaged({ callId: 'c-stray' });
     await h.clock.advance(1_000);
     // Resolved and settled, but no result is sent to an address outside the allowed reply topics.
     expect((await caseOf('c-stray')).state).toBe('resolved_succeeded');
-    expect((await claimAgain('c-stray')).kind).toBe('completed');
+    expect((await h.claimAgain('c-stray')).kind).toBe('completed');
     await eventually(() => h.audits.find((a) => a.callId === 'c-stray'));
     expect(h.results).toHaveLength(0);
   });
@@ -323,7 +307,7 @@ describe('reconciler: status checks', () => {
       { state: 'applied', result: { confirmation: 'CNF-5', status: 'accepted' } },
     );
     const letter = deadLetter(h.topics, { callId: 'c-race' });
-    await h.recordUnresolved(letter.idempotencyKey!, ARGS);
+    await h.recordUnresolved(letter.idempotencyKey!, FILING_ARGS);
     // Two more reconcilers on the same stores, never started: each visits due cases by hand.
     const [first, second] = ['reconciler-2', 'reconciler-3'].map((reconcilerId) =>
       createReconciler({

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { didYouMean, suggestNames } from '../../../libs/registry/did-you-mean.js';
-import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
 import type { ResolveResult } from '../../../libs/registry/tool-registry.js';
+import { registryOf } from './registry-fixtures.js';
 import { sampleTools } from './sample-tools.js';
 
 const catalog = ['issue_refund', 'lookup_order', 'update_inventory', 'search_orders', 'refund_status'];
@@ -48,9 +48,7 @@ describe('didYouMean', () => {
 describe('ToolRegistry unknown-tool messages', () => {
   function registry() {
     const s = sampleTools();
-    const r = new ToolRegistry();
-    r.register(s.issueRefundV2);
-    r.register(s.lookupOrder);
+    const r = registryOf(s.issueRefundV2, s.lookupOrder);
     r.register(s.updateInventory, { tenants: ['t2'] });
     return r;
   }

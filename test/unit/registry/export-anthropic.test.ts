@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { toAnthropicTools } from '../../../libs/registry/export-anthropic.js';
-import { latestSampleTools, sampleTools } from './sample-tools.js';
+import { latestSampleTools, ORDER_ID_JSON_SCHEMA, sampleTools } from './sample-tools.js';
 
 describe('toAnthropicTools', () => {
   it('builds { name, description, input_schema } with an object root', () => {
@@ -12,11 +12,7 @@ describe('toAnthropicTools', () => {
         input_schema: {
           type: 'object',
           properties: {
-            order_id: {
-              type: 'string',
-              pattern: '^O-\\d{3,10}$',
-              description: "Order id as shown to the customer, e.g. 'O-5512'.",
-            },
+            order_id: ORDER_ID_JSON_SCHEMA,
             include_items: { type: 'boolean', description: 'Also return the line items.' },
           },
           required: ['order_id'],

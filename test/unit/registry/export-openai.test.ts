@@ -4,7 +4,7 @@ import { defineTool } from '../../../libs/registry/define-tool.js';
 import { ToolDefinitionError } from '../../../libs/registry/definition-error.js';
 import { toOpenAITools } from '../../../libs/registry/export-openai.js';
 import { toStrictJsonSchema } from '../../../libs/registry/strict-schema.js';
-import { sampleTools } from './sample-tools.js';
+import { ORDER_ID_JSON_SCHEMA, sampleTools } from './sample-tools.js';
 
 function toolWith(input: z.ZodObject) {
   return defineTool({
@@ -40,11 +40,7 @@ describe('toOpenAITools', () => {
     expect(toOpenAITools([issueRefundV2], { strict: true })[0]!.function.parameters).toEqual({
       type: 'object',
       properties: {
-        order_id: {
-          type: 'string',
-          pattern: '^O-\\d{3,10}$',
-          description: "Order id as shown to the customer, e.g. 'O-5512'.",
-        },
+        order_id: ORDER_ID_JSON_SCHEMA,
         amount: {
           type: 'number',
           exclusiveMinimum: 0,

@@ -1,15 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
-import { principal } from './registry-fixtures.js';
+import type { ToolRegistry } from '../../../libs/registry/tool-registry.js';
+import { principal, registryOf } from './registry-fixtures.js';
 import { sampleTools } from './sample-tools.js';
 
 function catalog() {
   const s = sampleTools();
-  const registry = new ToolRegistry();
-  registry.register(s.lookupOrder);
-  registry.register(s.searchOrders);
-  registry.register(s.issueRefundV1);
-  registry.register(s.issueRefundV2);
+  const registry = registryOf(s.lookupOrder, s.searchOrders, s.issueRefundV1, s.issueRefundV2);
   registry.register(s.updateInventory, { tenants: ['t-warehouse'] });
   return { registry, ...s };
 }

@@ -5,6 +5,7 @@ import { defineTool } from '../../../libs/registry/define-tool.js';
 import { ToolDefinitionError } from '../../../libs/registry/definition-error.js';
 import type { ResolveResult } from '../../../libs/registry/tool-registry.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
+import { registryOf } from './registry-fixtures.js';
 import { sampleTools } from './sample-tools.js';
 
 function okTool(result: ResolveResult) {
@@ -20,10 +21,7 @@ function failure(result: ResolveResult): ToolgateError {
 
 function refundRegistry() {
   const s = sampleTools();
-  const registry = new ToolRegistry();
-  registry.register(s.issueRefundV1);
-  registry.register(s.issueRefundV2);
-  return { registry, ...s };
+  return { registry: registryOf(s.issueRefundV1, s.issueRefundV2), ...s };
 }
 
 const t = { tenant: 't1' };

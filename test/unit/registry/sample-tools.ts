@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { defineTool } from '../../../libs/registry/define-tool.js';
 
+/** The JSON Schema every export gives the sample tools' `order_id`. */
+export const ORDER_ID_JSON_SCHEMA = {
+  type: 'string',
+  pattern: '^O-\\d{3,10}$',
+  description: "Order id as shown to the customer, e.g. 'O-5512'.",
+};
+
 /**
  * A small, varied catalog for registry and export tests: a read-only lookup, a refund in two
  * versions (v2 adds a required field), an inventory update with nested arrays of objects, and a
@@ -44,7 +51,17 @@ export function sampleTools() {
     },
   });
 
-  const refundOutput = z.object({ refund_id: z.string(), amount: z.number() });
+  /** What both refund versions share: the name, output, owner and retry behaviour. */
+  const refund = {
+    name: 'issue_refund',
+    output: z.object({ refund_id: z.string(), amount: z.number() }),
+    scopes: ['refunds:write'],
+    owner: 'payments-team',
+    destructive: true,
+    retry: { maxAttempts: 3 },
+    retrySafety: { kind: 'forwards-key' },
+    downstream: 'payments',
+  } as const;
   const amount = z
     .number()
     .positive()
@@ -52,17 +69,10 @@ export function sampleTools() {
     .describe('Refund amount in USD, positive, at most 10000; above 50 needs a manager.');
 
   const issueRefundV1 = defineTool({
-    name: 'issue_refund',
+    ...refund,
     version: '1.0.0',
     description: 'Refund part or all of a delivered order to the original payment method.',
     input: z.object({ order_id: orderId, amount }),
-    output: refundOutput,
-    scopes: ['refunds:write'],
-    owner: 'payments-team',
-    destructive: true,
-    retry: { maxAttempts: 3 },
-    retrySafety: { kind: 'forwards-key' },
-    downstream: 'payments',
     auditFields: ['order_id', 'amount'],
     execute: (args) => {
       calls.issue_refund_v1 += 1;
@@ -71,7 +81,7 @@ export function sampleTools() {
   });
 
   const issueRefundV2 = defineTool({
-    name: 'issue_refund',
+    ...refund,
     version: '2.0.0',
     description:
       'Refund part or all of a delivered order to the original payment method. Use only after lookup_order confirmed the order is delivered.',
@@ -81,13 +91,6 @@ export function sampleTools() {
       reason: z.enum(['damaged', 'late', 'wrong_item', 'other']).describe('Why the customer is refunded.'),
       note: z.string().max(500).optional().describe('Free text for the payments team.'),
     }),
-    output: refundOutput,
-    scopes: ['refunds:write'],
-    owner: 'payments-team',
-    destructive: true,
-    retry: { maxAttempts: 3 },
-    retrySafety: { kind: 'forwards-key' },
-    downstream: 'payments',
     auditFields: ['order_id', 'amount', 'reason'],
     execute: (args) => {
       calls.issue_refund_v2 += 1;

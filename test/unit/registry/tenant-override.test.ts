@@ -2,8 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { toAnthropicTools } from '../../../libs/registry/export-anthropic.js';
 import { toOpenAITools } from '../../../libs/registry/export-openai.js';
 import type { ResolveResult } from '../../../libs/registry/tool-registry.js';
-import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
-import { invocation, principal } from './registry-fixtures.js';
+import { invocation, principal, registryOf } from './registry-fixtures.js';
 import { sampleTools } from './sample-tools.js';
 
 function tool(result: ResolveResult) {
@@ -13,10 +12,7 @@ function tool(result: ResolveResult) {
 
 function setup() {
   const s = sampleTools();
-  const registry = new ToolRegistry();
-  registry.register(s.lookupOrder);
-  registry.register(s.issueRefundV1);
-  registry.register(s.issueRefundV2);
+  const registry = registryOf(s.lookupOrder, s.issueRefundV1, s.issueRefundV2);
   const hubspotCalls = { count: 0 };
   registry.overrideForTenant(
     't-hub',

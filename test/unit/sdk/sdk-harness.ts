@@ -18,6 +18,7 @@ import type {
 import type { EventCodec } from '../../../libs/events/event-codec.js';
 import type { ToolgateClientOptions } from '../../../services/sdk/client-options.js';
 import { createToolgateClient, type ToolgateClient } from '../../../services/sdk/toolgate-client.js';
+import { topicSpecs } from '../../helpers/bus-topics.js';
 import { uniqueName } from '../../helpers/names.js';
 
 export const ISSUER = 'agent-backend';
@@ -203,12 +204,7 @@ export async function createSdkHarness(resultsPartitions = 4): Promise<SdkHarnes
   const bus = new MemoryEventBus({ commitIntervalMs: 10, redeliveryDelayMs: 10 });
   const codec = new LocalEventCodec();
   const topics = topicNames(uniqueName('sdk'));
-  await bus.ensureTopics([
-    { topic: topics.calls, partitions: 4 },
-    { topic: topics.results, partitions: resultsPartitions },
-    { topic: topics.audit, partitions: 1 },
-    { topic: topics.dlq, partitions: 1 },
-  ]);
+  await bus.ensureTopics(topicSpecs(topics, { calls: 4, results: resultsPartitions, audit: 1, dlq: 1 }));
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   const verifier = createPrincipalVerifier({ keys: { k1: publicKey }, issuer: ISSUER, audience: AUDIENCE });
   const publisher = new RecordingPublisher(bus);

@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createAgentHarness } from '../../../services/embedded/agent-harness.js';
 import type { AgentFixture } from '../../../libs/testing/fixture-schema.js';
-import { runFixture, type FixtureRun } from '../../../libs/testing/run-fixture.js';
-import { storeHarnessOptions } from '../../../services/demo/store-harness.js';
+import type { FixtureRun } from '../../../libs/testing/run-fixture.js';
 import { offlineAgentFixtures, replayOnOwnHarness } from './fixture-helpers.js';
 
 const offline = offlineAgentFixtures();
@@ -75,19 +73,14 @@ describe('agent fixtures through the embedded topology', () => {
       ],
       after: { ledgerRows: { 'O-5512': 1 }, ledgerRow: { 'O-5512': 1 } },
     };
-    const harness = await createAgentHarness(storeHarnessOptions());
-    try {
-      const run = await runFixture(altered, harness);
-      expect(run.failures).toEqual([
-        'round 1, call call_lookup_5512 (lookup_order): the script has no expectation for this call (got SUCCESS)',
-        'round 1: expected a call call_lookup_9999, but the response made no such call',
-        'round 1: the script counts requests to payments.refnd, which is no known downstream operation',
-        'after the last round: expected ledgerRows of O-5512 to be 1, found 0',
-        "after the last round: the script checks ledgerRow, which the harness's world does not know (its facts: ledgerRows)",
-      ]);
-    } finally {
-      await harness.stop();
-    }
+    const run = await replayOnOwnHarness(altered);
+    expect(run.failures).toEqual([
+      'round 1, call call_lookup_5512 (lookup_order): the script has no expectation for this call (got SUCCESS)',
+      'round 1: expected a call call_lookup_9999, but the response made no such call',
+      'round 1: the script counts requests to payments.refnd, which is no known downstream operation',
+      'after the last round: expected ledgerRows of O-5512 to be 1, found 0',
+      "after the last round: the script checks ledgerRow, which the harness's world does not know (its facts: ledgerRows)",
+    ]);
   });
 
   it('made no outbound connection', () => {

@@ -1,12 +1,13 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll } from 'vitest';
+import { beforeAll } from 'vitest';
 import { createAgentHarness, type AgentHarnessOptions } from '../../../services/embedded/agent-harness.js';
 import type { AgentFixture } from '../../../libs/testing/fixture-schema.js';
 import { loadFixture } from '../../../libs/testing/load-fixture.js';
-import { forbidOutboundNetwork, type NetworkGuard } from '../../../libs/testing/no-network.js';
+import type { NetworkGuard } from '../../../libs/testing/no-network.js';
 import { runFixture, type FixtureRun } from '../../../libs/testing/run-fixture.js';
 import { storeHarnessOptions } from '../../../services/demo/store-harness.js';
+import { offlineTestFile } from '../../helpers/offline.js';
 
 /** The agent fixture directory. */
 export const AGENT_FIXTURES_DIR = join(import.meta.dirname, '../../fixtures/agent');
@@ -34,20 +35,16 @@ export interface OfflineAgentFixtures {
  * before its tests; the guard is lifted after them.
  */
 export function offlineAgentFixtures(): OfflineAgentFixtures {
-  let guard: NetworkGuard | undefined;
+  const guard = offlineTestFile();
   let fixtures: Map<string, AgentFixture> | undefined;
   beforeAll(async () => {
-    guard = forbidOutboundNetwork();
     fixtures = await loadAgentFixtures();
   });
-  afterAll(() => {
-    guard?.restore();
-  });
-  const loaded = <T>(value: T | undefined): T => {
-    if (value === undefined) throw new Error('agent fixtures are read before they were loaded');
-    return value;
+  const loaded = (): Map<string, AgentFixture> => {
+    if (fixtures === undefined) throw new Error('agent fixtures are read before they were loaded');
+    return fixtures;
   };
-  return { fixtures: () => loaded(fixtures), guard: () => loaded(guard) };
+  return { fixtures: loaded, guard };
 }
 
 /**

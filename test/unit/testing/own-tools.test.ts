@@ -1,15 +1,19 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { offlineTestFile } from '../../helpers/offline.js';
 import { openAICompletion } from '../../helpers/tool-calls.js';
 import type { Principal } from '../../../libs/core/types.js';
 import { defineTool } from '../../../libs/registry/define-tool.js';
 import type { HarnessWorld } from '../../../libs/testing/fixture-harness.js';
-import { createAgentHarness } from '../../../services/embedded/agent-harness.js';
+import {
+  createAgentHarness,
+  type AgentHarness,
+  type AgentHarnessOptions,
+} from '../../../services/embedded/agent-harness.js';
 import type { AgentFixture } from '../../../libs/testing/fixture-schema.js';
 import { parseFixture } from '../../../libs/testing/load-fixture.js';
-import { forbidOutboundNetwork, type NetworkGuard } from '../../../libs/testing/no-network.js';
 import { runFixture } from '../../../libs/testing/run-fixture.js';
 
 /**
@@ -127,23 +131,37 @@ const closeFixture: AgentFixture = parseFixture(
   'close-ticket (inline)',
 );
 
-let guard: NetworkGuard;
-beforeAll(() => {
-  guard = forbidOutboundNetwork();
+const guard = offlineTestFile();
+
+type TicketDesk = ReturnType<typeof ticketDesk>;
+
+/** The harness most tests use: the desk's tool, ann by name, and the desk's world. */
+const deskOptions = (desk: TicketDesk): AgentHarnessOptions => ({
+  tools: [desk.closeTicket],
+  principals: { ann },
+  world: desk.world,
 });
-afterAll(() => {
-  guard.restore();
-});
+
+/**
+ * Builds a fresh ticket desk and an agent harness on it (`options` picks what the harness is given),
+ * runs `body`, and stops the harness whatever happens.
+ */
+async function onDesk(
+  options: (desk: TicketDesk) => AgentHarnessOptions,
+  body: (harness: AgentHarness, desk: TicketDesk) => Promise<void>,
+): Promise<void> {
+  const desk = ticketDesk();
+  const harness = await createAgentHarness(options(desk));
+  try {
+    await body(harness, desk);
+  } finally {
+    await harness.stop();
+  }
+}
 
 describe('createAgentHarness on your own tools', () => {
   it('replays an inline fixture; the call the schema refused never reached the tool', async () => {
-    const desk = ticketDesk();
-    const harness = await createAgentHarness({
-      tools: [desk.closeTicket],
-      principals: { ann },
-      world: desk.world,
-    });
-    try {
+    await onDesk(deskOptions, async (harness, desk) => {
       const run = await runFixture(closeFixture, harness);
       expect(run.failures).toEqual([]);
       expect(run.rounds.map((r) => r.calls[0]!.result.outcome)).toEqual([
@@ -159,19 +177,11 @@ describe('createAgentHarness on your own tools', () => {
       // Counted by the tool itself: only the corrected call ran it, once.
       expect(desk.received).toEqual([{ ticket_id: 'T-1' }]);
       expect(desk.ticketService.closeRequests).toBe(1);
-    } finally {
-      await harness.stop();
-    }
+    });
   });
 
   it('reports a fact that differs from the script, naming fact, subject and both values', async () => {
-    const desk = ticketDesk();
-    const harness = await createAgentHarness({
-      tools: [desk.closeTicket],
-      principals: { ann },
-      world: desk.world,
-    });
-    try {
+    await onDesk(deskOptions, async (harness) => {
       const run = await runFixture(
         { ...closeFixture, name: 'close-ticket-wrong-after', after: { ticketStatus: { 'T-1': 'open' } } },
         harness,
@@ -179,43 +189,34 @@ describe('createAgentHarness on your own tools', () => {
       expect(run.failures).toEqual([
         'after the last round: expected ticketStatus of T-1 to be "open", found "closed"',
       ]);
-    } finally {
-      await harness.stop();
-    }
+    });
   });
 
   it('without a world, every request count and fact the fixture expects is a failure line, not a pass', async () => {
-    const desk = ticketDesk();
-    const harness = await createAgentHarness({ tools: [desk.closeTicket], principals: { ann } });
-    try {
-      const run = await runFixture(closeFixture, harness);
-      expect(run.failures).toEqual([
-        'round 1: the script counts requests to tickets, but the harness has no world.requestCounts to count them',
-        'round 2: the script counts requests to tickets.close, but the harness has no world.requestCounts to count them',
-        'round 3: the script counts requests to tickets.close, but the harness has no world.requestCounts to count them',
-        'after the last round: the script checks ticketStatus, but the harness has no world.facts to read it from',
-      ]);
-      // The calls themselves were still run and checked.
-      expect(run.rounds.map((r) => r.calls[0]!.result.outcome)).toEqual([
-        'SCHEMA_INVALID',
-        'SUCCESS',
-        'DUPLICATE',
-      ]);
-      expect(run.rounds[0]!.downstreamRequests).toEqual({});
-      expect(desk.received).toEqual([{ ticket_id: 'T-1' }]);
-    } finally {
-      await harness.stop();
-    }
+    await onDesk(
+      (desk) => ({ tools: [desk.closeTicket], principals: { ann } }),
+      async (harness, desk) => {
+        const run = await runFixture(closeFixture, harness);
+        expect(run.failures).toEqual([
+          'round 1: the script counts requests to tickets, but the harness has no world.requestCounts to count them',
+          'round 2: the script counts requests to tickets.close, but the harness has no world.requestCounts to count them',
+          'round 3: the script counts requests to tickets.close, but the harness has no world.requestCounts to count them',
+          'after the last round: the script checks ticketStatus, but the harness has no world.facts to read it from',
+        ]);
+        // The calls themselves were still run and checked.
+        expect(run.rounds.map((r) => r.calls[0]!.result.outcome)).toEqual([
+          'SCHEMA_INVALID',
+          'SUCCESS',
+          'DUPLICATE',
+        ]);
+        expect(run.rounds[0]!.downstreamRequests).toEqual({});
+        expect(desk.received).toEqual([{ ticket_id: 'T-1' }]);
+      },
+    );
   });
 
   it('an unknown principal name rejects before any turn, listing the names the harness knows', async () => {
-    const desk = ticketDesk();
-    const harness = await createAgentHarness({
-      tools: [desk.closeTicket],
-      principals: { ann },
-      world: desk.world,
-    });
-    try {
+    await onDesk(deskOptions, async (harness, desk) => {
       await expect(runFixture({ ...closeFixture, principal: 'bob' }, harness)).rejects.toThrow(
         'fixture close-ticket names principal "bob", which this harness was not given (its principals: ann); pass it in createAgentHarness({ principals }) or write the principal out in full',
       );
@@ -224,28 +225,25 @@ describe('createAgentHarness on your own tools', () => {
         'names principal "toString", which this harness was not given',
       );
       expect(desk.received).toEqual([]);
-    } finally {
-      await harness.stop();
-    }
+    });
   });
 
   it('a principal written out in full needs no names; a name then says the harness has none', async () => {
-    const desk = ticketDesk();
-    const harness = await createAgentHarness({ tools: [desk.closeTicket], world: desk.world });
-    try {
-      const run = await runFixture({ ...closeFixture, principal: ann }, harness);
-      expect(run.failures).toEqual([]);
-      expect(desk.received).toEqual([{ ticket_id: 'T-1' }]);
-      await expect(runFixture(closeFixture, harness)).rejects.toThrow(
-        'names principal "ann", which this harness was not given (it has no named principals)',
-      );
-    } finally {
-      await harness.stop();
-    }
+    await onDesk(
+      (desk) => ({ tools: [desk.closeTicket], world: desk.world }),
+      async (harness, desk) => {
+        const run = await runFixture({ ...closeFixture, principal: ann }, harness);
+        expect(run.failures).toEqual([]);
+        expect(desk.received).toEqual([{ ticket_id: 'T-1' }]);
+        await expect(runFixture(closeFixture, harness)).rejects.toThrow(
+          'names principal "ann", which this harness was not given (it has no named principals)',
+        );
+      },
+    );
   });
 
   it('made no outbound connection', () => {
-    expect(guard.refused).toEqual([]);
+    expect(guard().refused).toEqual([]);
   });
 });
 
