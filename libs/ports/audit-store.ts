@@ -6,7 +6,8 @@ import type { AuditRecord } from '../core/audit-record.js';
  * Who wrote an audit record: the executor for pipeline runs, the reconciler or a person for
  * resolutions, the MCP gateway for the MCP requests it served.
  */
-export type AuditSource = 'executor' | 'reconciler' | 'operator' | 'mcp-gateway';
+export const AUDIT_SOURCES = ['executor', 'reconciler', 'operator', 'mcp-gateway'] as const;
+export type AuditSource = (typeof AUDIT_SOURCES)[number];
 
 /**
  * One audit record as handed to the store: the attempt's {@link AuditRecord} plus who produced it.

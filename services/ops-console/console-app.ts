@@ -1,5 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AuditSource, AuditStore, VerifyReport, WhoDidTarget } from '../../libs/ports/audit-store.js';
+import {
+  AUDIT_SOURCES,
+  type AuditSource,
+  type AuditStore,
+  type VerifyReport,
+  type WhoDidTarget,
+} from '../../libs/ports/audit-store.js';
 import type { CaseFilter, CaseState, ReconciliationCase } from '../../libs/ports/case-store.js';
 import type { Clock } from '../../libs/core/clock.js';
 import type { Logger } from '../../libs/ports/logger.js';
@@ -466,9 +472,7 @@ async function auditSearch(
   const tenant = get('tenant');
   const principal = get('principal');
   const sourceText = get('source');
-  const source = (['executor', 'reconciler', 'operator', 'mcp-gateway'] as const).find(
-    (s): s is AuditSource => s === sourceText,
-  );
+  const source = AUDIT_SOURCES.find((s): s is AuditSource => s === sourceText);
   const shown = {
     ...(resource === undefined ? {} : { resource }),
     ...(tool === undefined ? {} : { tool }),

@@ -1,9 +1,10 @@
 import type { ReconciliationCase } from '../../libs/ports/case-store.js';
-import type {
-  StoredAuditRecord,
-  VerifyReport,
-  WhoDidAnswer,
-  WhoDidEntry,
+import {
+  AUDIT_SOURCES,
+  type StoredAuditRecord,
+  type VerifyReport,
+  type WhoDidAnswer,
+  type WhoDidEntry,
 } from '../../libs/ports/audit-store.js';
 import type { CaseView } from '../../libs/reconcile/operation-types.js';
 import type { PendingApproval } from './approvals.js';
@@ -612,7 +613,7 @@ export function auditPage(
         /></label>
         <label
           >Source<select name="source">
-            ${['', 'executor', 'reconciler', 'operator'].map((s) => html`<option value="${s}" ${raw(q.source === s ? ' selected' : '')}>${s === '' ? 'any' : s}</option>`)}
+            ${['', ...AUDIT_SOURCES].map((s) => html`<option value="${s}" ${raw(q.source === s ? ' selected' : '')}>${s === '' ? 'any' : s}</option>`)}
           </select></label
         >
         <button class="primary" type="submit">Search</button>

@@ -15,6 +15,7 @@ const SOURCE_CHOICES: Readonly<Record<string, AuditSource>> = {
   reconciler: 'reconciler',
   ops: 'operator',
   operator: 'operator',
+  'mcp-gateway': 'mcp-gateway',
 };
 
 function sourceFilter(value: string | undefined): AuditSource | undefined {
@@ -52,7 +53,7 @@ export const auditQueryCommand: CommandSpec = {
       valueName: 'source',
       choices: Object.keys(SOURCE_CHOICES),
       description:
-        'Only records of this producer: executor, reconciler, or ops (a person through the ops CLI; operator is the same).',
+        'Only records of this producer: executor, reconciler, ops (a person through the ops CLI; operator is the same), or mcp-gateway (one record per MCP request).',
     },
     limit: limitOption('records'),
     desc: { type: 'boolean', description: 'Newest first.' },

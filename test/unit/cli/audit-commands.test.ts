@@ -120,6 +120,7 @@ describe('audit query', () => {
     expect(await q('--desc', '--limit', '2')).toEqual(['c-5', 'c-4']);
     expect(await q('--source', 'executor')).toEqual(['c-1', 'c-2', 'c-3', 'c-4', 'c-5']);
     expect(await q('--source', 'ops')).toEqual([]);
+    expect(await q('--source', 'mcp-gateway')).toEqual([]);
   });
 
   it('prints a table with one line per record', async () => {
