@@ -409,6 +409,13 @@ const mcp: DashboardSpec = {
       ],
     },
     {
+      title: 'MCP audit records lost',
+      description:
+        'Audit records of MCP requests a gateway gave up publishing after 30 s of retries: those requests are missing from the audit log (their log lines remain). Should stay at 0.',
+      unit: 'ops',
+      queries: [{ expr: `sum(rate(toolgate_mcp_audit_failures_total[${R}]))`, legend: 'lost' }],
+    },
+    {
       title: 'p95 request time by method',
       description: 'From the request to its finished response; tools/call includes the executor round trip.',
       unit: 's',
