@@ -247,13 +247,13 @@ describe('an executor on a calls topic that keeps producer timestamps (CreateTim
     expect((await ledgerRows(own.db.pool)).filter((r) => r.callRef === 'fresh')).toHaveLength(1);
     // The refusals were for expiry (not, say, an unknown key), as the audit records say.
     const audits = await own.read('audit', 5);
-    const authorizeReason = (callId: string) =>
+    const verifyReason = (callId: string) =>
       audits
         .filter((a) => a.event.callId === callId)
-        .map((a) => a.event.decisions.find((d) => d.stage === 'authorize')?.reason);
-    expect(authorizeReason(fresh.callId)).toEqual(['The principal assertion has expired.']);
-    expect(authorizeReason(backdated.callId)).toEqual(['The principal assertion has expired.']);
-    expect(authorizeReason(first.callId)[1]).toMatch(
+        .map((a) => a.event.decisions.find((d) => d.stage === 'verify-principal')?.reason);
+    expect(verifyReason(fresh.callId)).toEqual(['The principal assertion has expired.']);
+    expect(verifyReason(backdated.callId)).toEqual(['The principal assertion has expired.']);
+    expect(verifyReason(first.callId)[1]).toMatch(
       /^The principal assertion has expired\. .*may have taken effect/,
     );
   }, 90_000);
