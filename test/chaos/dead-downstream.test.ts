@@ -22,7 +22,8 @@ import { collectTopic, type TopicCollector } from './topic-collector.js';
  */
 const TIMEOUT_MS = 300;
 const CALLS_PER_TASK = 10;
-const SEED_TIMEOUT_MS = 30_000;
+/** The timeout of the story this scenario scales down; the printed times are scaled back to it. */
+const PRODUCTION_TIMEOUT_MS = 30_000;
 
 function trackingTool(carrier: FaultInjector): ToolDefinition {
   return defineTool({
@@ -102,7 +103,7 @@ describe('slow and dead downstreams', () => {
   it('a dead carrier costs every call its timeout without a breaker, and 5 with one', async () => {
     const without = await runTask(false);
     const withB = await runTask(true);
-    const scale = SEED_TIMEOUT_MS / TIMEOUT_MS;
+    const scale = PRODUCTION_TIMEOUT_MS / TIMEOUT_MS;
     console.log(
       `[chaos dead-downstream] ${JSON.stringify({
         callsPerTask: CALLS_PER_TASK,
@@ -120,7 +121,7 @@ describe('slow and dead downstreams', () => {
           answers: withB.answers,
         },
         ratio: Number((without.ms / withB.ms).toFixed(2)),
-        atSeedScaleSec: {
+        atProductionTimeoutSec: {
           without: Math.round((without.ms * scale) / 1000),
           with: Math.round((withB.ms * scale) / 1000),
         },
