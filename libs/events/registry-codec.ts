@@ -39,6 +39,16 @@ const { isTimeoutError } = requireCjs('mappersmith/gateway/timeout-error') as {
 export const DEFAULT_REGISTRY_REQUEST_TIMEOUT_MS = 5_000;
 
 /**
+ * A request whose connection was closed under it before an answer came (`socket hang up`,
+ * ECONNRESET, EPIPE): a registry under load, or restarting, drops a connection now and then. A
+ * registry that refuses connections (down) is not retried here: the callers' own retries pace that.
+ */
+function isDroppedConnection(error: unknown): boolean {
+  const code = (error as { readonly code?: unknown } | null | undefined)?.code;
+  return code === 'ECONNRESET' || code === 'EPIPE';
+}
+
+/**
  * The production codec: schemas registered in a Confluent-compatible registry (subject
  * `<topic>-value`, BACKWARD compatibility), events framed with registry ids. Decoding resolves the
  * writer's schema (fetched by id, cached) into this build's reader schema, so older producers stay
@@ -57,9 +67,18 @@ export class RegistryEventCodec implements EventCodec {
       host: options.url,
       clientId: 'toolgate',
       middlewares: [TimeoutMiddleware(options.requestTimeoutMs ?? DEFAULT_REGISTRY_REQUEST_TIMEOUT_MS)],
-      // The client's own rule retries 5xx answers only; a request that timed out is retried too
-      // (registration is idempotent, reads are reads).
-      retry: { validateRetry: (response) => response.status() >= 500 || isTimeoutError(response.error()) },
+      // The client's own rules retry GET requests only, and of those only 5xx answers. Here every
+      // request is retried — registration is idempotent (an identical schema keeps its id) and the
+      // rest are reads — on a 5xx answer, a timeout, or a connection the registry dropped before
+      // answering (a POST that met "socket hang up" used to fail a service's start or a CLI command
+      // at once).
+      retry: {
+        enableRetry: () => true,
+        validateRetry: (response) =>
+          response.status() >= 500 ||
+          isTimeoutError(response.error()) ||
+          isDroppedConnection(response.error()),
+      },
     });
     const schemas = options.schemas ?? loadSchemas();
     this.readers = Object.fromEntries(
