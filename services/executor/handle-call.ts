@@ -10,7 +10,7 @@ import { argumentsAsSent } from '../../libs/guards/parse-arguments.js';
 import { UNVERIFIED_PRINCIPAL_ID, type PrincipalRefusal } from '../../libs/pipeline/call-state.js';
 import type { BusMessage } from '../../libs/ports/event-bus.js';
 import type { Logger } from '../../libs/ports/logger.js';
-import { toAuditEvent } from './audit-event.js';
+import { toAuditEvent } from '../../libs/runtime/audit-event.js';
 import { encodeOutputs, type CallOutputs } from './call-outputs.js';
 import { callTrace, outputHeaders, type CallTrace } from './call-trace.js';
 import { callDeadLetter, deadLetterReasonFor, poisonDeadLetter } from '../../libs/runtime/events.js';

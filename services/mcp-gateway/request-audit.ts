@@ -2,6 +2,7 @@ import type { AuditRecord } from '../../libs/core/audit-record.js';
 import { ERROR_CODES, type ErrorCode } from '../../libs/core/errors.js';
 import { OUTCOMES, type Outcome } from '../../libs/core/outcome.js';
 import type { AuditRecordEvent } from '../../libs/events/contracts.js';
+import { toAuditEvent } from '../../libs/runtime/audit-event.js';
 import type { McpRequestRecord, RequestOutcome } from './observer.js';
 
 /** The `principalId` of a gateway record whose caller could not be identified. */
@@ -133,31 +134,7 @@ export function requestAuditEvent(
   record: AuditRecord,
   meta: { readonly recordId: string; readonly producerId: string },
 ): AuditRecordEvent {
-  return {
-    recordId: meta.recordId,
-    callId: record.callId,
-    tool: record.tool,
-    toolVersion: record.toolVersion ?? null,
-    principalId: record.principalId,
-    tenant: record.tenant,
-    taskId: record.taskId,
-    step: record.step,
-    index: record.index,
-    traceId: record.traceId,
-    idempotencyKey: record.idempotencyKey ?? null,
-    resourceKey: record.resourceKey ?? null,
-    argumentsJson: JSON.stringify(record.arguments),
-    resultJson: record.result === undefined ? null : JSON.stringify(record.result),
-    outcome: record.outcome,
-    errorCode: record.errorCode ?? null,
-    decisions: [],
-    attempts: [],
-    source: 'mcp-gateway',
-    producerId: meta.producerId,
-    startedAtMs: record.startedAtMs,
-    finishedAtMs: record.finishedAtMs,
-    client: record.client === undefined ? null : { ...record.client },
-  };
+  return toAuditEvent(record, { ...meta, source: 'mcp-gateway' });
 }
 
 const REFUSALS: ReadonlySet<string> = new Set<Outcome>([

@@ -11,7 +11,7 @@ import { RegistryEventCodec } from '../../../libs/events/registry-codec.js';
 import type { ReconciliationCase } from '../../../libs/ports/case-store.js';
 import type { PurchaseOrderApi } from '../../../services/catalog/tools/purchase-order-backend.js';
 import type { PreviewPurchaseOrderOutput } from '../../../services/catalog/tools/purchase-order-preview.js';
-import { toAuditEvent } from '../../../services/executor/audit-event.js';
+import { toAuditEvent } from '../../../libs/runtime/audit-event.js';
 import { schemaRegistryUrl } from '../../helpers/env.js';
 import { deadLetteredRefund, leaveUnresolved } from '../../helpers/dead-lettered-refund.js';
 import { uniqueName } from '../../helpers/names.js';

@@ -1,7 +1,7 @@
-import { canonicalJson } from '../../libs/core/canonical-json.js';
-import type { AuditRecordEvent } from '../../libs/events/contracts.js';
-import type { AuditRecord } from '../../libs/core/audit-record.js';
-import { wholeMs } from '../../libs/runtime/events.js';
+import { canonicalJson } from '../core/canonical-json.js';
+import type { AuditRecordEvent } from '../events/contracts.js';
+import type { AuditRecord } from '../core/audit-record.js';
+import { wholeMs } from './events.js';
 
 /**
  * Most bytes of JSON the audited arguments, and the audited result, may each take in one audit
@@ -14,16 +14,22 @@ export const MAX_AUDITED_JSON_BYTES = 256 * 1024;
 export const OMITTED_KEY = '[omitted]';
 
 /**
- * The audit-topic event of one attempt. `recordId` must be unique per attempt (the audit store's
- * idempotency key): a redelivered call is a new attempt and gets a new id, so it is recorded as its
- * own attempt (typically DUPLICATE) instead of being swallowed as a copy of the first. Arguments
- * and result are already reduced to the tool's allow-lists by the pipeline; what the audit store
- * could not hold is left out, saying why (see {@link auditedArgumentsJson}, {@link auditedResultJson}),
- * so the record itself is always accepted. Pure.
+ * The audit-topic event of one attempt (the executor's, by default) or of one MCP request
+ * (`source: 'mcp-gateway'`). `recordId` must be unique per attempt (the audit store's idempotency
+ * key): a redelivered call is a new attempt and gets a new id, so it is recorded as its own attempt
+ * (typically DUPLICATE) instead of being swallowed as a copy of the first. Arguments and result are
+ * already reduced to the tool's allow-lists by the pipeline; what the audit store could not hold is
+ * left out, saying why (see {@link auditedArgumentsJson}, {@link auditedResultJson}), so the record
+ * itself is always accepted. `client` is carried when the record has one. Pure.
  */
 export function toAuditEvent(
   record: AuditRecord,
-  meta: { readonly recordId: string; readonly producerId: string },
+  meta: {
+    readonly recordId: string;
+    readonly producerId: string;
+    /** Default `executor`. */
+    readonly source?: 'executor' | 'mcp-gateway';
+  },
 ): AuditRecordEvent {
   return {
     recordId: meta.recordId,
@@ -55,10 +61,11 @@ export function toAuditEvent(
       durationMs: a.durationMs,
       result: a.result,
     })),
-    source: 'executor',
+    source: meta.source ?? 'executor',
     producerId: meta.producerId,
     startedAtMs: wholeMs(record.startedAtMs),
     finishedAtMs: wholeMs(record.finishedAtMs),
+    ...(record.client === undefined ? {} : { client: { ...record.client } }),
   };
 }
 

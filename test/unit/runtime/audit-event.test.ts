@@ -4,7 +4,7 @@ import {
   auditedArgumentsJson,
   auditedResultJson,
   MAX_AUDITED_JSON_BYTES,
-} from '../../../services/executor/audit-event.js';
+} from '../../../libs/runtime/audit-event.js';
 
 function nested(depth: number): unknown {
   return JSON.parse('{"a":'.repeat(depth) + '1' + '}'.repeat(depth)) as unknown;
