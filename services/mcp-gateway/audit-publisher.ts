@@ -3,6 +3,7 @@ import { DEFAULT_BACKOFF, retryWithBackoff, type Backoff } from '../../libs/core
 import type { Clock } from '../../libs/core/clock.js';
 import { systemClock } from '../../libs/core/system-clock.js';
 import type { EventCodec } from '../../libs/events/event-codec.js';
+import { raceAbort } from '../../libs/execution/attempt-scope.js';
 import type { EventPublisher } from '../../libs/ports/event-bus.js';
 import { requestAuditEvent, type McpAuditPublisher } from './request-audit.js';
 
@@ -48,12 +49,12 @@ export function kafkaAuditPublisher(options: KafkaAuditPublisherOptions): McpAud
     const bound = new AbortController();
     const settled = new AbortController();
     clock.sleep(retryForMs, settled.signal).then(
-      () => bound.abort(),
+      () => bound.abort(new Error('audit publish cut short at its bound')),
       () => undefined,
     );
     try {
       const published = await retryWithBackoff(
-        () => withinBound(options.publisher.publish(options.topic, [message]), bound.signal),
+        () => raceAbort(options.publisher.publish(options.topic, [message]), bound.signal),
         { backoff: options.backoff ?? DEFAULT_BACKOFF, clock, signal: bound.signal },
       );
       if (published === undefined) {
@@ -63,27 +64,4 @@ export function kafkaAuditPublisher(options: KafkaAuditPublisherOptions): McpAud
       settled.abort();
     }
   };
-}
-
-/** `work`, or a rejection once `signal` aborts (the publish itself may still land later). */
-function withinBound(work: Promise<void>, signal: AbortSignal): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    const onAbort = (): void => reject(new Error('audit publish cut short at its bound'));
-    if (signal.aborted) {
-      onAbort();
-      work.catch(() => undefined);
-      return;
-    }
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      () => {
-        signal.removeEventListener('abort', onAbort);
-        resolve();
-      },
-      (err: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(err instanceof Error ? err : new Error(String(err)));
-      },
-    );
-  });
 }
