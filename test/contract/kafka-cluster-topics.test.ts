@@ -1,6 +1,8 @@
 import { ConfigResourceTypes } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KafkaEventBus } from '../../libs/bus/kafka/kafka-event-bus.js';
+import { retryWithBackoff } from '../../libs/core/backoff.js';
+import { systemClock } from '../../libs/core/system-clock.js';
 import { topicNames } from '../../libs/events/topics.js';
 import { allTopics } from '../../libs/runtime/clients.js';
 import { kafkaClusterBrokers } from '../helpers/env.js';
@@ -43,7 +45,18 @@ describe('toolgate topics on a 3-broker Kafka cluster', () => {
     const admin = await kafka.admin();
     const brokers = (await admin.describeCluster()).brokers.map((b) => b.nodeId).sort();
     expect(brokers).toHaveLength(3);
-    const { topics: described } = await admin.fetchTopicMetadata({ topics: Object.values(topics) });
+    // ensureTopics waited for leaders on the broker it asked; the broker this client asks may learn
+    // of the new topics a moment later (metadata spreads asynchronously), and answers "does not
+    // host this topic-partition" until then. Placement, not propagation speed, is under test here.
+    const { topics: described } = await retryWithBackoff(
+      () => admin.fetchTopicMetadata({ topics: Object.values(topics) }),
+      {
+        backoff: { baseDelayMs: 50, maxDelayMs: 500 },
+        clock: systemClock,
+        maxAttempts: 20,
+        isFatal: (err) => (err as { type?: unknown }).type !== 'UNKNOWN_TOPIC_OR_PARTITION',
+      },
+    );
     for (const topic of described) {
       for (const partition of topic.partitions) {
         expect([...partition.replicas].sort(), `${topic.name}/${partition.partitionId}`).toEqual(brokers);
