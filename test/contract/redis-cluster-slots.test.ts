@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  RedisFactStore,
   RedisIdempotencyStore,
   RedisIdempotencyTombstones,
   RedisRateLimiter,
@@ -40,6 +41,7 @@ describe('Redis stores on a Redis Cluster', () => {
     const tombstones = new RedisIdempotencyTombstones(redis, { keyPrefix: `${prefix}tomb:` });
     const limiter = new RedisRateLimiter(redis, { keyPrefix: `${prefix}rate:` });
     const singleUse = new RedisSingleUseStore(redis, { keyPrefix: `${prefix}once:` });
+    const facts = new RedisFactStore(redis, { keyPrefix: `${prefix}fact:` });
     for (let i = 0; i < KEYS_PER_STORE; i += 1) {
       const claim = await idempotency.claim(`call-${i}`, 'fp', 'owner', 60_000);
       expect(claim.kind).toBe('claimed');
@@ -48,11 +50,33 @@ describe('Redis stores on a Redis Cluster', () => {
       expect((await limiter.take(`bucket-${i}`, { capacity: 5, refillPerSecond: 1 })).allowed).toBe(true);
       expect(await singleUse.consume(`jti-${i}`, 60_000)).toBe('consumed');
     }
+    // One batch over every series: its scripts go to the masters of their series' slots.
+    const atMs = Date.now();
+    const series = Array.from({ length: KEYS_PER_STORE }, (_, i) => `series-${i}`);
+    await facts.record(series.map((key) => ({ key, callId: 'call', units: 1, atMs, windowMs: 60_000 })));
+    expect(
+      await facts.sum(
+        series.map((key) => ({ key, windowMs: 60_000 })),
+        atMs,
+      ),
+    ).toEqual(series.map(() => 1));
+    // A series is two keys (its contributions and their units), always in one slot.
+    for (const key of series) {
+      const [at, units] = facts.seriesRedisKeys(key);
+      expect(await redis.cluster('KEYSLOT', at)).toBe(await redis.cluster('KEYSLOT', units));
+    }
 
     const byMaster = await cluster.keysByMaster();
     expect(byMaster.size).toBe(3);
     const owner = await slotOwners(cluster);
-    for (const store of ['idem:', 'tomb:', 'rate:', 'once:']) {
+    const keysPerStore: Record<string, number> = {
+      'idem:': KEYS_PER_STORE,
+      'tomb:': KEYS_PER_STORE,
+      'rate:': KEYS_PER_STORE,
+      'once:': KEYS_PER_STORE,
+      'fact:': 2 * KEYS_PER_STORE,
+    };
+    for (const [store, count] of Object.entries(keysPerStore)) {
       const perMaster = [...byMaster.values()].map(
         (keys) => keys.filter((key) => key.startsWith(`${prefix}${store}`)).length,
       );
@@ -60,7 +84,7 @@ describe('Redis stores on a Redis Cluster', () => {
         perMaster.every((count) => count > 0),
         `${store} keys per master: ${perMaster.join(', ')}`,
       ).toBe(true);
-      expect(perMaster.reduce((a, b) => a + b, 0)).toBe(KEYS_PER_STORE);
+      expect(perMaster.reduce((a, b) => a + b, 0)).toBe(count);
     }
     for (const [master, keys] of byMaster) {
       for (const key of keys) {

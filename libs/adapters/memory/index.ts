@@ -7,3 +7,4 @@ export { MemoryAuditStore } from './audit-store.js';
 export { MemoryCaseStore } from './case-store.js';
 export { MemorySingleUseStore } from './single-use-store.js';
 export { MemoryJobStore } from './job-store.js';
+export { MemoryFactStore } from './memory-fact-store.js';

@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   LuaScript,
+  RedisFactStore,
   RedisIdempotencyStore,
   RedisRateLimiter,
   luaScript,
@@ -91,6 +92,29 @@ describe('Redis stores: what the contract suite cannot see', () => {
     );
   });
 
+  it('runs a batch of one script as one pipeline, in order, sending it once Redis lacks it', async () => {
+    const script = new LuaScript(
+      'probe-batch',
+      `-- ${randomUUID()}\nreturn redis.call('INCRBY', KEYS[1], ARGV[1])`,
+    );
+    const [a, b] = [`${t.prefix}batch-a`, `${t.prefix}batch-b`];
+    const calls = [
+      { keys: [a], args: [1] },
+      { keys: [b], args: [10] },
+      { keys: [a], args: [100] },
+    ];
+    expect(await script.runAll(t.redis, calls)).toEqual([1, 10, 101]);
+    expect(await t.redis.script('EXISTS', script.sha1)).toEqual([1]);
+    expect(await script.runAll(t.redis, calls)).toEqual([102, 20, 202]);
+    expect(await script.runAll(t.redis, [])).toEqual([]);
+  });
+
+  it('passes a script error in a batch through', async () => {
+    const script = new LuaScript('broken-batch', `return redis.call('NO_SUCH_COMMAND')`);
+    const calls = [1, 2].map((i) => ({ keys: [`${t.prefix}x${i}`], args: [] }));
+    await expect(script.runAll(t.redis, calls)).rejects.toThrow(/Unknown Redis command|unknown command/i);
+  });
+
   it('ships each script under the SHA1 it is run by', async () => {
     const claim = luaScript('idempotency-claim.lua');
     expect(await t.redis.script('LOAD', claim.source)).toBe(claim.sha1);
@@ -123,5 +147,12 @@ describe('Redis stores when Redis is unreachable', () => {
     ).rejects.toThrow();
     await expect(store.release('k', 'a')).rejects.toThrow();
     await expect(limiter.take('b', { capacity: 1, refillPerSecond: 1 })).rejects.toThrow();
+  });
+
+  it('throws from fact sums and records (callers decide)', async () => {
+    const facts = new RedisFactStore(dead, { keyPrefix: 'unreachable:' });
+    const series = { key: 'f', windowMs: 1000 };
+    await expect(facts.sum([series, { ...series, key: 'g' }], 0)).rejects.toThrow();
+    await expect(facts.record([{ ...series, callId: 'c', units: 1, atMs: 0 }])).rejects.toThrow();
   });
 });
