@@ -69,4 +69,35 @@ export interface AuditRecord {
     readonly protocolVersion: string;
     readonly method: string;
   };
+  /** The business-rule policy this call was judged under; on every record the pipeline builds. */
+  readonly policy?: PolicyContext;
+}
+
+/**
+ * What the business rules knew when they judged one call, so a candidate policy can be replayed
+ * against past calls (`toolgate policy replay`) without executing anything.
+ */
+export interface PolicyContext {
+  /** The version of the policy in force (`PolicyEngine.version`). */
+  readonly version: string;
+  /** The verified principal's roles, when the rules judged the call. */
+  readonly roles?: readonly string[];
+  /**
+   * The aggregate facts the rules saw, by fact name, when the rules judged the call: decimal text
+   * for sums (`"99.98"`), integer text for counts (`"3"`). Each is the total as it would stand with
+   * this call counted.
+   */
+  readonly facts?: Readonly<Record<string, string>>;
+  /** The rule that refused the call, when the rules refused it. */
+  readonly ruleId?: string;
+  /** A candidate policy run beside the active one, when the executor has one (never acted on). */
+  readonly shadow?: ShadowDecision;
+}
+
+/** What a shadow (candidate) policy would have decided about one call. */
+export interface ShadowDecision {
+  readonly version: string;
+  readonly decision: 'allow' | 'refuse';
+  /** The rule that would have refused it. */
+  readonly ruleId?: string;
 }

@@ -78,6 +78,27 @@ export interface McpClientEvent {
 }
 
 /**
+ * The business-rule policy one call was judged under (see `PolicyContext` in core/audit-record.ts);
+ * `null` stands for a field the record does not have.
+ */
+export interface PolicyContextEvent {
+  version: string;
+  roles: string[] | null;
+  /** Fact name → decimal text (sums) or integer text (counts). */
+  facts: Record<string, string> | null;
+  ruleId: string | null;
+  shadow: ShadowDecisionEvent | null;
+}
+
+/** What a candidate policy would have decided about one call (see `ShadowDecision`). */
+export interface ShadowDecisionEvent {
+  version: string;
+  /** allow | refuse */
+  decision: string;
+  ruleId: string | null;
+}
+
+/**
  * One per attempt, refusals included, and one per MCP request the MCP gateway served (`source`
  * `mcp-gateway`); consumed by the audit sink.
  */
@@ -109,6 +130,11 @@ export interface AuditRecordEvent {
    * never set it need not write `null`; a decoded event always carries it (`null` when absent).
    */
   client?: McpClientEvent | null;
+  /**
+   * Set on the records the guard pipeline builds. Optional like `client`, for the producers that
+   * never set it; a decoded event always carries it (`null` when absent).
+   */
+  policy?: PolicyContextEvent | null;
 }
 
 export type DeadLetterReason = 'UNRESOLVED' | 'EXHAUSTED' | 'POISON';

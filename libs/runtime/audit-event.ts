@@ -1,6 +1,6 @@
 import { canonicalJson } from '../core/canonical-json.js';
-import type { AuditRecordEvent } from '../events/contracts.js';
-import type { AuditRecord } from '../core/audit-record.js';
+import type { AuditRecordEvent, PolicyContextEvent } from '../events/contracts.js';
+import type { AuditRecord, PolicyContext } from '../core/audit-record.js';
 import { wholeMs } from './events.js';
 
 /**
@@ -20,7 +20,8 @@ export const OMITTED_KEY = '[omitted]';
  * (typically DUPLICATE) instead of being swallowed as a copy of the first. Arguments and result are
  * already reduced to the tool's allow-lists by the pipeline; what the audit store could not hold is
  * left out, saying why (see {@link auditedArgumentsJson}, {@link auditedResultJson}), so the record
- * itself is always accepted. `client` is carried when the record has one. Pure.
+ * itself is always accepted. `client` and `policy` are carried when the record has them,
+ * `policy` with its absent fields as `null`. Pure.
  */
 export function toAuditEvent(
   record: AuditRecord,
@@ -66,6 +67,22 @@ export function toAuditEvent(
     startedAtMs: wholeMs(record.startedAtMs),
     finishedAtMs: wholeMs(record.finishedAtMs),
     ...(record.client === undefined ? {} : { client: { ...record.client } }),
+    ...(record.policy === undefined ? {} : { policy: policyContextEvent(record.policy) }),
+  };
+}
+
+/** A copy of `policy` with every absent field `null` (the schema's unions with null). */
+function policyContextEvent(policy: PolicyContext): PolicyContextEvent {
+  const { shadow } = policy;
+  return {
+    version: policy.version,
+    roles: policy.roles === undefined ? null : [...policy.roles],
+    facts: policy.facts === undefined ? null : { ...policy.facts },
+    ruleId: policy.ruleId ?? null,
+    shadow:
+      shadow === undefined
+        ? null
+        : { version: shadow.version, decision: shadow.decision, ruleId: shadow.ruleId ?? null },
   };
 }
 

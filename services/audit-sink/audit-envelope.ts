@@ -1,7 +1,14 @@
 import { ToolgateError, type ErrorCode } from '../../libs/core/errors.js';
 import { prepareEnvelope } from '../../libs/audit/envelope.js';
-import type { AuditRecordEvent } from '../../libs/events/contracts.js';
-import type { AttemptRecord, AuditRecord, StageDecision, StageName } from '../../libs/core/audit-record.js';
+import type { AuditRecordEvent, PolicyContextEvent } from '../../libs/events/contracts.js';
+import type {
+  AttemptRecord,
+  AuditRecord,
+  PolicyContext,
+  ShadowDecision,
+  StageDecision,
+  StageName,
+} from '../../libs/core/audit-record.js';
 import type { AuditEnvelope } from '../../libs/ports/audit-store.js';
 
 /**
@@ -58,6 +65,7 @@ export function toAuditEnvelope(event: AuditRecordEvent): AuditEnvelope {
             method: event.client.method,
           },
         }),
+    ...(event.policy === undefined || event.policy === null ? {} : { policy: policyContext(event.policy) }),
   };
   return prepareEnvelope({
     recordId: event.recordId,
@@ -66,6 +74,26 @@ export function toAuditEnvelope(event: AuditRecordEvent): AuditEnvelope {
     recordedAtMs: event.finishedAtMs,
     record,
   });
+}
+
+/** The record form of an event's policy context: plain copies, null fields absent. */
+function policyContext(policy: PolicyContextEvent): PolicyContext {
+  const { shadow } = policy;
+  return {
+    version: policy.version,
+    ...(policy.roles === null ? {} : { roles: [...policy.roles] }),
+    ...(policy.facts === null ? {} : { facts: { ...policy.facts } }),
+    ...(policy.ruleId === null || policy.ruleId === undefined ? {} : { ruleId: policy.ruleId }),
+    ...(shadow === null
+      ? {}
+      : {
+          shadow: {
+            version: shadow.version,
+            decision: shadow.decision as ShadowDecision['decision'],
+            ...(shadow.ruleId === null ? {} : { ruleId: shadow.ruleId }),
+          },
+        }),
+  };
 }
 
 function parseJson(text: string, field: string): unknown {

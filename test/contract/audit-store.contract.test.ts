@@ -51,11 +51,23 @@ describe.each(adapters)('AuditStore contract: $name', (adapter) => {
 
   it('returns records exactly as appended', async () => {
     const t = tenant();
-    const env = envelope(refusedRecord({ tenant: t, result: { nested: [1, 'two', null, { x: true }] } }));
+    const env = envelope(
+      refusedRecord({
+        tenant: t,
+        result: { nested: [1, 'two', null, { x: true }] },
+        policy: {
+          version: 'refunds-2026-03-01',
+          roles: ['support'],
+          facts: { refunded_on_order: '99.98', refunds_today: '3' },
+          shadow: { version: 'refunds-2026-04-01', decision: 'refuse', ruleId: 'refund-cap-per-order' },
+        },
+      }),
+    );
     await h.subject.append([env]);
     const [row] = await h.subject.query({ tenant: t });
     expect(row).toMatchObject({ ...env, chain: t, seq: 1 });
     expect(row!.record).toEqual(env.record);
+    expect(await h.subject.verify({ chain: t })).toMatchObject({ ok: true, checked: 1 });
   });
 
   it('is idempotent by recordId: a redelivered batch, and repeats within a batch, are stored once', async () => {

@@ -75,6 +75,7 @@ describe('audit sink on Kafka and Postgres', () => {
       outcome: 'SUCCESS',
     });
     expect(first.record).not.toHaveProperty('errorCode');
+    expect(first.record).not.toHaveProperty('policy');
     expect(chainA[1]!.record.decisions[1]).toEqual({
       stage: 'business-rules',
       decision: 'refuse',
@@ -153,6 +154,44 @@ describe('audit sink on Kafka and Postgres', () => {
     });
     expect(tc.map((r) => r.recordId)).toEqual(['tc-0', 'tc-1']);
     expect(await store.verify({ chain: 'tc' })).toMatchObject({ ok: true, checked: 2 });
+  });
+
+  it("stores a record's policy context as it was published, null fields absent; the chain verifies", async () => {
+    const judged = {
+      ...auditEvent('te-0', 'te', 0),
+      policy: {
+        version: 'refunds-2026-03-01',
+        roles: ['support', 'refunds:small'],
+        facts: { refunded_on_order: '99.98', refunds_today: '3', net_adjustment: '-0.0001' },
+        ruleId: 'refund-support-limit',
+        shadow: { version: 'refunds-2026-04-01', decision: 'refuse', ruleId: 'refund-cap-per-order' },
+      },
+    };
+    const notJudged = {
+      ...auditEvent('te-1', 'te', 1),
+      policy: {
+        version: 'v7',
+        roles: null,
+        facts: null,
+        ruleId: null,
+        shadow: { version: 'v8', decision: 'allow', ruleId: null },
+      },
+    };
+    await stack.publish('audit', [
+      { key: 'te', event: judged },
+      { key: 'te', event: notJudged },
+    ]);
+    const te = await eventually('the records with a policy context stored', async () => {
+      const rows = await store.query({ tenant: 'te' });
+      return rows.length >= 2 ? rows : undefined;
+    });
+    expect(te.map((r) => r.recordId)).toEqual(['te-0', 'te-1']);
+    expect(te[0]!.record.policy).toStrictEqual(judged.policy);
+    expect(te[1]!.record.policy).toStrictEqual({
+      version: 'v7',
+      shadow: { version: 'v8', decision: 'allow' },
+    });
+    expect(await store.verify({ chain: 'te' })).toMatchObject({ ok: true, checked: 2 });
   });
 });
 

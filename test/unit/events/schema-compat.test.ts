@@ -1,7 +1,9 @@
+import avro from 'avsc';
 import { describe, expect, it } from 'vitest';
 import { backwardProblems } from '../../../libs/events/schema-compat.js';
 import { loadSchemas, type AvroSchemaJson } from '../../../libs/events/schema-files.js';
 import { checkSchemaHistory } from '../../../services/cli/schemas-check.js';
+import { sampleAudit } from '../../fixtures/events.js';
 
 const current = loadSchemas();
 
@@ -45,5 +47,22 @@ describe('backward compatibility check', () => {
     const results = checkSchemaHistory();
     expect(results.map((r) => r.file).sort()).toHaveLength(4);
     for (const r of results) expect(r.problems, r.file).toEqual([]);
+  });
+
+  it("the audit schema with policy and the one before it read each other's events", () => {
+    const before = withFields(current.audit, (f) => f.filter((field) => field.name !== 'policy'));
+    expect(before.fields).toHaveLength((current.audit.fields as unknown[]).length - 1);
+    // BACKWARD (a new consumer reads old events) and FORWARD (an old consumer reads new events).
+    expect(backwardProblems(before, current.audit)).toEqual([]);
+    expect(backwardProblems(current.audit, before)).toEqual([]);
+
+    const now = avro.Type.forSchema(current.audit as avro.Schema);
+    const old = avro.Type.forSchema(before as avro.Schema);
+    const { policy: _policy, ...withoutPolicy } = sampleAudit;
+    expect(now.fromBuffer(old.toBuffer(withoutPolicy), now.createResolver(old))).toEqual({
+      ...withoutPolicy,
+      policy: null,
+    });
+    expect(old.fromBuffer(now.toBuffer(sampleAudit), old.createResolver(now))).toEqual(withoutPolicy);
   });
 });
