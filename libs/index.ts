@@ -47,9 +47,10 @@ export { toOpenAITools, type OpenAIExportOptions } from './registry/export-opena
 export { toAnthropicTools } from './registry/export-anthropic.js';
 
 // Business rules.
-export { createPolicyEngine } from './policy/policy-engine.js';
+export { createPolicyEngine, type PolicySource } from './policy/policy-engine.js';
 export { PolicyRulesError, type PolicyCheck, type PolicyRule } from './policy/policy-rule.js';
-export type { PolicyDecision, PolicyEngine } from './pipeline/deps.js';
+export type { PolicyDecision, PolicyEngine, FactValues } from './pipeline/deps.js';
+export type { AggregateFact, FactDimension } from './core/aggregate-fact.js';
 
 // The signed principal: keys, signing (the agent backend) and verification (the executor).
 export { generatePrincipalKeys, type PrincipalKeyPair } from './auth/principal-keys.js';
@@ -75,6 +76,7 @@ export { RegistryEventCodec, type RegistryCodecOptions } from './events/registry
 export type { EventBus, EventPublisher, EventSubscriber, KeyedSubscriber } from './ports/event-bus.js';
 export type { IdempotencyStore } from './ports/idempotency-store.js';
 export type { BucketLimit, RateLimiter } from './ports/rate-limiter.js';
+export type { FactStore, FactContribution, FactSeriesQuery } from './ports/fact-store.js';
 export type { AuditStore } from './ports/audit-store.js';
 export type { AuditRecord } from './core/audit-record.js';
 export type { CaseStore, ReconciliationCase } from './ports/case-store.js';

@@ -370,7 +370,11 @@ export async function createBenchExecutor(o: BenchExecutorOptions): Promise<Benc
     },
   };
   const executor = createExecutor({
-    catalog: { registry: benchRegistry(), policy: createPolicyEngine([], 'bench'), downstreamLimits: {} },
+    catalog: {
+      registry: benchRegistry(),
+      policy: createPolicyEngine({ version: 'bench' }, []),
+      downstreamLimits: {},
+    },
     bus: {
       publish: (topic, messages) => publisher.publish(topic, messages),
       subscribeKeyed: (options, handler) => subscriber.subscribeKeyed(options, handler),

@@ -3,7 +3,7 @@ import { createPolicyEngine } from '../policy/policy-engine.js';
 import type { PolicyEngine } from '../pipeline/deps.js';
 import type { Clock } from '../core/clock.js';
 import type { BucketLimit } from '../ports/rate-limiter.js';
-import type { ToolDefinition } from '../registry/tool-definition.js';
+import type { AnyToolDefinition } from '../registry/tool-definition.js';
 import { ToolRegistry } from '../registry/tool-registry.js';
 
 /**
@@ -14,6 +14,11 @@ import { ToolRegistry } from '../registry/tool-registry.js';
 export interface Catalog {
   readonly registry: ToolRegistry;
   readonly policy: PolicyEngine;
+  /**
+   * A candidate policy the executors judge every call with beside `policy`, recording what it would
+   * decide (audit record, `toolgate_policy_shadow_disagreements_total`) and never acting on it.
+   */
+  readonly shadowPolicy?: PolicyEngine;
   /** Outbound budget per downstream (the tools' `downstream` names); unlisted ones are not limited. */
   readonly downstreamLimits: Readonly<Record<string, BucketLimit>>;
   /** Releases what the catalog holds (its own clients, timers); called once on shutdown. */
@@ -34,22 +39,20 @@ export interface CatalogEnv {
 /** Builds the catalog; rejects when it cannot (the executor then does not start). */
 export type CatalogFactory = (env: CatalogEnv) => Catalog | Promise<Catalog>;
 
-/**
- * A tool definition of any input and output type: what a list of different tools holds. (`unknown`
- * would not do: a tool's `execute` takes its own input type, so it is not a tool of `unknown`.)
- */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyToolDefinition = ToolDefinition<any, any>;
+/** A tool definition of any input and output type (see `registry/tool-definition.ts`). */
+export type { AnyToolDefinition } from '../registry/tool-definition.js';
 
 /** What {@link defineCatalog} takes: the tools, and optionally their rules and outbound limits. */
 export interface CatalogDefinition {
   /** Every tool (and version) the executor runs. Names and versions must be unique. */
   readonly tools: readonly AnyToolDefinition[];
   /**
-   * The business rules (stage 4), e.g. `createPolicyEngine(rules, 'v1')`. Default: no rules, so
-   * every call the tools' schemas, scopes and `authorize` admit passes stage 4.
+   * The business rules (stage 4), e.g. `createPolicyEngine({ version: 'v1', cedar }, tools)`.
+   * Default: no rules, so every call the tools' schemas, scopes and `authorize` admit passes stage 4.
    */
   readonly policy?: PolicyEngine;
+  /** A candidate policy run in shadow beside `policy` (see {@link Catalog.shadowPolicy}). */
+  readonly shadowPolicy?: PolicyEngine;
   /** Outbound budget per downstream name. Default: none limited. */
   readonly downstreamLimits?: Readonly<Record<string, BucketLimit>>;
   /** Called once when the executor stops (close the clients the tools use). */
@@ -70,7 +73,8 @@ export function defineCatalog(definition: CatalogDefinition): Catalog {
   for (const tool of definition.tools) registry.register(tool);
   return {
     registry,
-    policy: definition.policy ?? createPolicyEngine([], NO_RULES_POLICY_VERSION),
+    policy: definition.policy ?? createPolicyEngine({ version: NO_RULES_POLICY_VERSION }, []),
+    ...(definition.shadowPolicy === undefined ? {} : { shadowPolicy: definition.shadowPolicy }),
     downstreamLimits: Object.freeze({ ...definition.downstreamLimits }),
     ...(definition.close === undefined ? {} : { close: definition.close }),
   };

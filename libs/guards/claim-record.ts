@@ -1,3 +1,4 @@
+import { taskResourceKey } from '../core/idempotency-key.js';
 import type { Outcome } from '../core/outcome.js';
 import type { CallState } from '../pipeline/call-state.js';
 import type { PipelineDeps } from '../pipeline/deps.js';
@@ -10,6 +11,20 @@ import type { ToolDefinition } from '../registry/tool-definition.js';
  */
 export function isReadOnlyTool(tool: ToolDefinition): boolean {
   return !tool.stateChanging || tool.retrySafety.kind === 'read-only';
+}
+
+/**
+ * The resource a call touches: its partition and serialization key, from the tool's `conflictKey`
+ * over the validated arguments; the task's key when the tool declares none (or it throws).
+ */
+export function resourceKeyOf(tool: ToolDefinition, state: CallState): string {
+  const fallback = taskResourceKey(state.ctx);
+  if (tool.conflictKey === undefined || state.args === undefined) return fallback;
+  try {
+    return tool.conflictKey(state.args, state.ctx);
+  } catch {
+    return fallback;
+  }
 }
 
 /**

@@ -1,7 +1,7 @@
 import { classify } from '../core/classify.js';
 import { ERROR_CODES, ToolgateError } from '../core/errors.js';
 import type { ErrorCode } from '../core/errors.js';
-import { argumentsFingerprint, idempotencyKey, taskResourceKey } from '../core/idempotency-key.js';
+import { argumentsFingerprint, idempotencyKey } from '../core/idempotency-key.js';
 import { attemptScope } from '../execution/attempt-scope.js';
 import { maxAttempts, worstCaseBackoffMs } from '../execution/retry-policy.js';
 import type { CallState } from '../pipeline/call-state.js';
@@ -9,7 +9,8 @@ import type { PipelineDeps, PipelineSettings } from '../pipeline/deps.js';
 import type { GuardStage, Layer, StageResult } from '../pipeline/stage.js';
 import type { ClaimResult, StoredResult } from '../ports/idempotency-store.js';
 import type { ToolDefinition } from '../registry/tool-definition.js';
-import { isReadOnlyTool, settleClaim } from './claim-record.js';
+import { isReadOnlyTool, resourceKeyOf, settleClaim } from './claim-record.js';
+import { recordFacts } from './record-facts.js';
 
 /**
  * The idempotency layer: at most one execution per logical call — within the retention: a completed record lives
@@ -41,6 +42,7 @@ export const idempotencyLayer: Layer = {
     const claimed = await claimStage(state, deps);
     if (claimed.kind !== 'continue') return claimed;
     const verdict = await next(claimed.reason);
+    await recordFacts(state, deps, verdict);
     await settleClaim(state, deps, verdict);
     return verdict;
   },
@@ -71,7 +73,7 @@ export const claimStage: GuardStage = async (state, deps) => {
     return { kind: 'refuse', error: classify(err) };
   }
   state.idempotencyKey = key;
-  state.resourceKey = resourceKey(tool, state);
+  state.resourceKey = resourceKeyOf(tool, state);
   if (isReadOnlyTool(tool)) return { kind: 'continue', reason: 'read-only' };
 
   const leaseMs = claimLeaseMs(tool, deps.settings);
@@ -244,17 +246,6 @@ function storedError(result: unknown): ToolgateError {
       : 'An earlier identical call failed after it ran; it is not run again.',
     { retryable: false },
   );
-}
-
-/** The resource this call touches (partition and serialization key); the task when undeclared. */
-function resourceKey(tool: ToolDefinition, state: CallState): string {
-  const fallback = taskResourceKey(state.ctx);
-  if (tool.conflictKey === undefined || state.args === undefined) return fallback;
-  try {
-    return tool.conflictKey(state.args, state.ctx);
-  } catch {
-    return fallback;
-  }
 }
 
 function storeDown(err: unknown): StageResult {

@@ -95,7 +95,7 @@ export function mcpUpstreamCatalog(options: McpUpstreamCatalogOptions): CatalogF
       catalog = defineCatalog({
         tools: [...upstreams.flatMap((u) => u.tools), ...(options.tools ?? [])],
         policy: pinnedSchemaPolicy(
-          options.policy ?? createPolicyEngine([], NO_RULES_POLICY_VERSION),
+          options.policy ?? createPolicyEngine({ version: NO_RULES_POLICY_VERSION }, []),
           upstreams,
         ),
         downstreamLimits: {
@@ -122,14 +122,18 @@ export function mcpUpstreamCatalog(options: McpUpstreamCatalogOptions): CatalogF
 export function pinnedSchemaPolicy(base: PolicyEngine, upstreams: readonly McpUpstream[]): PolicyEngine {
   return {
     version: base.version,
-    evaluate(tool, args, ctx) {
+    factsOf: (tool) => base.factsOf(tool),
+    ...(base.argumentsRead === undefined
+      ? {}
+      : { argumentsRead: (tool: string) => base.argumentsRead!(tool) }),
+    evaluate(tool, args, ctx, facts) {
       for (const upstream of upstreams) {
         if (tool.downstream !== upstream.name) continue;
         if (upstream.blockedTool(tool.name) !== undefined) {
           return { allowed: false, ruleId: PIN_RULE_ID, reason: changedToolMessage(tool.name) };
         }
       }
-      return base.evaluate(tool, args, ctx);
+      return base.evaluate(tool, args, ctx, facts);
     },
   };
 }

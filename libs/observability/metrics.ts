@@ -63,6 +63,15 @@ export interface ToolgateMetrics {
   observeClaimAfterExpiry(tool: string): void;
   /** A task finished after `toolCalls` tool calls. */
   observeTaskCompleted(toolCalls: number, status: TaskStatus): void;
+  /** The shadow policy disagreed with the active one (`shadowAllowed`: what the shadow said). */
+  observeShadowDisagreement(tool: string, shadowAllowed: boolean): void;
+  /** A settled call's contribution to an aggregate fact was lost (store failure). */
+  observeFactRecordFailure(tool: string): void;
+  /**
+   * Shows 0 lost fact contributions for these tools (those whose rules read facts) until one is
+   * lost, so a dashboard or alert sees "none" rather than "no data".
+   */
+  declareFactTools(tools: readonly string[]): void;
   /**
    * An outbound token of `downstream` was taken after waiting `waitedMs` (0 when the budget had
    * one). Downstream names come from the catalog's outbound limits, a closed set.
@@ -136,6 +145,18 @@ export function createToolgateMetrics(registry: Registry, options: ToolgateMetri
   const claimsAfterExpiry = new Counter({
     name: 'toolgate_idempotency_claims_after_expiry_total',
     help: 'Calls claimed again after the idempotency record of their completed earlier run expired (older than the retention): they run again.',
+    labelNames: ['tool'] as const,
+    registers,
+  });
+  const shadowDisagreements = new Counter({
+    name: 'toolgate_policy_shadow_disagreements_total',
+    help: 'Calls the shadow (candidate) policy judged otherwise than the active one; shadow="allow" means the candidate would have let a refused call through, "refuse" the reverse.',
+    labelNames: ['tool', 'shadow'] as const,
+    registers,
+  });
+  const factRecordFailures = new Counter({
+    name: 'toolgate_policy_fact_record_failures_total',
+    help: 'Settled calls whose contribution to an aggregate fact of the business rules could not be recorded: a limit over that fact may let more through.',
     labelNames: ['tool'] as const,
     registers,
   });
@@ -227,6 +248,17 @@ export function createToolgateMetrics(registry: Registry, options: ToolgateMetri
     },
     observeClaimAfterExpiry(name) {
       safely(() => claimsAfterExpiry.inc({ tool: tool(name) }));
+    },
+    observeShadowDisagreement(name, shadowAllowed) {
+      safely(() => shadowDisagreements.inc({ tool: tool(name), shadow: shadowAllowed ? 'allow' : 'refuse' }));
+    },
+    observeFactRecordFailure(name) {
+      safely(() => factRecordFailures.inc({ tool: tool(name) }));
+    },
+    declareFactTools(names) {
+      safely(() => {
+        for (const name of names) factRecordFailures.inc({ tool: tool(name) }, 0);
+      });
     },
     observeTaskCompleted(toolCalls, status) {
       safely(() =>

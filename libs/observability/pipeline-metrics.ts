@@ -8,7 +8,8 @@ import { tokenEquivalents } from '../cost/token-equivalents.js';
 /**
  * A {@link PipelineObserver} that records every stage decision (`toolgate_stage_duration_seconds`),
  * every tool invocation (`toolgate_tool_attempts_total`, retries) and every claim recreated after
- * its record expired (`toolgate_idempotency_claims_after_expiry_total`). Pass it as
+ * its record expired (`toolgate_idempotency_claims_after_expiry_total`), shadow-policy
+ * disagreements and lost fact contributions (`toolgate_policy_*`). Pass it as
  * `PipelineDeps.observer`; it never throws, so it cannot change a decision.
  */
 export function pipelineObserver(metrics: ToolgateMetrics): PipelineObserver {
@@ -21,6 +22,12 @@ export function pipelineObserver(metrics: ToolgateMetrics): PipelineObserver {
     },
     onClaimAfterExpiry(tool) {
       metrics.observeClaimAfterExpiry(tool);
+    },
+    onShadowDisagreement(tool, shadowAllowed) {
+      metrics.observeShadowDisagreement(tool, shadowAllowed);
+    },
+    onFactRecordFailure(tool) {
+      metrics.observeFactRecordFailure(tool);
     },
   };
 }

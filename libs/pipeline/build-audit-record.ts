@@ -43,6 +43,8 @@ export interface AuditInput {
   readonly decisions: readonly StageDecision[];
   readonly startedAtMs: number;
   readonly finishedAtMs: number;
+  /** The active policy's version: recorded even when the rules never judged the call. */
+  readonly policyVersion: string;
 }
 
 /**
@@ -89,5 +91,6 @@ export function buildAuditRecord(input: AuditInput): AuditRecord {
     attempts: [...state.attempts],
     startedAtMs: input.startedAtMs,
     finishedAtMs: input.finishedAtMs,
+    policy: state.policy ?? { version: input.policyVersion },
   };
 }

@@ -2,7 +2,8 @@ import type { PrincipalRefusalReason } from '../auth/principal-refusal.js';
 import type { ToolgateError } from '../core/errors.js';
 import type { ExecutionContext, NormalizedToolCall, Principal } from '../core/types.js';
 import type { ToolDefinition } from '../registry/tool-definition.js';
-import type { AttemptRecord } from '../core/audit-record.js';
+import type { AttemptRecord, PolicyContext } from '../core/audit-record.js';
+import type { FactSeries } from '../core/aggregate-fact.js';
 
 /**
  * What a call from outside brings for the ingress stages to judge, before anything of it is
@@ -60,6 +61,16 @@ export interface CallState {
   tool?: ToolDefinition;
   /** Set by `validate-input`: the parsed, typed arguments. */
   args?: unknown;
+  /**
+   * Set by `business-rules` when the rules judged the call: what they knew (version, roles, facts,
+   * a shadow policy's view), for the audit record.
+   */
+  policy?: PolicyContext;
+  /**
+   * Set by `business-rules` when the rules read aggregate facts: the series the call reads and, once
+   * its effect settled, adds to (the idempotency layer records them).
+   */
+  factSeries?: readonly FactSeries[];
   /** Set by `idempotency`. */
   idempotencyKey?: string;
   resourceKey?: string;

@@ -5,8 +5,10 @@ import type { Clock } from '../core/clock.js';
 import type { IdempotencyStore } from '../ports/idempotency-store.js';
 import type { IdempotencyTombstones } from '../ports/idempotency-tombstones.js';
 import type { RateLimiter } from '../ports/rate-limiter.js';
-import type { ToolDefinition } from '../registry/tool-definition.js';
+import type { AnyToolDefinition, ToolDefinition } from '../registry/tool-definition.js';
 import type { StageDecision } from '../core/audit-record.js';
+import type { AggregateFact } from '../core/aggregate-fact.js';
+import type { FactStore } from '../ports/fact-store.js';
 
 /** Finds the definition a call was made against (name, pinned version, tenant override applied). */
 export interface ToolResolver {
@@ -27,13 +29,35 @@ export type PolicyDecision =
       readonly reason: string;
       /** Whether an alternative exists that the model could take (makes the refusal retryable). */
       readonly alternative?: string;
+      /**
+       * The rule could not be evaluated (a value it reads is missing or not comparable), so the call
+       * is refused without the rule having judged it: fail closed.
+       */
+      readonly unevaluable?: true;
     };
 
-/** Business rules, fed by data. Pure: no I/O, no side effects. First violated rule wins. */
+/**
+ * The aggregate facts a call is judged with, by fact name, in the fact's units (ten-thousandths for
+ * sums, 1 per call for counts), each the total as it would stand with this call counted.
+ */
+export type FactValues = Readonly<Record<string, number>>;
+
+/**
+ * Business rules. `evaluate` is pure: no I/O, no side effects, the same answer for the same input;
+ * the first refusing rule answers. The aggregates it reads are fetched by the pipeline beforehand
+ * (`factsOf` says which) and passed as `facts`; a fact it needs but is not given refuses the call.
+ */
 export interface PolicyEngine {
   /** Identifies the rule set in force; bound into preview tokens so a policy change invalidates them. */
   readonly version: string;
-  evaluate(tool: ToolDefinition, args: unknown, ctx: ExecutionContext): PolicyDecision;
+  /** The aggregate facts the rules about this tool read, and its settled calls add to. */
+  factsOf(tool: string): readonly AggregateFact[];
+  /**
+   * The top-level arguments the rules about this tool read (`all` when they read them whole), so a
+   * replay knows which audited arguments it needs. Absent: assume all.
+   */
+  argumentsRead?(tool: string): ReadonlySet<string> | 'all';
+  evaluate(tool: AnyToolDefinition, args: unknown, ctx: ExecutionContext, facts?: FactValues): PolicyDecision;
 }
 
 /**
@@ -58,6 +82,10 @@ export interface PipelineObserver {
    * than `resultTtlMs`): the call runs again. Reported only with `PipelineDeps.tombstones`.
    */
   onClaimAfterExpiry?(tool: string): void;
+  /** The shadow policy decided otherwise than the active one (`allowed`: what the shadow said). */
+  onShadowDisagreement?(tool: string, shadowAllowed: boolean): void;
+  /** A settled call's contribution to an aggregate fact could not be recorded (store failure). */
+  onFactRecordFailure?(tool: string): void;
 }
 
 export interface PipelineSettings {
@@ -89,6 +117,16 @@ export interface PipelineDeps {
    */
   readonly verifier?: PrincipalVerifier;
   readonly policy: PolicyEngine;
+  /**
+   * A candidate policy run beside `policy` on every call that reaches the business rules: what it
+   * would decide is recorded (audit record, `observer.onShadowDisagreement`), never acted on.
+   */
+  readonly shadowPolicy?: PolicyEngine;
+  /**
+   * Where the aggregate facts of the rules live. Required when a policy declares facts: without it,
+   * a call whose rules read a fact is refused (fail closed).
+   */
+  readonly facts?: FactStore;
   readonly breakers: CircuitBreakers;
   readonly outbound: OutboundLimiter;
   readonly clock: Clock;

@@ -159,6 +159,7 @@ export class GuardPipeline {
         decisions,
         startedAtMs,
         finishedAtMs,
+        policyVersion: this.#deps.policy.version,
       });
     } catch {
       audit = minimalAudit(state, result, decisions, startedAtMs, finishedAtMs);

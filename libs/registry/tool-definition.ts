@@ -101,3 +101,10 @@ export interface ToolDefinition<I = unknown, O = unknown> {
   readonly maxResultBytes?: number;
   readonly execute: (args: I, inv: ToolInvocation) => Promise<O>;
 }
+
+/**
+ * A tool definition of any input and output type: what a list of different tools holds. (`unknown`
+ * would not do: a tool's `execute` takes its own input type, so it is not a tool of `unknown`.)
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyToolDefinition = ToolDefinition<any, any>;

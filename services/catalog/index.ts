@@ -21,7 +21,12 @@ export {
 } from './pattern-backends.js';
 export { patternTools } from './pattern-tools.js';
 export { createPostgresPatternBackends, DOCUMENT_EXTENSIONS } from './postgres-pattern-backends.js';
-export { STORE_POLICY_RULES, STORE_POLICY_VERSION } from './store-policy.js';
+export {
+  STORE_POLICY,
+  STORE_POLICY_CEDAR,
+  STORE_POLICY_FACTS,
+  STORE_POLICY_VERSION,
+} from './store-policy.js';
 export { STORE_DOWNSTREAM_LIMITS } from './downstream-limits.js';
 export { mayActOnOrder, OWNERSHIP_LOOKUP_MS } from './order-access.js';
 export { actingIdentities, crmViewer, hasRole, ORDER_STAFF_ROLES, SUPPORT_ROLE } from './principal-facts.js';

@@ -6,7 +6,7 @@ export const SUPPORT_ROLE = 'support';
 
 /**
  * Roles that may act on any order of their tenant: support, and the managers support refusals are
- * routed to ("Refunds above $50 need a manager"). Their limits differ; that is the policy's job.
+ * routed to (support may refund at most $50 per order). Their limits differ; that is the policy's job.
  */
 export const ORDER_STAFF_ROLES: readonly string[] = [SUPPORT_ROLE, 'manager'];
 

@@ -12,7 +12,7 @@ import { STORE_DOWNSTREAM_LIMITS } from './downstream-limits.js';
 import { memoryPatternBackends, type PatternBackends } from './pattern-backends.js';
 import { patternTools } from './pattern-tools.js';
 import { createPostgresPatternBackends } from './postgres-pattern-backends.js';
-import { STORE_POLICY_RULES, STORE_POLICY_VERSION } from './store-policy.js';
+import { STORE_POLICY } from './store-policy.js';
 import { crmLookupContactTool } from './tools/crm-lookup-contact.js';
 import { getWeatherTool } from './tools/get-weather.js';
 import { issueRefundTool } from './tools/issue-refund.js';
@@ -63,11 +63,11 @@ export function buildStoreCatalog(
   patterns: PatternBackends = memoryPatternBackends(clock),
 ): StoreCatalog {
   const registry = new ToolRegistry();
-  const policy = createPolicyEngine(STORE_POLICY_RULES, STORE_POLICY_VERSION);
   const tools = [
     ...storeTools(downstreams, clock),
-    ...patternTools(patterns, downstreams, clock, () => policy.version),
+    ...patternTools(patterns, downstreams, clock, () => STORE_POLICY.version),
   ];
+  const policy = createPolicyEngine(STORE_POLICY, tools);
   for (const tool of tools) registry.register(tool);
   let closing: Promise<void> | undefined;
   return {

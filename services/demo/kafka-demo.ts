@@ -4,7 +4,7 @@ import pg from 'pg';
 import { PostgresAuditStore } from '../../libs/adapters/postgres/audit-store.js';
 import { PostgresCaseStore } from '../../libs/adapters/postgres/case-store.js';
 import { migrate } from '../../libs/adapters/postgres/migrate.js';
-import { RedisIdempotencyStore, RedisRateLimiter } from '../../libs/adapters/redis/index.js';
+import { RedisFactStore, RedisIdempotencyStore, RedisRateLimiter } from '../../libs/adapters/redis/index.js';
 import { KafkaEventBus } from '../../libs/bus/kafka/kafka-event-bus.js';
 import { systemClock } from '../../libs/core/system-clock.js';
 import { RegistryEventCodec } from '../../libs/events/registry-codec.js';
@@ -76,6 +76,7 @@ export async function startKafkaDemo(
       partitions: { calls: 6, results: 3, audit: 3, dlq: 1 },
       idempotency: new RedisIdempotencyStore(redis, { keyPrefix }),
       rateLimiter: new RedisRateLimiter(redis, { keyPrefix }),
+      facts: new RedisFactStore(redis, { keyPrefix }),
       auditStore,
       caseStore: new PostgresCaseStore(pool, clock),
       catalog: buildStoreCatalog(downstreams, clock),

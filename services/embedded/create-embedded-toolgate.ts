@@ -1,6 +1,10 @@
 import { MemoryAuditStore } from '../../libs/adapters/memory/audit-store.js';
 import { MemoryCaseStore } from '../../libs/adapters/memory/case-store.js';
-import { MemoryIdempotencyStore, MemoryRateLimiter } from '../../libs/adapters/memory/index.js';
+import {
+  MemoryFactStore,
+  MemoryIdempotencyStore,
+  MemoryRateLimiter,
+} from '../../libs/adapters/memory/index.js';
 import { MemoryEventBus } from '../../libs/bus/memory/memory-event-bus.js';
 import { defineCatalog, type AnyToolDefinition, type Catalog } from '../../libs/catalog/catalog.js';
 import { systemClock } from '../../libs/core/system-clock.js';
@@ -117,6 +121,7 @@ export function createEmbeddedToolgate<C extends Catalog = Catalog>(
     partitions: PARTITIONS,
     idempotency: new MemoryIdempotencyStore(clock),
     rateLimiter: new MemoryRateLimiter(clock),
+    facts: new MemoryFactStore(),
     auditStore,
     caseStore,
     catalog,

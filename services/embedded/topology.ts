@@ -10,6 +10,7 @@ import type { Clock } from '../../libs/core/clock.js';
 import type { EventBus } from '../../libs/ports/event-bus.js';
 import type { EventCodec } from '../../libs/events/event-codec.js';
 import type { IdempotencyStore } from '../../libs/ports/idempotency-store.js';
+import type { FactStore } from '../../libs/ports/fact-store.js';
 import type { RateLimiter } from '../../libs/ports/rate-limiter.js';
 import { createAuditSink, type AuditSink } from '../audit-sink/audit-sink.js';
 import { createExecutor, EXECUTOR_DEFAULTS, type GuardedExecutor } from '../executor/create-executor.js';
@@ -38,6 +39,8 @@ export interface TopologyParts {
   /** Shared by every executor: one idempotency claim and one rate budget across all of them. */
   readonly idempotency: IdempotencyStore;
   readonly rateLimiter: RateLimiter;
+  /** Shared by every executor: the aggregate facts of the business rules. */
+  readonly facts: FactStore;
   readonly auditStore: AuditStore;
   /** Reconciliation cases the reconciler opens from dead letters. */
   readonly caseStore: CaseStore;
@@ -112,6 +115,7 @@ export function createTopology(parts: TopologyParts): Topology {
         replyTopics,
         idempotency: parts.idempotency,
         rateLimiter: parts.rateLimiter,
+        facts: parts.facts,
         verifier,
         // The memory bus stamps each message with its own clock when it accepts it.
         trustsMessageTimestamps: true,

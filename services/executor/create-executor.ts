@@ -1,5 +1,7 @@
 import type { Tracer } from '@opentelemetry/api';
 import { Registry } from 'prom-client';
+import type { FactStore } from '../../libs/ports/fact-store.js';
+import type { PolicyEngine } from '../../libs/pipeline/deps.js';
 import type { PrincipalVerifier } from '../../libs/auth/principal-verifier.js';
 import type { Backoff } from '../../libs/core/backoff.js';
 import { systemClock } from '../../libs/core/system-clock.js';
@@ -87,6 +89,18 @@ export interface ExecutorOptions {
   readonly tombstones?: IdempotencyTombstones;
   /** Shared by every executor: one budget per principal / tenant / tool and per downstream. */
   readonly rateLimiter: RateLimiter;
+  /**
+   * Shared by every executor: the aggregate facts of the business rules (e.g. refunded per order).
+   * Required when the catalog's policy declares facts (`policy.factsOf`): without it the executor
+   * does not start, since every call those rules govern would be refused.
+   */
+  readonly facts?: FactStore;
+  /**
+   * A candidate policy (default: the catalog's `shadowPolicy`) judged beside the catalog's on every call that reaches the business rules:
+   * recorded in the audit record (`policy.shadow`) and counted when it disagrees
+   * (`toolgate_policy_shadow_disagreements_total`), never acted on. Its facts come from `facts` too.
+   */
+  readonly shadowPolicy?: PolicyEngine;
   /** Checks each call's signed principal; the only source of authorization facts. */
   readonly verifier: PrincipalVerifier;
   /** This instance's id: lease owner and `producerId` of what it publishes. Unique per process. */
@@ -146,6 +160,8 @@ export interface GuardedExecutor extends Executor {
  * shuts down the breakers it created.
  */
 export function createExecutor(options: ExecutorOptions): GuardedExecutor {
+  requireFactStore(options);
+  const shadowPolicy = options.shadowPolicy ?? options.catalog.shadowPolicy;
   const settings: ExecutorSettings = {
     ...EXECUTOR_DEFAULTS,
     ...options.settings,
@@ -177,6 +193,14 @@ export function createExecutor(options: ExecutorOptions): GuardedExecutor {
       : { consumerLag: options.instrumentation.consumerLag }),
     ...(options.instrumentation?.tracer === undefined ? {} : { tracer: options.instrumentation.tracer }),
   });
+  telemetry.metrics.declareFactTools(
+    catalog.registry
+      .list()
+      .map((entry) => entry.name)
+      .filter(
+        (name) => catalog.policy.factsOf(name).length > 0 || (shadowPolicy?.factsOf(name).length ?? 0) > 0,
+      ),
+  );
   const pipeline = new GuardPipeline(
     {
       tools: catalog.registry,
@@ -187,6 +211,8 @@ export function createExecutor(options: ExecutorOptions): GuardedExecutor {
       rateLimiter: options.rateLimiter,
       verifier: options.verifier,
       policy: catalog.policy,
+      ...(shadowPolicy === undefined ? {} : { shadowPolicy }),
+      ...(options.facts === undefined ? {} : { facts: options.facts }),
       breakers,
       outbound: createOutboundLimiter(
         options.rateLimiter,
@@ -240,4 +266,20 @@ export function createExecutor(options: ExecutorOptions): GuardedExecutor {
       return stopping;
     },
   };
+}
+
+/** Throws when a policy reads aggregate facts but no fact store was given (a wiring error). */
+function requireFactStore(options: ExecutorOptions): void {
+  if (options.facts !== undefined) return;
+  const policies = [options.catalog.policy, options.shadowPolicy ?? options.catalog.shadowPolicy].filter(
+    (p) => p !== undefined,
+  );
+  const reading = options.catalog.registry
+    .list()
+    .filter((tool) => policies.some((p) => p.factsOf(tool.name).length > 0));
+  if (reading.length > 0) {
+    throw new Error(
+      `createExecutor: the policy reads aggregate facts for ${reading.map((t) => t.name).join(', ')}, but no fact store (options.facts) was given.`,
+    );
+  }
 }

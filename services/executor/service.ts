@@ -1,5 +1,9 @@
 import type { Tracer } from '@opentelemetry/api';
-import { RedisIdempotencyTombstones, RedisRateLimiter } from '../../libs/adapters/redis/index.js';
+import {
+  RedisFactStore,
+  RedisIdempotencyTombstones,
+  RedisRateLimiter,
+} from '../../libs/adapters/redis/index.js';
 import { createPrincipalVerifier } from '../../libs/auth/principal-verifier.js';
 import { callsTimestampsTrusted } from './acceptance-time.js';
 import { loadExecutorConfig, type ExecutorConfig } from './config.js';
@@ -51,6 +55,7 @@ export function createExecutorService(config: ExecutorConfig, options: ExecutorS
       idempotency,
       tombstones: new RedisIdempotencyTombstones(redis, { keyPrefix: config.redisKeyPrefix }),
       rateLimiter: new RedisRateLimiter(redis, { keyPrefix: config.redisKeyPrefix }),
+      facts: new RedisFactStore(redis, { keyPrefix: config.redisKeyPrefix }),
       verifier: createPrincipalVerifier({
         keys: config.principal.jwks,
         issuer: config.principal.issuer,

@@ -19,7 +19,7 @@ const createCatalog: CatalogFactory = async (env) => {
       losePerMille: Number(process.env.CHAOS_LOSE_PER_MILLE ?? '0'),
     }),
   );
-  return { registry, policy: createPolicyEngine([], 'chaos'), downstreamLimits: {} };
+  return { registry, policy: createPolicyEngine({ version: 'chaos' }, []), downstreamLimits: {} };
 };
 
 export default createCatalog;

@@ -56,7 +56,7 @@ export function chaosPipeline(opts: ChaosPipelineOptions): ChaosPipeline {
   );
   const catalog: Catalog = {
     registry,
-    policy: opts.policy ?? createPolicyEngine([], 'chaos'),
+    policy: opts.policy ?? createPolicyEngine({ version: 'chaos' }, []),
     downstreamLimits: {},
   };
   return {

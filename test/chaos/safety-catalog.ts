@@ -17,7 +17,7 @@ const createCatalog: CatalogFactory = async (env) => {
     timeoutMs: Number(process.env.CHAOS_TOOL_TIMEOUT_MS ?? '3000'),
   }))
     registry.register(tool);
-  return { registry, policy: createPolicyEngine([], 'chaos'), downstreamLimits: {} };
+  return { registry, policy: createPolicyEngine({ version: 'chaos' }, []), downstreamLimits: {} };
 };
 
 export default createCatalog;

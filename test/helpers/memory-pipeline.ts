@@ -1,4 +1,8 @@
-import { MemoryIdempotencyStore, MemoryRateLimiter } from '../../libs/adapters/memory/index.js';
+import {
+  MemoryFactStore,
+  MemoryIdempotencyStore,
+  MemoryRateLimiter,
+} from '../../libs/adapters/memory/index.js';
 import {
   createCircuitBreakers,
   type BreakerOptions,
@@ -23,6 +27,8 @@ export interface MemoryPipelineOptions {
   readonly breaker?: Partial<BreakerOptions>;
   /** Default: a fresh memory store on `clock`; pass one to share it between pipelines or use a server. */
   readonly idempotency?: PipelineDeps['idempotency'];
+  /** Default: a fresh memory fact store. */
+  readonly facts?: PipelineDeps['facts'];
   /** Default: results kept 24 h, lease margin 5 s. */
   readonly settings?: PipelineSettings;
 }
@@ -55,6 +61,7 @@ export function memoryPipeline(options: MemoryPipelineOptions): MemoryPipeline {
     idempotency: options.idempotency ?? new MemoryIdempotencyStore(clock),
     rateLimiter,
     policy: options.policy,
+    facts: options.facts ?? new MemoryFactStore(),
     breakers,
     outbound: createOutboundLimiter(rateLimiter, options.downstreamLimits, clock),
     clock,

@@ -49,7 +49,9 @@ export const REFUND_STORY_EXPECTATIONS: readonly RefundStoryExpectation[] = [
     name: 'step 3: $499.90 is refused by policy with the manager rule',
     check(run) {
       expect(outcomes(run, 3)).toEqual(['POLICY_VIOLATION']);
-      expect(calls(run, 3)[0]!.message).toBe('Refunds above $50 need a manager.');
+      expect(calls(run, 3)[0]!.message).toBe(
+        'Support may refund at most $50 per order within 30 days, in total; with this refund the order would reach $499.9.',
+      );
       expect(calls(run, 3)[0]!.attempts).toEqual([]);
     },
   },

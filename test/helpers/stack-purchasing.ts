@@ -7,7 +7,7 @@ import { createPolicyEngine } from '../../libs/policy/index.js';
 import type { SingleUseStore } from '../../libs/ports/single-use-store.js';
 import type { ToolDefinition } from '../../libs/registry/tool-definition.js';
 import { ToolRegistry } from '../../libs/registry/tool-registry.js';
-import { STORE_DOWNSTREAM_LIMITS, STORE_POLICY_RULES } from '../../services/catalog/index.js';
+import { STORE_DOWNSTREAM_LIMITS } from '../../services/catalog/index.js';
 import type { PurchaseOrderApi } from '../../services/catalog/tools/purchase-order-backend.js';
 import {
   ensurePurchaseOrderSchema,
@@ -44,7 +44,7 @@ export interface PurchasingPartsOptions {
 export interface PurchasingParts {
   readonly downstreams: StoreDownstreams;
   readonly orders: PostgresPurchaseOrders;
-  /** The store's policy (`STORE_POLICY_RULES`, version `store-p1`). */
+  /** The store's policy (version `store-p1`: the store's rules govern none of these tools). */
   readonly policy: PolicyEngine;
   /** The preview and create purchase-order tools, their gate on `singleUse` with `key`. */
   readonly tools: ToolDefinition[];
@@ -63,13 +63,14 @@ export async function purchasingParts(
   const downstreams = await createPostgresDownstreams(pool, { clock });
   await ensurePurchaseOrderSchema(pool);
   const orders = new PostgresPurchaseOrders(pool, clock);
-  const policy = createPolicyEngine(STORE_POLICY_RULES, 'store-p1');
+  const version = 'store-p1';
   const tools = purchaseOrderTools({
     inventory: downstreams.inventory,
     purchaseOrders: options.purchaseOrders?.(orders) ?? orders,
     gate: new PreviewGate({ key: options.key, store: options.singleUse, clock }),
-    policyVersion: () => policy.version,
+    policyVersion: () => version,
   });
+  const policy = createPolicyEngine({ version }, tools);
   return { downstreams, orders, policy, tools };
 }
 

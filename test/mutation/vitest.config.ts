@@ -25,7 +25,6 @@ export const mutationTestFiles = [
   'test/unit/guards/idempotency.test.ts',
   'test/unit/guards/rate-limit.test.ts',
   'test/unit/guards/validate-output.test.ts',
-  'test/unit/policy/policy-check.test.ts',
   'test/unit/policy/policy-engine.test.ts',
   'test/contract/idempotency-store.contract.test.ts',
   'test/contract/rate-limiter.contract.test.ts',

@@ -17,7 +17,7 @@ const input = z.strictObject({
     .max(10_000)
     .multipleOf(0.01)
     .describe(
-      'Amount to refund in US dollars with at most 2 decimals, e.g. 49.99. Positive and at most what the customer paid for the order (check with lookup_order). Support assistants may refund at most 50.00 without a manager.',
+      'Amount to refund in US dollars with at most 2 decimals, e.g. 49.99. Positive and at most what the customer paid for the order (check with lookup_order). Support assistants may refund at most 50.00 per order (in total, within 30 days) without a manager.',
     ),
   reason: z
     .enum(REFUND_REASONS)
@@ -94,7 +94,7 @@ export function issueRefundTool(deps: {
     name: 'issue_refund',
     version: '1.0.0',
     description:
-      'Send money back to the original payment method for part or all of one order. Use it only after the customer asked for a refund and lookup_order confirmed the order and what was paid. It moves real money: never call it twice for the same request, and never to give store credit or a goodwill gesture. Refunds above $50 need a manager when you act as support.',
+      'Send money back to the original payment method for part or all of one order. Use it only after the customer asked for a refund and lookup_order confirmed the order and what was paid. It moves real money: never call it twice for the same request, and never to give store credit or a goodwill gesture. As support you may refund at most $50 per order within 30 days in total; more needs a manager.',
     input,
     output,
     scopes: ['refunds:write'],

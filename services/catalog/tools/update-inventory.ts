@@ -26,7 +26,7 @@ const input = z.strictObject({
     .max(500)
     .refine((n) => n !== 0, 'must not be 0')
     .describe(
-      'Units to add (positive, e.g. 3 for returned items put back on the shelf) or remove (negative, e.g. -1 for a damaged unit). Whole number between -500 and 500, never 0. Support may move at most 20 units at once.',
+      'Units to add (positive, e.g. 3 for returned items put back on the shelf) or remove (negative, e.g. -1 for a damaged unit). Whole number between -500 and 500, never 0. Support may change one SKU by at most 20 units a day in total.',
     ),
   reason: z
     .enum(ADJUSTMENT_REASONS)

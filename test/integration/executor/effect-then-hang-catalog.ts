@@ -42,7 +42,7 @@ const createCatalog: CatalogFactory = async (env) => {
   }) as unknown as ToolDefinition;
   const registry = new ToolRegistry();
   registry.register(tool);
-  return { registry, policy: createPolicyEngine([], 'hang-test'), downstreamLimits: {} };
+  return { registry, policy: createPolicyEngine({ version: 'hang-test' }, []), downstreamLimits: {} };
 };
 
 export default createCatalog;

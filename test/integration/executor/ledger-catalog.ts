@@ -15,7 +15,7 @@ const createCatalog: CatalogFactory = async (env) => {
   for (const tool of ledgerTools(pool, { workMs: Number(process.env.LEDGER_WORK_MS ?? '0') })) {
     registry.register(tool);
   }
-  return { registry, policy: createPolicyEngine([], 'ledger-test'), downstreamLimits: {} };
+  return { registry, policy: createPolicyEngine({ version: 'ledger-test' }, []), downstreamLimits: {} };
 };
 
 export default createCatalog;

@@ -31,7 +31,11 @@ export async function startLedgerService(
     await pool.query(LEDGER_DDL);
     const registry = new ToolRegistry();
     for (const tool of ledgerTools(pool)) registry.register(tool);
-    return { registry, policy: createPolicyEngine([], 'ledger-service-test'), downstreamLimits: {} };
+    return {
+      registry,
+      policy: createPolicyEngine({ version: 'ledger-service-test' }, []),
+      downstreamLimits: {},
+    };
   };
   const lines: string[] = [];
   const logger = createLogger({

@@ -62,7 +62,7 @@ describe('executor service observability', () => {
       await pool.query(LEDGER_DDL);
       const registry = new ToolRegistry();
       for (const tool of [...ledgerTools(pool), held.tool]) registry.register(tool);
-      return { registry, policy: createPolicyEngine([], 'obs-test'), downstreamLimits: {} };
+      return { registry, policy: createPolicyEngine({ version: 'obs-test' }, []), downstreamLimits: {} };
     };
     const tracing = new MemoryTracerProvider();
     const lines: string[] = [];

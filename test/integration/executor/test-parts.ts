@@ -67,7 +67,7 @@ export async function ensureTestTopics(
 
 /** A catalog of `registry`'s tools with no policy rules (version `policyName`) and no outbound limits. */
 export function testCatalog(registry: ToolRegistry, policyName: string): Catalog {
-  return { registry, policy: createPolicyEngine([], policyName), downstreamLimits: {} };
+  return { registry, policy: createPolicyEngine({ version: policyName }, []), downstreamLimits: {} };
 }
 
 function withPolicy(catalog: Catalog, wrap: ((base: PolicyEngine) => PolicyEngine) | undefined): Catalog {

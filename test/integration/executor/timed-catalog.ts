@@ -53,7 +53,7 @@ const createCatalog: CatalogFactory = async (env) => {
   await pool.query(LEDGER_DDL);
   const registry = new ToolRegistry();
   registry.register(timedAppend(pool));
-  return { registry, policy: createPolicyEngine([], 'timed-test'), downstreamLimits: {} };
+  return { registry, policy: createPolicyEngine({ version: 'timed-test' }, []), downstreamLimits: {} };
 };
 
 export default createCatalog;

@@ -15,7 +15,7 @@ export function singleToolPipeline<I, O>(tool: ToolDefinition<I, O>, owner: stri
   return memoryPipeline({
     clock: systemClock,
     tools: registry,
-    policy: createPolicyEngine([], 'test'),
+    policy: createPolicyEngine({ version: 'test' }, []),
     downstreamLimits: {},
     owner,
     breaker: { volumeThreshold: 50, resetTimeoutMs: 10_000 },

@@ -85,7 +85,7 @@ export async function legacyStack(opts: {
   const { pipeline } = memoryPipeline({
     clock: systemClock,
     tools: registry,
-    policy: createPolicyEngine([], 'test'),
+    policy: createPolicyEngine({ version: 'test' }, []),
     downstreamLimits: {},
     owner: 'executor-status-check',
     breaker: {

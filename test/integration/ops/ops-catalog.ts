@@ -93,22 +93,44 @@ export function opsRegistry(): ToolRegistry {
   return registry;
 }
 
-/** The catalog module's default export (see libs/runtime/catalog-module.ts). */
-const createCatalog: CatalogFactory = (): Promise<Catalog> =>
-  Promise.resolve({
-    registry: opsRegistry(),
-    policy: createPolicyEngine(
-      [
+/** Payments per resource key in the last hour: read by the rules, so its metrics exist. */
+const PAYMENTS_1H = {
+  name: 'payments_1h',
+  tools: [OPS_TOOLS.pay],
+  measure: { count: true },
+  per: ['resourceKey'],
+  windowMs: 3_600_000,
+} as const;
+
+/**
+ * The policy of version `version` with `limit` on one payment: the active one allows $100, the
+ * shadow candidate only $5, so a $10 payment is a disagreement the dashboards show.
+ */
+function opsPolicy(version: string, limit: number) {
+  return createPolicyEngine(
+    {
+      version,
+      rules: [
         {
           id: 'ops-pay-limit',
           tool: OPS_TOOLS.pay,
           field: 'amount',
-          check: { max: 100 },
-          reason: 'Payments above $100 need a manager.',
+          check: { max: limit },
+          reason: `Payments above $${limit} need a manager.`,
         },
       ],
-      'ops-test-1',
-    ),
+      facts: [PAYMENTS_1H],
+    },
+    opsTools(),
+  );
+}
+
+/** The catalog module's default export (see libs/runtime/catalog-module.ts). */
+const createCatalog: CatalogFactory = (): Promise<Catalog> =>
+  Promise.resolve({
+    registry: opsRegistry(),
+    policy: opsPolicy('ops-test-1', 100),
+    shadowPolicy: opsPolicy('ops-test-2-candidate', 5),
     downstreamLimits: { 'ops-reads': { capacity: 100, refillPerSecond: 100 } },
   });
 

@@ -5,7 +5,11 @@ import type { Logger } from 'pino';
 import { PostgresAuditStore } from '../../../libs/adapters/postgres/audit-store.js';
 import { PostgresCaseStore } from '../../../libs/adapters/postgres/case-store.js';
 import { migrate } from '../../../libs/adapters/postgres/migrate.js';
-import { RedisIdempotencyStore, RedisRateLimiter } from '../../../libs/adapters/redis/index.js';
+import {
+  RedisIdempotencyStore,
+  RedisRateLimiter,
+  RedisFactStore,
+} from '../../../libs/adapters/redis/index.js';
 import { createPrincipalVerifier } from '../../../libs/auth/principal-verifier.js';
 import { KafkaEventBus } from '../../../libs/bus/kafka/kafka-event-bus.js';
 import { systemClock } from '../../../libs/core/system-clock.js';
@@ -111,6 +115,7 @@ export async function startSecretsStack(o: SecretsStackOptions): Promise<Secrets
           replyTopics,
           idempotency,
           rateLimiter,
+          facts: new RedisFactStore(redis, { keyPrefix }),
           verifier,
           ownerId: owner,
           groupId: `${o.runId}-executors`,

@@ -145,6 +145,27 @@ describe('the packed package', () => {
     expect(summary.invocations).toEqual({ lookup_ticket: 2, close_ticket: 0 });
   }, 60_000);
 
+  it('loads a Cedar policy over an aggregate fact, and refuses one that does not fit the tools, naming the line', async () => {
+    const out = await runProgram([process.execPath, 'build/policy.js'], { cwd: project });
+    expect(out.stderr).toBe('');
+    expect(out.code).toBe(0);
+    const got = JSON.parse(out.stdout) as {
+      second: unknown;
+      third: unknown;
+      typo: string;
+      facts: string[];
+    };
+    expect(got.second).toEqual({ allowed: true });
+    expect(got.third).toEqual({
+      allowed: false,
+      ruleId: 'close-limit',
+      reason: 'At most 2 tickets a day may be closed by an agent (this would be 3).',
+      alternative: 'Ask a person on the help desk to close it.',
+    });
+    expect(got.typo).toMatch(/line 6, column \d+: .*closed_todya.*did you mean `closed_today`/);
+    expect(got.facts).toEqual(['closed_today']);
+  }, 60_000);
+
   describe('through the installed executor bin on Kafka and Redis, with no database', () => {
     const prefix = uniqueName('tg_pack');
     const kafka = createTestKafka('tg-pack');

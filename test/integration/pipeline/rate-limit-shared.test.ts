@@ -44,7 +44,7 @@ describe('rate limit shared across executors through one Redis', () => {
         tools: registry,
         idempotency: new RedisIdempotencyStore(redis, { keyPrefix: test.prefix }),
         rateLimiter,
-        policy: createPolicyEngine([], 'none'),
+        policy: createPolicyEngine({ version: 'none' }, []),
         breakers: b,
         outbound: createOutboundLimiter(rateLimiter, {}, systemClock),
         clock: systemClock,

@@ -96,7 +96,7 @@ export function pipelineOver(
       tools: registry,
       idempotency: stores.idempotency,
       rateLimiter: stores.rateLimiter,
-      policy: createPolicyEngine([], 'test'),
+      policy: createPolicyEngine({ version: 'test' }, []),
       breakers: createCircuitBreakers({
         errorThresholdPercentage: 50,
         volumeThreshold: 20,

@@ -57,7 +57,11 @@ describe('reconciler service', () => {
         await pool.query(FILINGS_DDL);
         const registry = new ToolRegistry();
         registry.register(filingTool(pool));
-        return { registry, policy: createPolicyEngine([], 'reconciler-service-test'), downstreamLimits: {} };
+        return {
+          registry,
+          policy: createPolicyEngine({ version: 'reconciler-service-test' }, []),
+          downstreamLimits: {},
+        };
       },
     });
     const endpoint = await startReady(service, { lifecycle: true, postgres: true, redis: true });

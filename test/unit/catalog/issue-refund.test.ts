@@ -88,8 +88,9 @@ describe('issue_refund through the guard pipeline', () => {
     expect(result.outcome).toBe('POLICY_VIOLATION');
     expect(result.error).toMatchObject({
       code: 'POLICY_VIOLATION',
-      message: 'Refunds above $50 need a manager.',
-      suggestedFix: 'Split it or route it to a manager.',
+      message:
+        'Support may refund at most $50 per order within 30 days, in total; with this refund the order would reach $499.9.',
+      suggestedFix: 'Tell the customer a manager has to approve this refund and hand the case to a manager.',
       retryable: true,
     });
     expect(paymentRequests()).toBe(0);
@@ -108,7 +109,9 @@ describe('issue_refund through the guard pipeline', () => {
     expect(atLimit.result.outcome).toBe('SUCCESS');
     const self = await refundAs(ana, { order_id: 'O-9001', amount: 499.9, reason: 'damaged' });
     expect(self.result.outcome).toBe('POLICY_VIOLATION');
-    expect(self.result.error?.message).toBe('Self-service refunds are limited to $200 (asked: $499.9).');
+    expect(self.result.error?.message).toBe(
+      'Self-service refunds are limited to $200 per order within 30 days, in total; with this refund the order would reach $499.9.',
+    );
     const boss = await refundAs(manager, { order_id: 'O-9001', amount: 449.9, reason: 'damaged' });
     expect(boss.result.outcome).toBe('SUCCESS');
     expect((await ledger('O-9001')).map((r) => r.amount_cents)).toEqual([5000, 44990]);

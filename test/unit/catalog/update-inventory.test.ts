@@ -77,7 +77,9 @@ describe('update_inventory', () => {
     h = storeHarness();
     const big = await h.run(adjust('SKU-7', 25, 'received'), ctxFor(supportDesk));
     expect(big.result.outcome).toBe('POLICY_VIOLATION');
-    expect(big.result.error?.message).toBe('Support may add at most 20 units at once (asked: 25).');
+    expect(big.result.error?.message).toBe(
+      "Support may add at most 20 units to one SKU per day, in total (asked: 25; today's total would be 25).",
+    );
     const customer = await h.run(adjust('SKU-7', 1), ctxFor(ana));
     expect(customer.result.outcome).toBe('UNAUTHORIZED');
     const zero = await h.run(adjust('SKU-7', 0), ctxFor(supportDesk));

@@ -53,5 +53,5 @@ export function smallCatalog(): Catalog {
       execute: never,
     }),
   );
-  return { registry, policy: createPolicyEngine([], 'test-1'), downstreamLimits: {} };
+  return { registry, policy: createPolicyEngine({ version: 'test-1' }, []), downstreamLimits: {} };
 }

@@ -185,7 +185,7 @@ export async function createHarness(tools: readonly ToolDefinition[], callsParti
   ]);
   const codec = new LocalEventCodec();
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-  const catalog = defineCatalog({ tools, policy: createPolicyEngine([], 'unit') });
+  const catalog = defineCatalog({ tools, policy: createPolicyEngine({ version: 'unit' }, []) });
   const { registry } = catalog;
   const idempotency = new MemoryIdempotencyStore(systemClock);
   const rateLimiter = new MemoryRateLimiter(systemClock);

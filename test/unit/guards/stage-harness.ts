@@ -101,7 +101,7 @@ export function makeDeps(opts: DepsOptions = {}): TestDeps {
     idempotency: store,
     store,
     rateLimiter,
-    policy: { version: 'test', evaluate: () => ({ allowed: true }) },
+    policy: { version: 'test', factsOf: () => [], evaluate: () => ({ allowed: true }) },
     breakers: createCircuitBreakers(
       {
         errorThresholdPercentage: 50,

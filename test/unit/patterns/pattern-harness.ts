@@ -10,7 +10,7 @@ import { createPolicyEngine } from '../../../libs/policy/policy-engine.js';
 import type { JobStore } from '../../../libs/ports/job-store.js';
 import type { SingleUseStore } from '../../../libs/ports/single-use-store.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
-import { STORE_DOWNSTREAM_LIMITS, STORE_POLICY_RULES, storeTools } from '../../../services/catalog/index.js';
+import { STORE_DOWNSTREAM_LIMITS, STORE_POLICY, storeTools } from '../../../services/catalog/index.js';
 import { MemoryPurchaseOrders } from '../../../services/catalog/tools/purchase-order-backend.js';
 import { purchaseOrderTools } from '../../../services/catalog/tools/purchase-order-tools.js';
 import { MemoryJobStore } from '../../../libs/adapters/memory/job-store.js';
@@ -62,12 +62,13 @@ export function patternHarness(): PatternHarness {
   const jobs = new MemoryJobStore();
   const downstreams = createMemoryDownstreams({ clock });
   const purchaseOrders = new MemoryPurchaseOrders(clock);
-  let policy = createPolicyEngine(STORE_POLICY_RULES, 'store-p1');
+  let policy: PolicyEngine | undefined;
   const livePolicy: PolicyEngine = {
     get version() {
-      return policy.version;
+      return policy!.version;
     },
-    evaluate: (tool, args, ctx) => policy.evaluate(tool, args, ctx),
+    factsOf: (tool) => policy!.factsOf(tool),
+    evaluate: (tool, args, ctx, facts) => policy!.evaluate(tool, args, ctx, facts),
   };
   const registry = new ToolRegistry();
   const tools = [
@@ -81,6 +82,7 @@ export function patternHarness(): PatternHarness {
     ...reportJobTools({ jobs, payments: downstreams.payments, clock }),
   ];
   for (const tool of tools) registry.register(tool);
+  policy = createPolicyEngine({ ...STORE_POLICY, version: 'store-p1' }, tools);
   const { pipeline, breakers } = memoryPipeline({
     clock,
     tools: registry,
@@ -98,7 +100,7 @@ export function patternHarness(): PatternHarness {
     pipeline,
     registry,
     setPolicyVersion: (version) => {
-      policy = createPolicyEngine(STORE_POLICY_RULES, version);
+      policy = createPolicyEngine({ ...STORE_POLICY, version }, tools);
     },
     run: (call, ctx) => pipeline.run(call, ctx),
     placed: async () => (await purchaseOrders.list('t1')).length,

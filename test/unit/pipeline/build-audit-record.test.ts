@@ -52,6 +52,7 @@ describe('buildAuditRecord', () => {
     const decisions = [{ stage: 'resolve' as const, decision: 'pass' as const, durationMs: 0 }];
     const state = base();
     const record = buildAuditRecord({
+      policyVersion: 'v-test',
       state,
       outcome: 'SUCCESS',
       decisions,
@@ -77,6 +78,7 @@ describe('buildAuditRecord', () => {
       attempts: [{ attempt: 1, startedAtMs: 10, durationMs: 5, result: 'ok' }],
       startedAtMs: 100,
       finishedAtMs: 120,
+      policy: { version: 'v-test' },
     });
     expect(JSON.stringify(record)).not.toContain('hunter2');
     expect(JSON.stringify(record)).not.toContain('internal_ledger_row');
@@ -86,6 +88,7 @@ describe('buildAuditRecord', () => {
     const state = base();
     delete state.output;
     const record = buildAuditRecord({
+      policyVersion: 'v-test',
       state,
       outcome: 'EXECUTION_ERROR',
       errorCode: 'BAD_OUTPUT',
@@ -101,6 +104,7 @@ describe('buildAuditRecord', () => {
     const state = base();
     delete state.output;
     const record = buildAuditRecord({
+      policyVersion: 'v-test',
       state,
       outcome: 'DUPLICATE',
       finishPayload: { refund_id: 'R-0' },
@@ -116,6 +120,7 @@ describe('buildAuditRecord on refused input', () => {
   it('redacts allow-listed fields too when validation refused the arguments', () => {
     const { tool } = countingRefundTool();
     const record = buildAuditRecord({
+      policyVersion: 'v-test',
       state: {
         call: call({ order_id: 'Bearer sk_live_0123456789abcdef', amount: 5 }),
         ctx: context({ step: 1, index: 0 }),

@@ -1,5 +1,9 @@
 import { z } from 'zod';
-import { MemoryIdempotencyStore, MemoryRateLimiter } from '../../../libs/adapters/memory/index.js';
+import {
+  MemoryFactStore,
+  MemoryIdempotencyStore,
+  MemoryRateLimiter,
+} from '../../../libs/adapters/memory/index.js';
 import { ManualClock } from '../../../libs/core/manual-clock.js';
 import type { ExecutionContext, NormalizedToolCall, Principal } from '../../../libs/core/types.js';
 import { createCircuitBreakers } from '../../../libs/execution/breakers.js';
@@ -100,7 +104,7 @@ export const REFUND_RULES: PolicyRule[] = [
     field: 'amount',
     check: { max: 50 },
     reason: 'Refunds above ${limit} need a manager (asked: ${value}).',
-    alternative: 'Split it or route it to a manager.',
+    alternative: 'Route it to a manager.',
   },
 ];
 
@@ -129,7 +133,17 @@ export function harness(
     tools: registry,
     idempotency: new MemoryIdempotencyStore(clock),
     rateLimiter,
-    policy: createPolicyEngine(opts.rules ?? REFUND_RULES, 'test-1'),
+    // The rules of tools this harness does not register are left out (a rule for a missing tool does not load).
+    policy: createPolicyEngine(
+      {
+        version: 'test-1',
+        rules: (opts.rules ?? REFUND_RULES).filter(
+          (r) => r.tool === '*' || tools.some((t) => (t as ToolDefinition).name === r.tool),
+        ),
+      },
+      tools as ToolDefinition[],
+    ),
+    facts: new MemoryFactStore(),
     breakers,
     outbound: createOutboundLimiter(rateLimiter, {}, clock),
     clock,

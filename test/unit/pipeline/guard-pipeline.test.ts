@@ -132,7 +132,7 @@ describe('GuardPipeline: a refusal at each of stages 0-4 never reaches the tool'
       code: 'POLICY_VIOLATION',
       message: 'Refunds above $50 need a manager (asked: $499.9).',
       retryable: true,
-      suggestedFix: 'Split it or route it to a manager.',
+      suggestedFix: 'Route it to a manager.',
     });
     expect(refund.calls()).toBe(0);
     expect(stageNames(audit.decisions)).toEqual([
