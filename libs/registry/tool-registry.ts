@@ -209,6 +209,16 @@ export class ToolRegistry {
     return offered.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
+  /**
+   * Every registered definition (each version, as registered, without tenant overrides), sorted by
+   * name then version: what a policy is checked against (`createPolicyEngine(source, tools)`).
+   */
+  definitions(): ToolDefinition[] {
+    return [...this.#byName.values()]
+      .flatMap((versions) => [...versions.values()].map((e) => e.def))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : compareSemver(a.version, b.version)));
+  }
+
   /** Every registered version, sorted by name then version, for operations. */
   list(): RegistryEntryInfo[] {
     const rows: RegistryEntryInfo[] = [];

@@ -23,6 +23,21 @@ export function listLimit(args: Args): number {
 }
 
 /**
+ * The `--from` / `--to` options of a command over recorded things (`noun`, e.g. "Records"): times
+ * as ISO 8601, a date, or epoch ms; `--from` inclusive, `--to` exclusive (see {@link timeWindow}).
+ */
+export function timeWindowOptions(noun: string): Readonly<Record<'from' | 'to', OptionSpec>> {
+  return {
+    from: {
+      type: 'string',
+      valueName: 'ISO',
+      description: `${noun} recorded at or after this time (ISO 8601, date, or epoch ms).`,
+    },
+    to: { type: 'string', valueName: 'ISO', description: `${noun} recorded before this time.` },
+  };
+}
+
+/**
  * The `--from` / `--to` window as epoch ms (either may be absent); a usage error when a time does
  * not parse or `--from` is not earlier than `--to`.
  */

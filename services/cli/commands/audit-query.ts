@@ -2,7 +2,7 @@ import { OUTCOMES, type Outcome } from '../../../libs/core/outcome.js';
 import type { AuditQuery, AuditSource } from '../../../libs/ports/audit-store.js';
 import { auditRecordsTable } from '../audit-format.js';
 import type { CommandSpec } from '../command.js';
-import { limitOption, listLimit, printListing, timeWindow } from '../listing.js';
+import { limitOption, listLimit, printListing, timeWindow, timeWindowOptions } from '../listing.js';
 import { optional } from '../optional.js';
 
 /**
@@ -41,12 +41,7 @@ export const auditQueryCommand: CommandSpec = {
     },
     call: { type: 'string', valueName: 'id', description: 'Only this call id.' },
     trace: { type: 'string', valueName: 'id', description: 'Only this trace id.' },
-    from: {
-      type: 'string',
-      valueName: 'ISO',
-      description: 'Recorded at or after this time (ISO 8601, date, or epoch ms).',
-    },
-    to: { type: 'string', valueName: 'ISO', description: 'Recorded before this time.' },
+    ...timeWindowOptions('Records'),
     outcome: { type: 'string', valueName: 'outcome', choices: OUTCOMES, description: 'Only this outcome.' },
     source: {
       type: 'string',

@@ -2,7 +2,7 @@ import type { WhoDidTarget } from '../../../libs/ports/audit-store.js';
 import { whoDidTable } from '../audit-format.js';
 import { EXIT, UsageError } from '../cli-error.js';
 import type { CommandSpec } from '../command.js';
-import { limitOption, listLimit, timeWindow } from '../listing.js';
+import { limitOption, listLimit, timeWindow, timeWindowOptions } from '../listing.js';
 import { optional } from '../optional.js';
 
 /** `audit who`: every attempt on one resource, split into who did it and who tried. */
@@ -26,8 +26,7 @@ export const auditWhoCommand: CommandSpec = {
       description: 'The tool that acts on the resource, e.g. issue_refund.',
     },
     tenant: { type: 'string', valueName: 'id', description: 'Only this tenant.' },
-    from: { type: 'string', valueName: 'ISO', description: 'Attempts recorded at or after this time.' },
-    to: { type: 'string', valueName: 'ISO', description: 'Attempts recorded before this time.' },
+    ...timeWindowOptions('Attempts'),
     limit: limitOption('attempts over both lists'),
   },
   needs: ['postgres'],

@@ -7,6 +7,7 @@ import { dlqRedriveCommand } from './dlq-redrive.js';
 import { dlqResolveCommand } from './dlq-resolve.js';
 import { dlqShowCommand } from './dlq-show.js';
 import { keysGenerateCommand } from './keys-generate.js';
+import { policyReplayCommand } from './policy-replay.js';
 import { registryExportCommand } from './registry-export.js';
 import { schemasCheckCommand } from './schemas-check.js';
 import { topicsCreateCommand } from './topics-create.js';
@@ -22,6 +23,11 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
     name: 'audit',
     summary: 'Query and verify the append-only, hash-chained audit log.',
     commands: [auditQueryCommand, auditWhoCommand, auditVerifyCommand],
+  },
+  {
+    name: 'policy',
+    summary: 'The business-rule policy: try a candidate against past calls before shipping it.',
+    commands: [policyReplayCommand],
   },
   {
     name: 'registry',
