@@ -13,9 +13,9 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { MemoryIdempotencyStore, MemoryRateLimiter } from '../libs/adapters/memory/index.js';
+import { MemoryFactStore, MemoryIdempotencyStore, MemoryRateLimiter } from '../libs/adapters/memory/index.js';
 import { PostgresIdempotencyStore, migrate } from '../libs/adapters/postgres/index.js';
-import { RedisIdempotencyStore, RedisRateLimiter } from '../libs/adapters/redis/index.js';
+import { RedisFactStore, RedisIdempotencyStore, RedisRateLimiter } from '../libs/adapters/redis/index.js';
 import { systemClock } from '../libs/core/system-clock.js';
 import type { ExecutionContext, NormalizedToolCall } from '../libs/core/types.js';
 import { createCircuitBreakers } from '../libs/execution/breakers.js';
@@ -26,6 +26,8 @@ import { createPolicyEngine } from '../libs/policy/index.js';
 import type { Clock } from '../libs/core/clock.js';
 import type { IdempotencyStore } from '../libs/ports/idempotency-store.js';
 import type { RateLimiter } from '../libs/ports/rate-limiter.js';
+import type { FactStore } from '../libs/ports/fact-store.js';
+import type { PolicyEngine } from '../libs/pipeline/deps.js';
 import { ToolRegistry } from '../libs/registry/tool-registry.js';
 import type { ToolInvocation } from '../libs/registry/tool-definition.js';
 import { NOOP_TOOL, noopTool } from './lib/bench-tools.js';
@@ -50,6 +52,45 @@ interface Adapters {
   readonly rateLimiter: RateLimiter;
   /** Calls per measured run (fewer for networked stores, to keep the whole bench within minutes). */
   readonly calls: number;
+  /**
+   * The business rules: none governing the tool (the stage decides without evaluating anything),
+   * a Cedar rule over an argument, or a Cedar rule over a count fact kept in `facts`.
+   */
+  readonly policy?: 'none' | 'argument rule' | 'fact rule';
+  readonly facts?: FactStore;
+}
+
+const ARGUMENT_RULE = `@id("bench-argument")
+@reason("n must not be negative")
+forbid (principal, action == Toolgate::Action::"${NOOP_TOOL}", resource) when { context.args.n < 0 };`;
+
+const FACT_RULE = `@id("bench-fact")
+@reason("too many calls on this resource in a minute")
+forbid (principal, action == Toolgate::Action::"${NOOP_TOOL}", resource)
+when { context.facts.calls_1m > 1000000000 };`;
+
+function benchPolicy(kind: Adapters['policy']): PolicyEngine {
+  if (kind === 'argument rule')
+    return createPolicyEngine({ version: 'bench', cedar: ARGUMENT_RULE }, [noopTool]);
+  if (kind === 'fact rule') {
+    return createPolicyEngine(
+      {
+        version: 'bench',
+        cedar: FACT_RULE,
+        facts: [
+          {
+            name: 'calls_1m',
+            tools: [NOOP_TOOL],
+            measure: { count: true },
+            per: ['resourceKey'],
+            windowMs: 60_000,
+          },
+        ],
+      },
+      [noopTool],
+    );
+  }
+  return createPolicyEngine({ version: 'bench' }, []);
 }
 
 function pipelineFor(
@@ -63,7 +104,8 @@ function pipelineFor(
       tools: registry,
       idempotency: adapters.idempotency,
       rateLimiter: adapters.rateLimiter,
-      policy: createPolicyEngine([], 'bench'),
+      policy: benchPolicy(adapters.policy),
+      ...(adapters.facts === undefined ? {} : { facts: adapters.facts }),
       breakers: createCircuitBreakers({
         errorThresholdPercentage: 50,
         volumeThreshold: 20,
@@ -247,6 +289,25 @@ async function main(): Promise<void> {
         calls: 5_000,
       }),
     );
+    rows.push(
+      await measureAdapters({
+        name: 'memory + a Cedar rule over an argument',
+        idempotency: new MemoryIdempotencyStore(clock),
+        rateLimiter: new MemoryRateLimiter(clock),
+        calls: 5_000,
+        policy: 'argument rule',
+      }),
+    );
+    rows.push(
+      await measureAdapters({
+        name: 'memory + a Cedar rule over a count fact',
+        idempotency: new MemoryIdempotencyStore(clock),
+        rateLimiter: new MemoryRateLimiter(clock),
+        calls: 5_000,
+        policy: 'fact rule',
+        facts: new MemoryFactStore(),
+      }),
+    );
     const redisLimiter = new RedisRateLimiter(redis, { keyPrefix: prefix });
     rows.push(
       await measureAdapters({
@@ -254,6 +315,16 @@ async function main(): Promise<void> {
         idempotency: new RedisIdempotencyStore(redis, { keyPrefix: prefix, abandonedRetentionMs: 600_000 }),
         rateLimiter: redisLimiter,
         calls: 2_000,
+      }),
+    );
+    rows.push(
+      await measureAdapters({
+        name: 'Redis + a Cedar rule over a count fact (Redis facts)',
+        idempotency: new RedisIdempotencyStore(redis, { keyPrefix: prefix, abandonedRetentionMs: 600_000 }),
+        rateLimiter: redisLimiter,
+        calls: 2_000,
+        policy: 'fact rule',
+        facts: new RedisFactStore(redis, { keyPrefix: prefix }),
       }),
     );
     rows.push(

@@ -83,6 +83,22 @@ const overview: DashboardSpec = {
         },
       ],
     },
+    {
+      title: 'Business rules: shadow disagreements and lost fact records',
+      description:
+        'Calls a shadow (candidate) policy would have decided otherwise, by tool and what it would have done; and settled calls whose contribution to an aggregate fact could not be recorded (a limit over it may let more through; should stay at 0).',
+      unit: 'ops',
+      queries: [
+        {
+          expr: `sum by (tool, shadow) (rate(toolgate_policy_shadow_disagreements_total[${R}]))`,
+          legend: '{{tool}} shadow would {{shadow}}',
+        },
+        {
+          expr: `sum by (tool) (rate(toolgate_policy_fact_record_failures_total[${R}]))`,
+          legend: '{{tool}} facts lost',
+        },
+      ],
+    },
   ],
 };
 
