@@ -35,6 +35,25 @@ export function holdsClaim(state: CallState): boolean {
   return state.idempotencyKey !== undefined && state.tool !== undefined && !isReadOnlyTool(state.tool);
 }
 
+/** The outcome a verdict ends the call with: SUCCESS for `done`. */
+export function verdictOutcome(verdict: Verdict): Outcome {
+  return verdict.kind === 'done'
+    ? 'SUCCESS'
+    : verdict.kind === 'finish'
+      ? verdict.outcome
+      : verdict.error.outcome;
+}
+
+/**
+ * Whether the call's effect may have happened, by how the layers inside the idempotency layer ended
+ * it: SUCCESS, UNRESOLVED, or any ending after the effect applied. Exactly the endings
+ * {@link settleClaim} completes the claim for rather than releasing it.
+ */
+export function effectMayHaveHappened(state: CallState, verdict: Verdict): boolean {
+  const outcome = verdictOutcome(verdict);
+  return outcome === 'SUCCESS' || outcome === 'UNRESOLVED' || state.effect === 'applied';
+}
+
 /**
  * Settles this call's claim from how the layers inside the idempotency layer ended it. This is the
  * one place a claim is completed or released; the idempotency layer calls it once, after `next()`,
@@ -59,8 +78,7 @@ export async function settleClaim(state: CallState, deps: PipelineDeps, verdict:
   if (!holdsClaim(state)) return false;
   const key = state.idempotencyKey!;
   const error = verdict.kind === 'done' ? undefined : verdict.error;
-  const outcome: Outcome =
-    verdict.kind === 'done' ? 'SUCCESS' : verdict.kind === 'finish' ? verdict.outcome : verdict.error.outcome;
+  const outcome = verdictOutcome(verdict);
   if (outcome === 'SUCCESS') {
     const output = verdict.kind === 'finish' ? verdict.payload : state.output;
     return complete(key, deps, 'SUCCESS', output);

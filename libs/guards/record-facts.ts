@@ -1,10 +1,10 @@
 import { retryWithBackoff } from '../core/backoff.js';
-import type { Outcome } from '../core/outcome.js';
 import { systemClock } from '../core/system-clock.js';
 import type { CallState } from '../pipeline/call-state.js';
 import type { PipelineDeps } from '../pipeline/deps.js';
 import type { Verdict } from '../pipeline/stage.js';
 import { contributionsOf } from '../policy/aggregate-fact.js';
+import { effectMayHaveHappened } from './claim-record.js';
 
 /** Tries to record a settled call's contributions this many times before counting them lost. */
 const RECORD_ATTEMPTS = 4;
@@ -45,10 +45,4 @@ export async function recordFacts(state: CallState, deps: PipelineDeps, verdict:
       // An observer never changes the answer.
     }
   }
-}
-
-function effectMayHaveHappened(state: CallState, verdict: Verdict): boolean {
-  const outcome: Outcome =
-    verdict.kind === 'done' ? 'SUCCESS' : verdict.kind === 'finish' ? verdict.outcome : verdict.error.outcome;
-  return outcome === 'SUCCESS' || outcome === 'UNRESOLVED' || state.effect === 'applied';
 }

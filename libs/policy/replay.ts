@@ -1,5 +1,6 @@
 import type { AuditRecord } from '../core/audit-record.js';
 import type { ExecutionContext } from '../core/types.js';
+import { REDACTED } from '../pipeline/build-audit-record.js';
 import type { FactValues, PolicyEngine, ToolResolver } from '../pipeline/deps.js';
 
 /** What the business rules decided about one call, as recorded or as a candidate would. */
@@ -54,9 +55,6 @@ export interface ReplayReport {
 
 /** How many examples a report keeps per rule. */
 export const REPLAY_EXAMPLES = 3;
-
-/** Marks an argument the audit allow-list left out (see build-audit-record.ts). */
-const REDACTED = '[redacted]';
 
 /**
  * Replays a candidate policy over audit records, executing nothing: each call the business rules
