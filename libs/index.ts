@@ -27,6 +27,7 @@ export { defineTool, type ToolDefinitionInput } from './registry/define-tool.js'
 export { ToolDefinitionError } from './registry/definition-error.js';
 export type {
   CostEstimate,
+  LongRunning,
   RateLimitSpec,
   RetryPolicy,
   RetrySafety,

@@ -401,7 +401,7 @@ const mcp: DashboardSpec = {
     {
       title: 'tools/call by outcome',
       description:
-        'tool-success and tool-duplicate answered; tool-refused and tool-failed are isError results; tool-unknown-outcome is reconciled, never failed.',
+        'tool-success and tool-duplicate answered; tool-refused and tool-failed are isError results; tool-unknown-outcome is reconciled, never failed; task-created was answered with a task handle (polled with tasks/get).',
       unit: 'reqps',
       stacked: true,
       queries: [

@@ -4,6 +4,7 @@ import { ToolDefinitionError } from './definition-error.js';
 import { normalizeStrictNulls } from './strict-nulls.js';
 import type {
   CostEstimate,
+  LongRunning,
   RateLimitSpec,
   RetryPolicy,
   RetrySafety,
@@ -57,6 +58,8 @@ export interface ToolDefinitionInput<I, O> {
   /** Default `[]`: every argument is redacted in the audit record. */
   readonly auditFields?: readonly string[];
   readonly maxResultBytes?: number;
+  /** Default absent: callers wait for the result. */
+  readonly longRunning?: LongRunning;
 }
 
 function freezeRetrySafety<I>(safety: RetrySafety<I>): RetrySafety<I> {

@@ -99,8 +99,18 @@ export interface ToolDefinition<I = unknown, O = unknown> {
   readonly auditFields: readonly string[];
   /** Serialized-output budget in bytes; larger outputs are truncated to the declared fields, and say so. */
   readonly maxResultBytes?: number;
+  /**
+   * The tool takes long enough that a caller should not hold a request open for it. Over MCP, a
+   * client that supports tasks gets a task handle at once instead of waiting; with `'required'`, a
+   * client that does not is refused rather than kept waiting. Absent: the caller waits, and gets a
+   * task only when the result is late.
+   */
+  readonly longRunning?: LongRunning;
   readonly execute: (args: I, inv: ToolInvocation) => Promise<O>;
 }
+
+/** See {@link ToolDefinition.longRunning}. */
+export type LongRunning = 'optional' | 'required';
 
 /**
  * A tool definition of any input and output type: what a list of different tools holds. (`unknown`

@@ -87,6 +87,9 @@ function optionalFieldProblems(def: ToolDefinition<unknown, unknown>): string[] 
   ) {
     problems.push('maxResultBytes must be a positive integer.');
   }
+  if (def.longRunning !== undefined && def.longRunning !== 'optional' && def.longRunning !== 'required') {
+    problems.push("longRunning, when given, must be 'optional' or 'required'.");
+  }
   if (def.deprecated !== undefined && !nonEmptyString(def.deprecated.reason)) {
     problems.push('deprecated.reason must say why (it is shown to the model).');
   }

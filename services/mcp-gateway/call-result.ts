@@ -26,7 +26,7 @@ export interface McpCallResult {
 /**
  * One toolgate result as an MCP tool result. Pure and total.
  * - SUCCESS / DUPLICATE (a repeat answered with the original result): the validated, redacted
- *   payload as JSON text, and as `structuredContent` when the tool has an object output schema
+ *   payload as text (a string as it is, anything else as JSON), and as `structuredContent` when the tool has an object output schema
  *   (`structured`) and the payload is an object — the executor validated it against that schema.
  * - UNRESOLVED: `isError` (so no client reads it as a schema-conforming success) with
  *   {@link OUTCOME_UNKNOWN_TEXT} and the structured error; the text says it is not a failure.
@@ -44,7 +44,8 @@ export function toMcpCallResult(result: ToolCallResult, structured: boolean): Mc
   };
   if (result.outcome === 'SUCCESS' || result.outcome === 'DUPLICATE') {
     const payload = result.payload;
-    const text = payload === undefined ? 'null' : JSON.stringify(payload);
+    const text =
+      payload === undefined ? 'null' : typeof payload === 'string' ? payload : JSON.stringify(payload);
     const isObject = typeof payload === 'object' && payload !== null && !Array.isArray(payload);
     return {
       content: [{ type: 'text', text }],

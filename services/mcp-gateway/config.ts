@@ -14,6 +14,7 @@ import {
   type ServiceSettings,
 } from '../../libs/runtime/env.js';
 import { MIN_CONFIRMATION_SECRET_BYTES } from './confirmation.js';
+import { DEFAULT_TASK_TTL_MS, DEFAULT_TASK_WAIT_MS } from './tasks.js';
 
 const list = z
   .string()
@@ -52,6 +53,10 @@ const EnvSchema = z.object({
   MCP_CALL_TIMEOUT_MS: positiveInt.default(30_000),
   MCP_CONFIRMATION_SECRET_FILE: nonEmpty,
   MCP_CONFIRMATION_TTL_MS: positiveInt.default(300_000),
+  /** How long an MCP task (a call answered with a handle) is kept; default one day. */
+  MCP_TASK_TTL_MS: positiveInt.default(DEFAULT_TASK_TTL_MS),
+  /** How long the gateway awaits the result of a call it answered with a task; default ten minutes. */
+  MCP_TASK_WAIT_MS: positiveInt.default(DEFAULT_TASK_WAIT_MS),
   PRINCIPAL_SIGNING_KEY_FILE: nonEmpty,
   PRINCIPAL_SIGNING_KID: nonEmpty.optional(),
   PRINCIPAL_ISSUER: nonEmpty.default(DEFAULT_PRINCIPAL_ISSUER),
@@ -87,6 +92,7 @@ export interface McpGatewayConfig extends ServiceSettings {
   readonly callTimeoutMs: number;
   readonly confirmationSecret: Buffer;
   readonly confirmationTtlMs: number;
+  readonly tasks: { readonly ttlMs: number; readonly waitMs: number };
   readonly signing: {
     readonly keyPem: string;
     readonly kid: string | undefined;
@@ -146,6 +152,7 @@ export function loadMcpGatewayConfig(
     callTimeoutMs: e.MCP_CALL_TIMEOUT_MS,
     confirmationSecret: secret,
     confirmationTtlMs: e.MCP_CONFIRMATION_TTL_MS,
+    tasks: { ttlMs: e.MCP_TASK_TTL_MS, waitMs: e.MCP_TASK_WAIT_MS },
     signing: {
       keyPem: read('PRINCIPAL_SIGNING_KEY_FILE', e.PRINCIPAL_SIGNING_KEY_FILE).toString('utf8'),
       kid: e.PRINCIPAL_SIGNING_KID,

@@ -6,13 +6,20 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { hostHeaderValidation, originValidation, toNodeHandler } from '@modelcontextprotocol/node';
-import { createMcpHandler, Server, type AuthInfo } from '@modelcontextprotocol/server';
+import {
+  createMcpHandler,
+  MissingRequiredClientCapabilityError,
+  ProtocolError,
+  Server,
+  type AuthInfo,
+} from '@modelcontextprotocol/server';
 import type { JWTVerifyGetKey } from 'jose';
+import { z } from 'zod';
 import { silentBusLogger, type BusLogger } from '../../libs/bus/logger.js';
 import { ToolgateError } from '../../libs/core/errors.js';
 import type { Principal, ToolCallResult } from '../../libs/core/types.js';
 import type { ToolDefinition } from '../../libs/registry/tool-definition.js';
-import type { ToolgateClient } from '../sdk/index.js';
+import type { ToolCallResolution, ToolgateClient } from '../sdk/index.js';
 import { createBearerCheck, type VerifiedToken } from './bearer-auth.js';
 import { toMcpCallResult, type McpCallResult } from './call-result.js';
 import { confirmationGate } from './confirm-call.js';
@@ -23,7 +30,17 @@ import type { McpRequestObserver, McpRequestRecord, RequestOutcome } from './obs
 import { principalFromClaims, PrincipalMappingError, type PrincipalMapping } from './principal-mapping.js';
 import { requestAuditRecord, type McpAuditPublisher } from './request-audit.js';
 import { requestFacts, type RequestFacts } from './request-facts.js';
-import { runGatewayCall, type GatewayCallOutcome } from './tool-call.js';
+import type { McpTask } from './task-store.js';
+import {
+  createTaskResult,
+  detailedTask,
+  McpTasks,
+  OUTCOME_UNKNOWN_TASK_MESSAGE,
+  TASKS_EXTENSION,
+  tasksNegotiated,
+  type McpTaskSettings,
+} from './tasks.js';
+import { runGatewayCall, type GatewayCall, type GatewayCallOutcome } from './tool-call.js';
 
 /** Largest request body the gateway reads (bytes); larger ones are answered 413. */
 export const MAX_REQUEST_BODY_BYTES = 1024 * 1024;
@@ -54,6 +71,13 @@ export interface McpGatewayOptions {
   readonly confirmations: ConfirmationSettings;
   /** How long a tools/call waits for its result before answering "outcome unknown" (default 30 s). */
   readonly callTimeoutMs?: number;
+  /**
+   * Serve the tasks extension ({@link TASKS_EXTENSION}) at 2026-07-28: to a request that declares
+   * it, a long-running tool ({@link ToolDefinition.longRunning}) answers with a task handle at once,
+   * and any call whose result is late or unknown answers with one instead of "outcome unknown".
+   * Wire the SDK client's `onResolution` to {@link McpGateway.onResolution}. Default: not served.
+   */
+  readonly tasks?: McpTaskSettings;
   readonly observer?: McpRequestObserver;
   /**
    * Where the audit record of every MCP request goes ({@link requestAuditRecord}), handed over after
@@ -75,18 +99,31 @@ export interface McpGateway {
   listen(port: number, host: string): Promise<void>;
   /** Stops listening, ends open exchanges, then waits for the audit records still being published. */
   close(): Promise<void>;
+  /**
+   * For the SDK client's `onResolution`: a definite result that came after the gateway stopped
+   * waiting settles the call's task, if it has one. Never throws.
+   */
+  onResolution(resolution: ToolCallResolution): void;
 }
 
 /** What the gateway hands the per-request MCP server: who is calling, and where to report. */
 interface RequestScope {
   readonly principal: Principal;
   readonly facts: RequestFacts;
+  /** The request declared the tasks extension and the gateway serves it. */
+  readonly tasks: boolean;
   /** Filled by the tools/call handler; read when the response is finished. */
   call?: { readonly tool: string } & GatewayCallOutcome;
+  /** Set when the call was answered with a task handle (`result`: what it had by then, if anything). */
+  task?: { readonly tool: string; readonly callId: string; readonly result?: GatewayCallOutcome['result'] };
+  /** The task a `tasks/*` request named, once found. */
+  taskId?: string;
   /** Set when the call was answered with a confirmation question. */
   askedToConfirm?: string;
   /** Set when the tools/call handler threw (the SDK answered a JSON-RPC error). */
   failed?: true;
+  /** Set when a handler refused the request with a JSON-RPC error (e.g. an unknown task). */
+  rejected?: true;
 }
 
 const SCOPE_KEY = 'io.toolgate/request';
@@ -134,6 +171,7 @@ export function createMcpGateway(options: McpGatewayOptions): McpGateway {
     resource_name: options.serverInfo?.name ?? 'toolgate',
   });
   const callTimeoutMs = options.callTimeoutMs ?? 30_000;
+  const tasks = options.tasks === undefined ? undefined : new McpTasks(options.tasks);
   const validateHost = hostHeaderValidation([...options.allowedHosts]);
   const validateOrigin = originValidation([...options.allowedHosts]);
 
@@ -182,9 +220,16 @@ export function createMcpGateway(options: McpGatewayOptions): McpGateway {
   const serveMcp = toNodeHandler(handler, { maxRequestBodySize: MAX_REQUEST_BODY_BYTES });
 
   const mcpServer = (scope: RequestScope, era: 'legacy' | 'modern'): Server => {
+    const taskKeeper = era === 'modern' ? tasks : undefined;
+    const servesTasks = taskKeeper !== undefined;
     const server = new Server(
       { name: options.serverInfo?.name ?? 'toolgate', version: options.serverInfo?.version ?? '0.1.0' },
-      { capabilities: { tools: { listChanged: false } } },
+      {
+        capabilities: {
+          tools: { listChanged: false },
+          ...(servesTasks ? { extensions: { [TASKS_EXTENSION]: {} } } : {}),
+        },
+      },
     );
     server.setRequestHandler('tools/list', () => ({
       tools: options.tools.forPrincipal(scope.principal).map(toMcpTool) as never[],
@@ -193,7 +238,8 @@ export function createMcpGateway(options: McpGatewayOptions): McpGateway {
       const { name, _meta: meta } = request.params;
       const args = request.params.arguments ?? {};
       const tool = options.tools.forPrincipal(scope.principal).find((t) => t.name === name);
-      const run = async (found: ToolDefinition): Promise<GatewayCallOutcome> => {
+      if (tool?.longRunning === 'required' && !scope.tasks) throw tasksRequired(`${name} runs as a task`);
+      const run = async (found: ToolDefinition): Promise<CallAnswer> => {
         if (found.destructive) {
           const decision = await confirmationGate(options.confirmations, {
             era,
@@ -207,15 +253,20 @@ export function createMcpGateway(options: McpGatewayOptions): McpGateway {
           if (decision.kind === 'ask') throw new AskToConfirm(decision.result);
           if (decision.kind === 'refuse') return { result: decision.result };
         }
-        return runGatewayCall(options.client, {
+        const call: GatewayCall = {
           principal: scope.principal,
           tool: found,
           args,
           meta,
           timeoutMs: callTimeoutMs,
-        }).catch((err: unknown) => ({ result: unavailable(name, err) }));
+        };
+        return (
+          taskKeeper !== undefined && scope.tasks
+            ? callWithTask(taskKeeper, scope, call)
+            : runGatewayCall(options.client, call)
+        ).catch((err: unknown) => ({ result: unavailable(name, err) }));
       };
-      let outcome: GatewayCallOutcome;
+      let outcome: CallAnswer;
       try {
         outcome = tool === undefined ? { result: unknownTool(name) } : await run(tool);
       } catch (err) {
@@ -226,6 +277,14 @@ export function createMcpGateway(options: McpGatewayOptions): McpGateway {
         scope.askedToConfirm = name;
         return err.result as never;
       }
+      if ('task' in outcome) {
+        scope.task = {
+          tool: name,
+          callId: outcome.task.taskId,
+          ...(outcome.result === undefined ? {} : { result: outcome.result }),
+        };
+        return createTaskResult(outcome.task, taskKeeper!.pollIntervalMs) as never;
+      }
       const { result } = outcome;
       scope.call = { tool: name, ...outcome };
       const answer: McpCallResult = toMcpCallResult(
@@ -234,7 +293,78 @@ export function createMcpGateway(options: McpGatewayOptions): McpGateway {
       );
       return answer;
     });
+    if (taskKeeper !== undefined) {
+      const taskOf = async (taskId: string): Promise<McpTask> => {
+        if (!scope.tasks) {
+          scope.rejected = true;
+          throw tasksRequired('tasks/* methods');
+        }
+        const task = await taskKeeper.owned(taskId, scope.principal);
+        if (task === undefined) {
+          // Another principal's task is answered exactly as a task that does not exist.
+          scope.rejected = true;
+          throw new ProtocolError(-32602, `Unknown task: ${JSON.stringify(taskId)}.`);
+        }
+        scope.taskId = task.taskId;
+        return task;
+      };
+      server.setRequestHandler('tasks/get', { params: TASK_PARAMS }, async ({ taskId }) =>
+        detailedTask(await taskOf(taskId), taskKeeper.pollIntervalMs),
+      );
+      server.setRequestHandler('tasks/cancel', { params: TASK_PARAMS }, async ({ taskId }) => {
+        const task = await taskOf(taskId);
+        if (task.status === 'working') await taskKeeper.requestCancel(task.taskId);
+        return {};
+      });
+      // A toolgate task never waits for input: responses name no pending request and are ignored.
+      server.setRequestHandler('tasks/update', { params: TASK_PARAMS }, async ({ taskId }) => {
+        await taskOf(taskId);
+        return {};
+      });
+    }
     return server;
+  };
+
+  /**
+   * Runs a call for a request that declared the tasks extension. A long-running tool is answered
+   * with its task as soon as the broker took the call (the call is durable from then on, and the
+   * task is stored before its handle is given out); its result settles the task when it comes, up
+   * to the tasks' wait. Any other tool is awaited as usual; if its result is UNRESOLVED (late, or
+   * unknown after the executor's attempt), it is answered with a task too, never "outcome unknown":
+   * the reconciler's answer settles it later ({@link McpGateway.onResolution}).
+   */
+  const callWithTask = async (t: McpTasks, scope: RequestScope, call: GatewayCall): Promise<CallAnswer> => {
+    const structured = outputJsonSchema(call.tool) !== undefined;
+    const owner = {
+      tenant: scope.principal.tenant,
+      principalId: scope.principal.id,
+      tool: call.tool.name,
+      structured,
+    };
+    if (call.tool.longRunning === undefined) {
+      const outcome = await runGatewayCall(options.client, call);
+      if (outcome.result.outcome !== 'UNRESOLVED' || outcome.callId === undefined) return outcome;
+      const task = await t.open({
+        ...owner,
+        callId: outcome.callId,
+        statusMessage: OUTCOME_UNKNOWN_TASK_MESSAGE,
+      });
+      return { task, result: outcome.result };
+    }
+    let published!: (callId: string) => void;
+    const callId = new Promise<string>((resolve) => (published = resolve));
+    const running = runGatewayCall(options.client, { ...call, timeoutMs: t.waitMs, onPublished: published });
+    const first = await Promise.race([
+      callId.then((id) => ({ id })),
+      running.then((outcome) => ({ outcome })),
+    ]);
+    // Answered without being published (arguments toolgate cannot carry): nothing to follow.
+    if ('outcome' in first) return first.outcome;
+    const task = await t.open({ ...owner, callId: first.id });
+    running
+      .then((outcome) => t.settle(first.id, outcome.result, structured))
+      .catch((err: unknown) => logger.error({ err, callId: first.id }, 'a task could not be settled'));
+    return { task };
   };
 
   /** The principal of a verified token refused for want of a scope; undefined when it maps to none. */
@@ -321,7 +451,26 @@ export function createMcpGateway(options: McpGatewayOptions): McpGateway {
       early('rejected', 'parse_error', facts, principal);
       return;
     }
-    const scope: RequestScope = { principal, facts };
+    if (TASK_METHODS.has(facts.method) && isModernRevision(facts.protocolVersion)) {
+      const named = req.headers['mcp-name'];
+      const taskId = taskIdOf(body.value);
+      if (typeof named !== 'string' || named !== taskId) {
+        res.writeHead(400, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: requestIdOf(body.value),
+            error: { code: -32020, message: 'Header mismatch: Mcp-Name must equal params.taskId.' },
+          }),
+        );
+        early('rejected', 'header_mismatch', facts, principal);
+        return;
+      }
+    }
+    const scope: RequestScope = {
+      principal,
+      facts,
+      tasks: tasks !== undefined && tasksNegotiated(body.value),
+    };
     const claims = check.ok ? check.token.claims : {};
     const authInfo: AuthInfo = {
       // The SDK's type wants the token; the gateway keeps none past verification.
@@ -341,14 +490,27 @@ export function createMcpGateway(options: McpGatewayOptions): McpGateway {
         outcome:
           scope.askedToConfirm !== undefined
             ? 'confirmation-required'
-            : call !== undefined
-              ? callOutcome(call.result)
-              : scope.failed === true || res.statusCode >= 500
-                ? 'error'
-                : res.statusCode >= 400 || facts.method === 'tools/call'
-                  ? 'rejected'
-                  : 'ok',
+            : scope.task !== undefined
+              ? 'task-created'
+              : call !== undefined
+                ? callOutcome(call.result)
+                : scope.failed === true || res.statusCode >= 500
+                  ? 'error'
+                  : scope.rejected === true || res.statusCode >= 400 || facts.method === 'tools/call'
+                    ? 'rejected'
+                    : 'ok',
         ...(scope.askedToConfirm === undefined ? {} : { tool: scope.askedToConfirm }),
+        ...(scope.taskId === undefined ? {} : { callId: scope.taskId }),
+        ...(scope.task === undefined
+          ? {}
+          : {
+              tool: scope.task.tool,
+              callId: scope.task.callId,
+              ...(scope.task.result === undefined ? {} : { toolOutcome: scope.task.result.outcome }),
+              ...(scope.task.result?.idempotencyKey === undefined
+                ? {}
+                : { idempotencyKey: scope.task.result.idempotencyKey }),
+            }),
         ...(call === undefined
           ? {}
           : {
@@ -396,6 +558,11 @@ export function createMcpGateway(options: McpGatewayOptions): McpGateway {
         http.once('error', reject);
         http.listen(port, host, () => resolve());
       }),
+    onResolution(resolution) {
+      tasks?.onResolution(resolution, (err) =>
+        logger.error({ err, callId: resolution.call.callId }, 'a task could not be settled'),
+      );
+    },
     async close() {
       await handler.close();
       if (http !== undefined) {
@@ -415,6 +582,39 @@ interface Exchange {
 }
 
 const NO_BODY: JsonBody = { ok: true, value: undefined };
+
+/** What a tools/call ends with: a result, or a task handle (with the result it had by then, if any). */
+type CallAnswer =
+  GatewayCallOutcome | { readonly task: McpTask; readonly result?: GatewayCallOutcome['result'] };
+
+/** The params of `tasks/get`, `tasks/update` and `tasks/cancel` the gateway reads. */
+const TASK_PARAMS = z.looseObject({ taskId: z.string().min(1).max(200) });
+
+/** The methods that name a task, whose `Mcp-Name` header must equal `params.taskId`. */
+const TASK_METHODS: ReadonlySet<string> = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
+
+/** A revision whose requests carry `Mcp-Method` / `Mcp-Name` headers (2026-07-28 and later). */
+function isModernRevision(version: string): boolean {
+  return /^\d{4}-\d{2}-\d{2}$/.test(version) && version >= '2026-07-28';
+}
+
+function taskIdOf(body: unknown): unknown {
+  const params = (body as { params?: { taskId?: unknown } } | undefined)?.params;
+  return typeof params === 'object' && params !== null ? params.taskId : undefined;
+}
+
+function requestIdOf(body: unknown): unknown {
+  const id = (body as { id?: unknown } | undefined)?.id;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+}
+
+/** The JSON-RPC error (-32021) for a request that needs the tasks extension the client did not declare. */
+function tasksRequired(what: string): MissingRequiredClientCapabilityError {
+  return new MissingRequiredClientCapabilityError(
+    { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+    `${what}: declare the ${TASKS_EXTENSION} extension in the request's client capabilities.`,
+  );
+}
 
 /** Carries an input-required answer out of the call path (it is not a tool result). */
 class AskToConfirm extends Error {

@@ -5,6 +5,9 @@ export const REPORTED_METHODS = [
   'ping',
   'tools/list',
   'tools/call',
+  'tasks/get',
+  'tasks/update',
+  'tasks/cancel',
   'notifications',
   'other',
 ] as const;
@@ -18,6 +21,7 @@ export const REQUEST_OUTCOMES = [
   'tool-refused',
   'tool-failed',
   'tool-unknown-outcome',
+  'task-created',
   'confirmation-required',
   'unauthenticated',
   'forbidden',
@@ -39,7 +43,10 @@ export interface McpRequestRecord {
   readonly tool?: string;
   /** toolgate's outcome of a tools/call that reached toolgate. */
   readonly toolOutcome?: string;
-  /** The toolgate call id of a tools/call that was published (the executor audits it under this id). */
+  /**
+   * The toolgate call id of a tools/call that was published (the executor audits it under this id);
+   * for a `tasks/*` request, the task's id, which is that call id.
+   */
   readonly callId?: string;
   /** The trace of a tools/call that was published. */
   readonly traceId?: string;

@@ -37,6 +37,7 @@ export type McpAuditPublisher = (record: AuditRecord) => Promise<void>;
  * | `tool-refused`          | toolgate's own¹  | the result's error code¹                   |
  * | `tool-failed`           | EXECUTION_ERROR  | the result's error code¹ (else INTERNAL)   |
  * | `tool-unknown-outcome`  | UNRESOLVED       | UNRESOLVED                                 |
+ * | `task-created`²         | UNRESOLVED       | UNRESOLVED                                 |
  * | `confirmation-required` | POLICY_VIOLATION | POLICY_VIOLATION                           |
  * | `unauthenticated`       | UNAUTHORIZED     | INVALID_PRINCIPAL                          |
  * | `forbidden`             | UNAUTHORIZED     | UNAUTHORIZED                               |
@@ -45,6 +46,8 @@ export type McpAuditPublisher = (record: AuditRecord) => Promise<void>;
  *
  * ¹ The outcome and error code of the result the call was answered with (e.g. UNKNOWN_TOOL for a
  * tool the caller may not see); the value in this table when the record carries none.
+ * ² Answered with a task handle: the result is not known when the request ends. The executor's own
+ * record of the call (same callId) carries its outcome.
  */
 export const REQUEST_AUDIT_OUTCOMES: Readonly<
   Record<RequestOutcome, { readonly outcome: Outcome; readonly errorCode?: ErrorCode }>
@@ -55,6 +58,7 @@ export const REQUEST_AUDIT_OUTCOMES: Readonly<
   'tool-refused': { outcome: 'POLICY_VIOLATION', errorCode: 'POLICY_VIOLATION' },
   'tool-failed': { outcome: 'EXECUTION_ERROR', errorCode: 'INTERNAL' },
   'tool-unknown-outcome': { outcome: 'UNRESOLVED', errorCode: 'UNRESOLVED' },
+  'task-created': { outcome: 'UNRESOLVED', errorCode: 'UNRESOLVED' },
   'confirmation-required': { outcome: 'POLICY_VIOLATION', errorCode: 'POLICY_VIOLATION' },
   unauthenticated: { outcome: 'UNAUTHORIZED', errorCode: 'INVALID_PRINCIPAL' },
   forbidden: { outcome: 'UNAUTHORIZED', errorCode: 'UNAUTHORIZED' },

@@ -13,6 +13,7 @@ import { kafkaAuditPublisher } from './audit-publisher.js';
 import { loadMcpGatewayConfig, type McpGatewayConfig } from './config.js';
 import { createMcpGateway } from './gateway.js';
 import { mcpAuditFailures, mcpMetrics } from './metrics.js';
+import { RedisMcpTaskStore } from './task-store.js';
 
 /** What a caller may supply instead of the defaults. */
 export type McpGatewayServiceOptions = CatalogServiceOptions;
@@ -20,7 +21,7 @@ export type McpGatewayServiceOptions = CatalogServiceOptions;
 /**
  * The MCP gateway process from its configuration (nothing opens before `start()`): Kafka (calls
  * out, this instance's reply partition of the results topic in), the schema registry, Redis (used
- * confirmations), the executors' tool catalog for metadata only (its tools never run here; a
+ * confirmations and MCP tasks, shared by every replica), the executors' tool catalog for metadata only (its tools never run here; a
  * catalog that opens Postgres is refused), the SDK client, and the gateway on MCP_LISTEN_PORT.
  * Every MCP request is counted in the process registry ({@link mcpMetrics}), written as one
  * structured log line (`msg: "mcp request"`) with client name, protocol revision, principal and
@@ -64,6 +65,8 @@ export function createMcpGatewayService(
       },
       defaultTimeoutMs: config.callTimeoutMs,
       logger: busLogger(logger),
+      // A result that comes after the gateway stopped waiting settles the call's MCP task.
+      onResolution: (resolution) => gateway.onResolution(resolution),
     });
     const metrics = mcpMetrics(context.registry);
     const gateway = createMcpGateway({
@@ -89,6 +92,11 @@ export function createMcpGatewayService(
         ttlMs: config.confirmationTtlMs,
       },
       callTimeoutMs: config.callTimeoutMs,
+      tasks: {
+        store: new RedisMcpTaskStore(redis, { keyPrefix: config.redisKeyPrefix }),
+        ttlMs: config.tasks.ttlMs,
+        waitMs: config.tasks.waitMs,
+      },
       observer: (record) => {
         metrics(record);
         logger.info({ mcp: record }, 'mcp request');

@@ -15,6 +15,8 @@ export interface GatewayCall {
   readonly meta: Record<string, unknown> | undefined;
   readonly timeoutMs: number;
   readonly traceId?: string;
+  /** Told the toolgate call id once the broker took the call (see the SDK's `onPublished`). */
+  readonly onPublished?: (callId: string) => void;
 }
 
 /** A tools/call's result and, when the call was published, the identity toolgate gave it. */
@@ -73,7 +75,12 @@ export async function runGatewayCall(client: ToolgateClient, call: GatewayCall):
       step: 0,
       ...(call.traceId === undefined ? {} : { traceId: call.traceId }),
     },
-    { timeoutMs: call.timeoutMs },
+    {
+      timeoutMs: call.timeoutMs,
+      ...(call.onPublished === undefined
+        ? {}
+        : { onPublished: (calls) => calls[0] !== undefined && call.onPublished?.(calls[0].callId) }),
+    },
   );
   const published = outcome.calls[0]?.published;
   return {

@@ -11,7 +11,7 @@ import type { Clock } from '../../libs/core/clock.js';
 import type { EventPublisher, EventSubscriber } from '../../libs/ports/event-bus.js';
 import type { EventCodec } from '../../libs/events/event-codec.js';
 import { randomHex, type HexSource } from '../../libs/observability/trace-context.js';
-import type { ToolCallResolution } from './result-inbox.js';
+import type { PublishedCall, ToolCallResolution } from './result-inbox.js';
 
 /** How the client signs the principal of each turn (see libs/auth signPrincipal). */
 export interface PrincipalSigning {
@@ -106,6 +106,14 @@ export interface TurnOptions {
   readonly deadlineMs?: number;
   /** Relative deadline, ms from the call (default: the client's `defaultTimeoutMs`). */
   readonly timeoutMs?: number;
+  /**
+   * Told once, when the broker has acknowledged the turn's calls and before their results are
+   * awaited, which calls it took (a call answered without publishing, or refused by the broker as
+   * too large, is not among them; a turn with none is not told). From then on those calls are
+   * durable: an executor runs each of them whatever happens to this client. Not called when the
+   * publish failed or the deadline came first. Must not throw (a throw is logged and ignored).
+   */
+  readonly onPublished?: (calls: readonly PublishedCall[]) => void;
 }
 
 /** Options with defaults applied. */

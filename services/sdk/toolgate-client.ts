@@ -245,6 +245,13 @@ export function createToolgateClient(options: ToolgateClientOptions): ToolgateCl
             prepared.delete(index);
             wait.withdraw([call.call.callId]);
           }
+          if (opts.onPublished !== undefined && prepared.size > 0) {
+            try {
+              opts.onPublished([...prepared.values()].map((p) => p.call));
+            } catch (err) {
+              logger.error({ err }, 'onPublished threw');
+            }
+          }
           await untilDeadline(clock, wait.complete, deadlineMs, ended.signal);
         }
       }

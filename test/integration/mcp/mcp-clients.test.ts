@@ -30,8 +30,12 @@ describe('the official TypeScript MCP clients through the gateway', () => {
         expect(client.protocolVersion).toBe(version);
         const { tools } = await client.listTools();
         expect(tools.map((t) => t.name)).toEqual([
+          'failing_job',
           'get_order_status',
+          'greet',
           'issue_refund',
+          'protocol_error_job',
+          'slow_compute',
           'test_error_handling',
           'test_simple_text',
         ]);

@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OUTCOME_UNKNOWN_TEXT } from '../../../services/mcp-gateway/call-result.js';
 import { SHIPPING_SCOPE } from '../../fixtures/mcp/gateway-tools.js';
+import { OUTCOME_UNKNOWN_TASK_MESSAGE } from '../../../services/mcp-gateway/tasks.js';
 import { connectModern } from './mcp-clients.js';
 import { createMcpStack, type McpStack } from './mcp-stack.js';
+import { rawTasksGet, rawToolsCall, WITH_TASKS, type RawAnswer } from './raw-modern-call.js';
 
 /** The gateway waits this long for a result; the tool below answers well after. */
 const GATEWAY_WAIT_MS = 300;
@@ -54,5 +56,67 @@ describe('a call whose answer comes after the gateway stopped waiting', () => {
       await client.close();
     }
     expect(stack.effects.of('book_shipment')).toBe(1);
+  });
+
+  it('to a client that supports tasks, is a task handle, never failed; the reconciler settles the task, with one effect', async () => {
+    const orderId = `O-task-${Date.now()}`;
+    const args = { order_id: orderId, hang_ms: 5_000 };
+    const effectsBefore = stack.effects.of('book_shipment');
+    const created = await rawToolsCall(stack.url, token, {
+      name: 'book_shipment',
+      arguments: args,
+      capabilities: WITH_TASKS,
+    });
+    expect(created.status).toBe(200);
+    const handle = created.result!;
+    expect(handle).toMatchObject({
+      resultType: 'task',
+      status: 'working',
+      statusMessage: OUTCOME_UNKNOWN_TASK_MESSAGE,
+    });
+    expect(handle).not.toHaveProperty('isError');
+    const taskId = handle.taskId as string;
+    // The task id is the toolgate call id: the call on Kafka and the request record name it.
+    const [call] = await stack.waitFor('calls', (c) => c.argumentsJson.includes(orderId));
+    expect(taskId).toBe(call!.callId);
+    expect(stack.records.at(-1)).toMatchObject({
+      method: 'tools/call',
+      outcome: 'task-created',
+      tool: 'book_shipment',
+      callId: taskId,
+      toolOutcome: 'UNRESOLVED',
+    });
+
+    // Nobody else can read it, and it cannot be read without the extension.
+    const other = await stack.issuer.token({
+      sub: 'user-eve',
+      tenant: 'acme',
+      scope: `mcp:tools ${SHIPPING_SCOPE}`,
+    });
+    expect((await rawTasksGet(stack.url, other, taskId)).error?.code).toBe(-32602);
+    expect((await rawTasksGet(stack.url, token, taskId, {})).error?.code).toBe(-32021);
+
+    // The executor reports it UNRESOLVED; the reconciler's status check finds the booking and answers
+    // SUCCESS on the results topic; the gateway's client passes that on and the task completes.
+    let polled: RawAnswer | undefined;
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      polled = await rawTasksGet(stack.url, token, taskId);
+      expect(polled.error).toBeUndefined();
+      if (polled.result!.status !== 'working' || Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(polled.result).toMatchObject({
+      taskId,
+      status: 'completed',
+      resultType: 'complete',
+      result: {
+        structuredContent: { booking_id: `B-${orderId}` },
+        _meta: { 'io.toolgate/result': { outcome: 'SUCCESS' } },
+      },
+    });
+    const answers = await stack.waitFor('results', (r) => r.callId === taskId && r.outcome !== 'UNRESOLVED');
+    expect(answers.map((r) => r.source)).toEqual(['reconciler']);
+    expect(stack.effects.of('book_shipment')).toBe(effectsBefore + 1);
   });
 });

@@ -21,6 +21,7 @@ import {
 import { kafkaAuditPublisher } from '../../../services/mcp-gateway/audit-publisher.js';
 import type { ConfirmationSettings } from '../../../services/mcp-gateway/confirmation.js';
 import type { McpRequestRecord } from '../../../services/mcp-gateway/observer.js';
+import { RedisMcpTaskStore } from '../../../services/mcp-gateway/task-store.js';
 import { createToolgateClient, type ToolgateClient } from '../../../services/sdk/toolgate-client.js';
 import { gatewayFixtureTools } from '../../fixtures/mcp/gateway-tools.js';
 import { uniqueName } from '../../helpers/names.js';
@@ -147,6 +148,8 @@ export async function createMcpStack(name: string, options: McpStackOptions = {}
       ttlSeconds: 120,
     },
     defaultTimeoutMs: 30_000,
+    // A result that comes after the gateway stopped waiting settles the call's MCP task.
+    onResolution: (resolution) => gateway.onResolution(resolution),
   });
   await client.start();
 
@@ -162,6 +165,7 @@ export async function createMcpStack(name: string, options: McpStackOptions = {}
   };
   const gateway: McpGateway = createMcpGateway({
     confirmations,
+    tasks: { store: new RedisMcpTaskStore(redis.redis, { keyPrefix: redis.prefix }) },
     tools: registry,
     client,
     auth: { issuer: issuer.issuer, resource: url, jwks: issuer.jwks },

@@ -69,6 +69,13 @@ const BY_OUTCOME: Readonly<Record<RequestOutcome, McpRequestRecord>> = {
     toolOutcome: 'EXECUTION_ERROR',
     reason: 'DEPENDENCY_UNAVAILABLE',
   },
+  'task-created': {
+    ...base,
+    method: 'tools/call',
+    outcome: 'task-created',
+    tool: 'slow_compute',
+    callId: 'call-10',
+  },
   'tool-unknown-outcome': {
     ...base,
     method: 'tools/call',
@@ -107,6 +114,7 @@ const EXPECTED: Readonly<Record<RequestOutcome, readonly [string, string | undef
   'tool-refused': ['UNKNOWN_TOOL', 'UNKNOWN_TOOL'],
   'tool-failed': ['EXECUTION_ERROR', 'DEPENDENCY_UNAVAILABLE'],
   'tool-unknown-outcome': ['UNRESOLVED', 'UNRESOLVED'],
+  'task-created': ['UNRESOLVED', 'UNRESOLVED'],
   'confirmation-required': ['POLICY_VIOLATION', 'POLICY_VIOLATION'],
   unauthenticated: ['UNAUTHORIZED', 'INVALID_PRINCIPAL'],
   forbidden: ['UNAUTHORIZED', 'UNAUTHORIZED'],

@@ -186,6 +186,52 @@ describe('toolgate client: what it publishes', () => {
     expect(outcome.messages.map((m) => m.tool_call_id)).toEqual([first!.id, 'call_custom']);
   });
 
+  it('tells onPublished, once and before the results, the calls the broker took; a throw there changes nothing', async () => {
+    const client = await h.client();
+    const response: ChatCompletion = openAIFixture();
+    response.choices[0]!.message.tool_calls!.push({
+      id: 'call_custom',
+      type: 'custom',
+      custom: { name: 'free_text', input: '{}' },
+    });
+    const told: string[][] = [];
+    const outcome = await client.runTurn(
+      { provider: 'openai', response },
+      { principal, taskId: 't', step: 0 },
+      { onPublished: (calls) => told.push(calls.map((c) => c.callId)) },
+    );
+    const publishedIds = outcome.calls.flatMap((c) =>
+      c.published === undefined ? [] : [c.published.callId],
+    );
+    expect(publishedIds).toHaveLength(3);
+    expect(told).toEqual([publishedIds]);
+    expect((await published()).map((e) => e.callId)).toEqual(publishedIds);
+
+    const again = await client.runTurn(
+      { provider: 'openai', response: openAIFixture() },
+      { principal, taskId: 't', step: 1 },
+      {
+        onPublished: () => {
+          throw new Error('listener bug');
+        },
+      },
+    );
+    expect(again.results.map((r) => r.outcome)).toEqual(outcome.results.slice(0, 3).map((r) => r.outcome));
+
+    const failing = await h.client({
+      topics: { calls: 'toolgate_missing_calls', results: h.topics.results },
+    });
+    const toldOfFailure: unknown[] = [];
+    await expect(
+      failing.runTurn(
+        { provider: 'anthropic', response: anthropicFixture() },
+        { principal, taskId: 't', step: 0 },
+        { onPublished: (calls) => toldOfFailure.push(calls) },
+      ),
+    ).rejects.toMatchObject({ code: 'DEPENDENCY_UNAVAILABLE' });
+    expect(toldOfFailure).toEqual([]);
+  });
+
   it('publishes nothing for a turn without tool calls', async () => {
     const client = await h.client();
     const response = openAIFixture();
