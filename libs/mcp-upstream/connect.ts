@@ -20,7 +20,8 @@ import type {
   McpUpstreamTransport,
   QuarantinedTool,
 } from './options.js';
-import { changedToolError, upstreamCallFailure } from './upstream-errors.js';
+import { serverError } from '../core/tool-failure.js';
+import { changedToolError, connectionGone, upstreamCallFailure } from './upstream-errors.js';
 
 /** Default time for connecting and for each `tools/list`, in ms. */
 export const DEFAULT_UPSTREAM_REQUEST_TIMEOUT_MS = 30_000;
@@ -110,6 +111,10 @@ const ACCEPT_ANY: jsonSchemaValidator = {
  *   tool with an output schema, the text content of one without; failures are classified by
  *   {@link upstreamCallFailure} (a timeout after sending is "outcome unknown", so a state-changing
  *   tool ends UNRESOLVED).
+ * - A lost connection (the stdio process ended, the transport closed): the next call or refresh
+ *   connects again (starting the process again), re-lists and re-checks every pin before sending,
+ *   one reconnection shared by the calls waiting for it; nothing is re-sent. Unreachable: the call
+ *   fails SERVER_ERROR without sending, and the next one tries again.
  * - Schema changes while running: {@link McpUpstream.refresh} re-checks the pins; it also runs on
  *   the upstream's `notifications/tools/list_changed` (when the upstream advertises it) and every
  *   `refreshIntervalMs` when set. A blocked tool refuses with {@link changedToolError}
@@ -127,30 +132,45 @@ export async function connectMcpUpstream(options: McpUpstreamOptions): Promise<M
   let closed = false;
   let onListChanged: () => void = () => undefined;
 
-  const client = new Client(options.clientInfo ?? { name: 'toolgate', version: '0.1.0' }, {
-    versionNegotiation: { mode: options.versionNegotiation ?? 'auto' },
-    jsonSchemaValidator: ACCEPT_ANY,
-    inputRequired: { autoFulfill: false },
-    listChanged: {
-      tools: { autoRefresh: false, onChanged: () => onListChanged() },
-    },
-  });
+  /** The client in use; replaced when its connection was lost ({@link connected}). */
+  let client: Client;
+  /** Its connection is gone (the stdio process ended, the transport closed): reconnect before sending. */
+  let lost = false;
+  const open = async (): Promise<Client> => {
+    const opened = new Client(options.clientInfo ?? { name: 'toolgate', version: '0.1.0' }, {
+      versionNegotiation: { mode: options.versionNegotiation ?? 'auto' },
+      jsonSchemaValidator: ACCEPT_ANY,
+      inputRequired: { autoFulfill: false },
+      listChanged: {
+        tools: { autoRefresh: false, onChanged: () => onListChanged() },
+      },
+    });
+    try {
+      await opened.connect(createTransport(options.transport), { timeout: requestTimeoutMs });
+    } catch (err) {
+      await opened.close().catch(() => undefined);
+      throw err;
+    }
+    opened.onclose = () => {
+      if (opened === client && !closed) lost = true;
+    };
+    return opened;
+  };
 
   try {
-    await client.connect(createTransport(options.transport), { timeout: requestTimeoutMs });
+    client = await open();
   } catch (err) {
-    await client.close().catch(() => undefined);
     throw new Error(`mcp upstream ${upstream}: cannot connect: ${messageOf(err)}`, { cause: err });
   }
 
-  const listTools = async (): Promise<Tool[]> => {
-    const { tools } = await client.listTools(undefined, { timeout: requestTimeoutMs, cacheMode: 'refresh' });
+  const listToolsOf = async (of: Client): Promise<Tool[]> => {
+    const { tools } = await of.listTools(undefined, { timeout: requestTimeoutMs, cacheMode: 'refresh' });
     return tools;
   };
 
   let listing: Tool[];
   try {
-    listing = await listTools();
+    listing = await listToolsOf(client);
   } catch (err) {
     await client.close().catch(() => undefined);
     throw new Error(`mcp upstream ${upstream}: cannot list its tools: ${messageOf(err)}`, { cause: err });
@@ -187,12 +207,24 @@ export async function connectMcpUpstream(options: McpUpstreamOptions): Promise<M
         // Checked at the last moment before sending: a refresh may have blocked the tool meanwhile.
         const block = entry.blocked;
         if (block !== undefined) throw changedToolError(entry.name, block.detail);
+        let live: Client;
         try {
-          return await client.callTool(
+          live = await connected();
+        } catch (err) {
+          throw serverError('The upstream server could not be reached again; the call was not sent.', {
+            cause: err,
+          });
+        }
+        // A reconnection re-checks the pins: the restarted upstream may serve another definition.
+        const after = entry.blocked;
+        if (after !== undefined) throw changedToolError(entry.name, after.detail);
+        try {
+          return await live.callTool(
             { name: upstreamName, arguments: args, _meta: { [IDEMPOTENCY_KEY_META]: inv.idempotencyKey } },
             { signal: inv.signal, timeout, toolDefinition: entry.pinned },
           );
         } catch (err) {
+          if (connectionGone(err) && live === client && !closed) lost = true;
           throw upstreamCallFailure(err);
         }
       },
@@ -235,11 +267,41 @@ export async function connectMcpUpstream(options: McpUpstreamOptions): Promise<M
     };
   };
 
+  /**
+   * The client to send with. After its connection was lost, a new one: the upstream is connected
+   * again (for stdio, its process is started again) and every imported tool re-checked against its
+   * pin before anything is sent; one reconnection at a time, shared by the calls waiting for it.
+   * Nothing is re-sent: a call whose connection broke after sending stays "outcome unknown".
+   * Rejects when the upstream cannot be reached; the next call tries again.
+   */
+  let reopening: Promise<Client> | undefined;
+  const connected = (): Promise<Client> => {
+    if (!lost) return Promise.resolve(client);
+    reopening ??= (async () => {
+      if (closed) throw new Error(`mcp upstream ${upstream}: closed`);
+      const fresh = await open();
+      try {
+        recheck(await listToolsOf(fresh));
+      } catch (err) {
+        await fresh.close().catch(() => undefined);
+        throw err;
+      }
+      const old = client;
+      client = fresh;
+      lost = false;
+      await old.close().catch(() => undefined);
+      return fresh;
+    })().finally(() => {
+      reopening = undefined;
+    });
+    return reopening;
+  };
+
   let queue: Promise<unknown> = Promise.resolve();
   const refresh = (): Promise<McpUpstreamRefresh> => {
     const run = queue.then(async () => {
       if (closed) throw new Error(`mcp upstream ${upstream}: closed`);
-      return recheck(await listTools());
+      return recheck(await listToolsOf(await connected()));
     });
     queue = run.catch(() => undefined);
     return run;

@@ -131,6 +131,14 @@ export function upstreamCallFailure(err: unknown): ToolgateError {
   return classify(err);
 }
 
+/** Whether a failed request means the client's connection is gone (reconnect before the next one). */
+export function connectionGone(err: unknown): boolean {
+  return (
+    err instanceof SdkError &&
+    (err.code === SdkErrorCode.ConnectionClosed || err.code === SdkErrorCode.NotConnected)
+  );
+}
+
 function needsInput(cause: unknown): ToolgateError {
   return callerError(
     'The tool asked for interactive input from a person, which this gateway cannot provide; it did not complete.',
