@@ -238,7 +238,9 @@ export function createMcpGateway(options: McpGatewayOptions): McpGateway {
       const { name, _meta: meta } = request.params;
       const args = request.params.arguments ?? {};
       const tool = options.tools.forPrincipal(scope.principal).find((t) => t.name === name);
-      if (tool?.longRunning === 'required' && !scope.tasks) throw tasksRequired(`${name} runs as a task`);
+      if (tool?.longRunning === 'required' && (taskKeeper === undefined || !scope.tasks)) {
+        throw tasksRequired(`${name} runs as a task`);
+      }
       const run = async (found: ToolDefinition): Promise<CallAnswer> => {
         if (found.destructive) {
           const decision = await confirmationGate(options.confirmations, {
@@ -360,11 +362,14 @@ export function createMcpGateway(options: McpGatewayOptions): McpGateway {
     ]);
     // Answered without being published (arguments toolgate cannot carry): nothing to follow.
     if ('outcome' in first) return first.outcome;
-    const task = await t.open({ ...owner, callId: first.id });
+    const opened = t.open({ ...owner, callId: first.id });
     running
-      .then((outcome) => t.settle(first.id, outcome.result, structured))
+      .then(async (outcome) => {
+        await opened;
+        await t.settle(first.id, outcome.result, structured);
+      })
       .catch((err: unknown) => logger.error({ err, callId: first.id }, 'a task could not be settled'));
-    return { task };
+    return { task: await opened };
   };
 
   /** The principal of a verified token refused for want of a scope; undefined when it maps to none. */
