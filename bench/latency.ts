@@ -12,12 +12,9 @@
  * only measures how long the queue was allowed to grow.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Kafka, logLevel, Partitioners } from 'kafkajs';
-import type { ChatCompletionMessage } from 'openai/resources/chat/completions';
-import { createToolgateClient } from '../services/sdk/toolgate-client.js';
 import { parseArgs } from './lib/args.js';
 import { NOOP_TOOL } from './lib/bench-tools.js';
-import { childPlacement, spawnExecutorChild, type ExecutorChild } from './lib/child-protocol.js';
+import type { ExecutorChild } from './lib/child-protocol.js';
 import { newHistogram, recordMs, summarize, type LatencySummary } from './lib/latency-histogram.js';
 import { openLoop } from './lib/open-loop.js';
 import {
@@ -32,20 +29,9 @@ import {
   table,
   within,
 } from './lib/report.js';
+import { openRoundTripRig } from './lib/round-trip-rig.js';
 import { runWithServers } from './lib/servers.js';
-import {
-  AUDIENCE,
-  buildCallMessages,
-  createBenchKeys,
-  createBenchTopics,
-  ISSUER,
-  KID,
-  PARTITIONS,
-  PRINCIPAL,
-  publishChunked,
-  runName,
-  type BenchTopics,
-} from './lib/toolgate-stack.js';
+import { buildCallMessages, createBenchKeys, PARTITIONS, publishChunked } from './lib/toolgate-stack.js';
 
 const args = parseArgs();
 const SECONDS = args.number('seconds', args.quick ? 5 : 30);
@@ -53,75 +39,16 @@ const WARMUP_MS = args.quick ? 1_000 : 3_000;
 const REPEATS = args.number('repeats', args.quick ? 1 : 3);
 const MAX_CONCURRENCY = 16;
 const PARTITIONS_CONCURRENTLY = 4;
-/** Raw payloads are padded to about the size of an encoded call event. */
-const RAW_PAYLOAD_BYTES = 700;
 
 runWithServers(async (servers) => {
   const keys = createBenchKeys();
-  const cleanups: Array<() => Promise<unknown>> = [];
+  const rig = await openRoundTripRig(servers, keys, {
+    name: 'lat',
+    maxConcurrency: MAX_CONCURRENCY,
+    partitionsConcurrently: PARTITIONS_CONCURRENTLY,
+  });
+  const { executor, echo, toolgate: tg, raw } = rig;
   try {
-    const tg: BenchTopics = await createBenchTopics(servers, runName('lat-toolgate'));
-    cleanups.push(() => tg.close());
-    const raw: BenchTopics = await createBenchTopics(servers, runName('lat-raw'));
-    cleanups.push(() => raw.close());
-    const child = (mode: 'toolgate' | 'raw-one', t: BenchTopics): ExecutorChild =>
-      spawnExecutorChild({
-        mode,
-        ...childPlacement(servers, keys, t),
-        maxConcurrency: MAX_CONCURRENCY,
-        partitionsConcurrently: PARTITIONS_CONCURRENTLY,
-        resultPartition: 0,
-      });
-    const executor = child('toolgate', tg);
-    cleanups.push(() => executor.stop());
-    const echo = child('raw-one', raw);
-    cleanups.push(() => echo.stop());
-    await Promise.all([executor.ready, echo.ready]);
-
-    // The SDK side of toolgate: one client instance reading reply partition 0.
-    const client = createToolgateClient({
-      publisher: tg.bus,
-      subscriber: tg.bus,
-      codec: tg.codec,
-      topics: tg.topics,
-      instanceId: `${tg.prefix}-agent`,
-      replySlot: 0,
-      signing: { key: keys.privateKey, issuer: ISSUER, audience: AUDIENCE, kid: KID, ttlSeconds: 600 },
-      defaultTimeoutMs: 60_000,
-    });
-    await client.start();
-    cleanups.push(() => client.stop());
-
-    // The raw side: a producer with the bus's settings, and a consumer of the echoes.
-    const kafka = new Kafka({
-      clientId: `${raw.prefix}-agent`,
-      brokers: servers.brokers,
-      logLevel: logLevel.ERROR,
-    });
-    const producer = kafka.producer({
-      idempotent: true,
-      maxInFlightRequests: 1,
-      allowAutoTopicCreation: false,
-      createPartitioner: Partitioners.DefaultPartitioner,
-    });
-    await producer.connect();
-    cleanups.push(() => producer.disconnect());
-    const echoes = new Map<string, (receivedAtMs: number) => void>();
-    const consumer = kafka.consumer({ groupId: `${raw.prefix}-agent`, maxWaitTimeInMs: 1_000 });
-    await consumer.connect();
-    cleanups.push(() => consumer.disconnect());
-    await consumer.subscribe({ topics: [raw.topics.results], fromBeginning: true });
-    await consumer.run({
-      eachMessage: ({ message }) => {
-        const at = nowMs();
-        const tag = message.value?.toString('utf8', 0, 64).split(' ')[0] ?? '';
-        echoes.get(tag)?.(at);
-        echoes.delete(tag);
-        return Promise.resolve();
-      },
-    });
-    const rawValue = (tag: string): Buffer => Buffer.from(`${tag} `.padEnd(RAW_PAYLOAD_BYTES, '.'));
-
     // Peaks: each system drains a burst of pre-published calls.
     const peak = async (c: ExecutorChild, publish: () => Promise<void>, count: number): Promise<number> => {
       const before = c.progress()?.done ?? 0;
@@ -165,7 +92,7 @@ runWithServers(async (servers) => {
           raw.topics.calls,
           Array.from({ length: rawBurst }, (_, i) => ({
             key: `k${i % 4_096}`,
-            value: rawValue(`peak-${i}`),
+            value: rig.rawValue(`peak-${i}`),
           })),
         ),
       rawBurst,
@@ -204,29 +131,11 @@ runWithServers(async (servers) => {
         durationMs,
         send: (i, intended) => {
           if (i === 0) warmEnd = intended + WARMUP_MS;
-          const turn: ChatCompletionMessage = {
-            role: 'assistant',
-            content: null,
-            refusal: null,
-            tool_calls: [
-              {
-                id: `call_${i}`,
-                type: 'function',
-                function: { name: NOOP_TOOL, arguments: JSON.stringify({ n: i }) },
-              },
-            ],
-          };
           pending.push(
-            client
-              .runTurn(
-                { provider: 'openai', response: turn },
-                { principal: PRINCIPAL, taskId: `r${runNo}-t${i}`, step: 0 },
-              )
-              .then((outcome) => {
-                const at = nowMs();
-                if (outcome.results[0]?.outcome !== 'SUCCESS') notSuccess += 1;
-                if (intended >= warmEnd) recordMs(h, at - intended);
-              }),
+            rig.toolgateCall(`r${runNo}-t${i}`, i).then(({ atMs, success }) => {
+              if (!success) notSuccess += 1;
+              if (intended >= warmEnd) recordMs(h, atMs - intended);
+            }),
           );
         },
       });
@@ -250,21 +159,13 @@ runWithServers(async (servers) => {
           if (i === 0) warmEnd = intended + WARMUP_MS;
           const tag = `r${runNo}-${i}`;
           pending.push(
-            new Promise<void>((resolve) => {
-              echoes.set(tag, (at) => {
-                if (intended >= warmEnd) recordMs(h, at - intended);
-                resolve();
-              });
-              void producer.send({
-                topic: raw.topics.calls,
-                acks: -1,
-                messages: [{ key: `k${i % 4_096}`, value: rawValue(tag) }],
-              });
+            rig.rawCall(tag, `k${i % 4_096}`).then((at) => {
+              if (intended >= warmEnd) recordMs(h, at - intended);
             }),
           );
         },
       });
-      await within(Promise.all(pending), 120_000, () => `raw echoes missing: ${echoes.size}`);
+      await within(Promise.all(pending), 120_000, () => `raw echoes missing: ${rig.rawPending()}`);
       lags.push(sent.maxSendLagMs);
       const s = summarize(h);
       summaries.raw.push(s);
@@ -308,6 +209,6 @@ runWithServers(async (servers) => {
     say();
     say(`load average at end ${loadAverage()}`);
   } finally {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+    await rig.close();
   }
 });

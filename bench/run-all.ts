@@ -13,6 +13,7 @@ const BENCHES = [
   'pipeline.ts',
   'throughput.ts',
   'latency.ts',
+  'single-call.ts',
   'keyed-concurrency.ts',
   'scale-out.ts',
 ] as const;

@@ -1,0 +1,167 @@
+/**
+ * The two paths the latency benchmarks compare, set up side by side on fresh topics:
+ * - toolgate: the agent SDK (`runTurn`, one OpenAI-shaped call per turn, a fresh task per call) in
+ *   this process, an executor in a child process, the result read back by the SDK;
+ * - raw: a kafkajs producer with the bus's settings (idempotent, acks=all, one request in flight)
+ *   sends a record of about a call event's size, a raw pass-through child forwards it, a kafkajs
+ *   consumer in this process receives it.
+ */
+import { Kafka, logLevel, Partitioners } from 'kafkajs';
+import type { ChatCompletionMessage } from 'openai/resources/chat/completions';
+import { createToolgateClient } from '../../services/sdk/toolgate-client.js';
+import { NOOP_TOOL } from './bench-tools.js';
+import { childPlacement, spawnExecutorChild, type ExecutorChild } from './child-protocol.js';
+import { nowMs } from './report.js';
+import type { BenchServers } from './servers.js';
+import {
+  AUDIENCE,
+  createBenchTopics,
+  ISSUER,
+  KID,
+  PRINCIPAL,
+  runName,
+  type BenchKeys,
+  type BenchTopics,
+} from './toolgate-stack.js';
+
+/** Raw payloads are padded to about the size of an encoded call event. */
+const RAW_PAYLOAD_BYTES = 700;
+
+export interface RoundTripRig {
+  /** The executor child (toolgate) and the pass-through child (raw), both ready. */
+  readonly executor: ExecutorChild;
+  readonly echo: ExecutorChild;
+  readonly toolgate: BenchTopics;
+  readonly raw: BenchTopics;
+  /** One toolgate call through the SDK; resolves when its result is back, with whether it was SUCCESS. */
+  toolgateCall(taskId: string, n: number): Promise<{ readonly atMs: number; readonly success: boolean }>;
+  /** One raw round trip tagged `tag`; resolves with the time the echo was received. */
+  rawCall(tag: string, key: string): Promise<number>;
+  /** A raw record's value for `tag` (for bursts published by other means). */
+  rawValue(tag: string): Buffer;
+  /** Raw round trips still waiting for their echo. */
+  readonly rawPending: () => number;
+  close(): Promise<void>;
+}
+
+/** Starts both paths; the executor child runs with the given in-flight bounds. */
+export async function openRoundTripRig(
+  servers: BenchServers,
+  keys: BenchKeys,
+  options: {
+    readonly name: string;
+    readonly maxConcurrency: number;
+    readonly partitionsConcurrently: number;
+  },
+): Promise<RoundTripRig> {
+  const cleanups: Array<() => Promise<unknown>> = [];
+  const close = async (): Promise<void> => {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+  };
+  try {
+    const tg = await createBenchTopics(servers, runName(`${options.name}-toolgate`));
+    cleanups.push(() => tg.close());
+    const raw = await createBenchTopics(servers, runName(`${options.name}-raw`));
+    cleanups.push(() => raw.close());
+    const child = (mode: 'toolgate' | 'raw-one', t: BenchTopics): ExecutorChild =>
+      spawnExecutorChild({
+        mode,
+        ...childPlacement(servers, keys, t),
+        maxConcurrency: options.maxConcurrency,
+        partitionsConcurrently: options.partitionsConcurrently,
+        resultPartition: 0,
+      });
+    const executor = child('toolgate', tg);
+    cleanups.push(() => executor.stop());
+    const echo = child('raw-one', raw);
+    cleanups.push(() => echo.stop());
+    await Promise.all([executor.ready, echo.ready]);
+
+    // The SDK side of toolgate: one client instance reading reply partition 0.
+    const client = createToolgateClient({
+      publisher: tg.bus,
+      subscriber: tg.bus,
+      codec: tg.codec,
+      topics: tg.topics,
+      instanceId: `${tg.prefix}-agent`,
+      replySlot: 0,
+      signing: { key: keys.privateKey, issuer: ISSUER, audience: AUDIENCE, kid: KID, ttlSeconds: 600 },
+      defaultTimeoutMs: 60_000,
+    });
+    await client.start();
+    cleanups.push(() => client.stop());
+
+    // The raw side: a producer with the bus's settings, and a consumer of the echoes.
+    const kafka = new Kafka({
+      clientId: `${raw.prefix}-agent`,
+      brokers: servers.brokers,
+      logLevel: logLevel.ERROR,
+    });
+    const producer = kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
+    await producer.connect();
+    cleanups.push(() => producer.disconnect());
+    const echoes = new Map<string, (receivedAtMs: number) => void>();
+    const consumer = kafka.consumer({ groupId: `${raw.prefix}-agent`, maxWaitTimeInMs: 1_000 });
+    await consumer.connect();
+    cleanups.push(() => consumer.disconnect());
+    await consumer.subscribe({ topics: [raw.topics.results], fromBeginning: true });
+    await consumer.run({
+      eachMessage: ({ message }) => {
+        const at = nowMs();
+        const tag = message.value?.toString('utf8', 0, 64).split(' ')[0] ?? '';
+        echoes.get(tag)?.(at);
+        echoes.delete(tag);
+        return Promise.resolve();
+      },
+    });
+    const rawValue = (tag: string): Buffer => Buffer.from(`${tag} `.padEnd(RAW_PAYLOAD_BYTES, '.'));
+
+    return {
+      executor,
+      echo,
+      toolgate: tg,
+      raw,
+      rawValue,
+      rawPending: () => echoes.size,
+      async toolgateCall(taskId, n) {
+        const turn: ChatCompletionMessage = {
+          role: 'assistant',
+          content: null,
+          refusal: null,
+          tool_calls: [
+            {
+              id: `call_${n}`,
+              type: 'function',
+              function: { name: NOOP_TOOL, arguments: JSON.stringify({ n }) },
+            },
+          ],
+        };
+        const outcome = await client.runTurn(
+          { provider: 'openai', response: turn },
+          { principal: PRINCIPAL, taskId, step: 0 },
+        );
+        return { atMs: nowMs(), success: outcome.results[0]?.outcome === 'SUCCESS' };
+      },
+      rawCall(tag, key) {
+        return new Promise<number>((resolve, reject) => {
+          echoes.set(tag, resolve);
+          producer
+            .send({ topic: raw.topics.calls, acks: -1, messages: [{ key, value: rawValue(tag) }] })
+            .catch((err: Error) => {
+              echoes.delete(tag);
+              reject(err);
+            });
+        });
+      },
+      close,
+    };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
