@@ -93,9 +93,12 @@ runWithServers(async (servers) => {
       ),
     );
     say();
-    const gap = (k: 'p50' | 'p99'): number => med(summaries.toolgate, k) - med(summaries.raw, k);
+    const gap = (k: 'p50' | 'p99'): string => {
+      const ms = med(summaries.toolgate, k) - med(summaries.raw, k);
+      return `${ms < 0 ? '−' : '+'}${fmt(Math.abs(ms), 2)} ms`;
+    };
     say(
-      `toolgate − raw: p50 +${fmt(gap('p50'), 2)} ms (goal ≤ +3), p99 +${fmt(gap('p99'), 2)} ms (goal ≤ +10); ` +
+      `toolgate − raw: p50 ${gap('p50')} (goal ≤ +3 ms), p99 ${gap('p99')} (goal ≤ +10 ms); ` +
         `calls not SUCCESS: ${notSuccess}; load average at end ${loadAverage()}`,
     );
   } finally {
