@@ -7,6 +7,8 @@
  *   each as one produce request per fetched batch;
  * - raw kafkajs with the executor's publish pattern (per input: audit acknowledged, then result);
  * - BullMQ no-op jobs on the same Redis (bulk add, then one Worker with the same concurrency);
+ * - Restate's one-step durable handler, invoked through its ingress with an idempotency key, the
+ *   same number in flight (lib/restate-peer.ts; installed into a cache on first use);
  * - the executor without output coalescing (each publish its own produce request, as before
  *   libs/bus coalescingPublisher shipped), and with a prototype not shipped: ioredis
  *   auto-pipelining.
@@ -21,6 +23,12 @@ import { parseArgs } from './lib/args.js';
 import { NOOP_TOOL } from './lib/bench-tools.js';
 import { runBullmq } from './lib/bullmq-baseline.js';
 import { startPassThrough, type PassThroughMode } from './lib/raw-pass-through.js';
+import {
+  RESTATE_SERVER_VERSION,
+  restateThroughput,
+  startRestatePeer,
+  type RestatePeer,
+} from './lib/restate-peer.js';
 import {
   alternate,
   fmt,
@@ -105,6 +113,7 @@ runWithServers(async (servers) => {
   );
   say();
   const only = args.list('only');
+  let restate: RestatePeer | undefined;
   const candidates = [
     { name: 'toolgate', run: () => toolgateRun(servers, keys) },
     {
@@ -129,8 +138,19 @@ runWithServers(async (servers) => {
           timeoutMs: TIMEOUT_MS,
         }),
     },
+    {
+      name: 'restate',
+      run: async () => {
+        restate ??= await startRestatePeer();
+        return within(
+          restateThroughput(restate, CALLS, MAX_CONCURRENCY * PARTITIONS_CONCURRENTLY),
+          TIMEOUT_MS,
+          () => 'restate invocations',
+        );
+      },
+    },
   ].filter((c) => only === undefined || only.includes(c.name));
-  const results = await alternate(REPEATS, candidates);
+  const results = await alternate(REPEATS, candidates).finally(() => restate?.close());
   const tg = median(results.get('toolgate') ?? []);
   const labels: Record<string, string> = {
     toolgate: 'toolgate executor (full pipeline; audit, then result; outputs coalesced)',
@@ -140,6 +160,7 @@ runWithServers(async (servers) => {
     'raw-two': 'raw kafkajs, 2 outputs per input, 1 send per batch',
     'raw-two-phased': 'raw kafkajs, 2 outputs per input, audit then result per input',
     bullmq: 'BullMQ no-op jobs',
+    restate: `Restate ${RESTATE_SERVER_VERSION}, one-step durable handler, ${MAX_CONCURRENCY * PARTITIONS_CONCURRENTLY} in flight`,
   };
   say(
     table(
