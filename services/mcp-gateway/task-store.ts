@@ -60,7 +60,9 @@ export interface McpTaskStore {
   get(taskId: string): Promise<McpTask | undefined>;
   /**
    * Applies `change` if the task exists and is still `working`; a terminal task never changes again
-   * (the first definite outcome wins). Keeps the task's expiry. True when applied.
+   * (the first definite outcome wins). Keeps the task's expiry. True when applied. Of two concurrent
+   * changes that both leave the task working (a status message, a cancel request), the later one's
+   * fields win.
    */
   change(taskId: string, change: McpTaskChange): Promise<boolean>;
 }
