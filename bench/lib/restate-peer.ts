@@ -10,11 +10,11 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort } from '../../test/helpers/ports.js';
 import { note } from './report.js';
 
 export const RESTATE_SERVER_VERSION = '1.7.12';
@@ -71,17 +71,6 @@ function run(command: string, args: readonly string[]): Promise<void> {
   });
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 async function until(what: string, ms: number, ready: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
@@ -106,12 +95,9 @@ function stop(child: ChildProcess): Promise<void> {
 /** Installs (if needed) and starts Restate and the bench service; resolves once a call can be made. */
 export async function startRestatePeer(): Promise<RestatePeer> {
   await ensureInstalled();
-  const [ingress, admin, fabric, service] = await Promise.all([
-    freePort(),
-    freePort(),
-    freePort(),
-    freePort(),
-  ]);
+  const ports = new Set<number>();
+  while (ports.size < 4) ports.add(await freePort());
+  const [ingress, admin, fabric, service] = [...ports] as [number, number, number, number];
   const baseDir = mkdtempSync(join(tmpdir(), 'toolgate-bench-restate-'));
   const children: ChildProcess[] = [];
   const close = async (): Promise<void> => {

@@ -1,28 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  connectMcpUpstream,
-  type McpUpstream,
-  type McpUpstreamTransport,
-} from '../../../libs/mcp-upstream/index.js';
+import { connectMcpUpstream, type McpUpstream } from '../../../libs/mcp-upstream/index.js';
 import { startEverythingServer, type EverythingServer } from '../../helpers/everything-server.js';
 import { startFixtureUpstream, type FixtureUpstream } from '../../unit/mcp-upstream/fixture-upstream.js';
+import { firstLook } from '../../unit/mcp-upstream/first-look.js';
 import { connectModern } from './mcp-clients.js';
 import { createMcpStack, type McpStack } from './mcp-stack.js';
 
 /** The scope the imported upstream tools ask for. */
 const UPSTREAM_SCOPE = 'upstream:use';
-
-/** The digests an operator reads on a first, unpinned connection and pins after review. */
-async function firstLook(name: string, transport: McpUpstreamTransport, tools: readonly string[]) {
-  const look = await connectMcpUpstream({
-    name,
-    transport,
-    tools: Object.fromEntries(tools.map((t) => [t, { scopes: [UPSTREAM_SCOPE] }])),
-  });
-  await look.close();
-  expect(look.tools).toEqual([]);
-  return Object.fromEntries(look.quarantined.map((q) => [q.upstreamName, q.actualDigest!]));
-}
 
 describe('MCP upstreams behind the gateway: an MCP client calls them through Kafka and the guard pipeline', () => {
   let everything: EverythingServer;

@@ -1,11 +1,11 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  connectMcpUpstream,
   mcpUpstreamCatalog,
   type McpUpstreamCatalog,
   type McpUpstreamTransport,
 } from '../../../libs/mcp-upstream/index.js';
+import { firstLook } from './first-look.js';
 import { upstreamPipeline, type UpstreamPipeline } from './pipeline.js';
 
 const SERVER = fileURLToPath(new URL('../../fixtures/mcp/stdio-upstream.ts', import.meta.url));
@@ -22,13 +22,7 @@ describe('an upstream whose stdio process ends', () => {
   let gate: UpstreamPipeline;
 
   beforeAll(async () => {
-    const first = await connectMcpUpstream({
-      name: 'crashy',
-      transport: transport(),
-      tools: { whoami: { scopes: [] }, exit_now: { scopes: [] } },
-    });
-    await first.close();
-    const pins = Object.fromEntries(first.quarantined.map((q) => [q.upstreamName, q.actualDigest!]));
+    const pins = await firstLook('crashy', transport(), ['whoami', 'exit_now']);
     catalog = (await mcpUpstreamCatalog({
       upstreams: [
         {
