@@ -146,10 +146,35 @@ export class Received {
     };
   }
 
+  /**
+   * Each message once, in first-delivery order. At-least-once delivery may hand a message over again
+   * (a group's first rebalance can do it); a redelivery repeats its partition and offset.
+   */
+  distinct(): BusMessage[] {
+    const seen = new Set<string>();
+    return this.messages.filter((m) => {
+      const id = `${m.topic}/${m.partition}/${m.offset}`;
+      if (seen.has(id)) return false;
+      seen.add(id);
+      return true;
+    });
+  }
+
   async waitFor(count: number): Promise<void> {
     await vi.waitFor(
       () => {
         if (this.messages.length < count) throw new Error(`received ${this.messages.length} of ${count}`);
+      },
+      { timeout: DELIVERY_TIMEOUT_MS, interval: 20 },
+    );
+  }
+
+  /** Waits until `count` distinct messages arrived, however often any was delivered. */
+  async waitForDistinct(count: number): Promise<void> {
+    await vi.waitFor(
+      () => {
+        const n = this.distinct().length;
+        if (n < count) throw new Error(`received ${n} distinct of ${count}`);
       },
       { timeout: DELIVERY_TIMEOUT_MS, interval: 20 },
     );
