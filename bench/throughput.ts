@@ -69,13 +69,25 @@ interface Variant {
   readonly redisAutoPipelining?: boolean;
 }
 
-async function toolgateRun(servers: BenchServers, keys: BenchKeys, variant: Variant = {}): Promise<number> {
+/** This process's CPU µs per call, by candidate, for the candidates that run in this process. */
+const cpuPerCall = new Map<string, number[]>();
+const recordCpu = (name: string) => (micros: number) => {
+  cpuPerCall.set(name, [...(cpuPerCall.get(name) ?? []), micros]);
+};
+
+async function toolgateRun(
+  servers: BenchServers,
+  keys: BenchKeys,
+  name: string,
+  variant: Variant = {},
+): Promise<number> {
   return drainBacklog(servers, keys, await backlog(servers, keys, 'tp-toolgate'), {
     calls: CALLS,
     timeoutMs: TIMEOUT_MS,
     maxConcurrency: MAX_CONCURRENCY,
     partitionsConcurrently: PARTITIONS_CONCURRENTLY,
     failOnLoggedErrors: true,
+    onCpuMicrosPerCall: recordCpu(name),
     ...variant,
   });
 }
@@ -93,7 +105,10 @@ async function rawRun(servers: BenchServers, keys: BenchKeys, mode: PassThroughM
     inFlight: MAX_CONCURRENCY,
   });
   try {
+    const cpuAtStart = process.cpuUsage();
     await within(raw.untilForwarded(CALLS), TIMEOUT_MS, () => `raw ${mode} forwarded ${raw.forwarded()}`);
+    const cpu = process.cpuUsage(cpuAtStart);
+    recordCpu(`raw-${mode}`)((cpu.user + cpu.system) / CALLS);
     return CALLS / ((raw.lastForwardedAtMs() - raw.firstBatchAtMs()) / 1000);
   } finally {
     await raw.stop();
@@ -115,14 +130,14 @@ runWithServers(async (servers) => {
   const only = args.list('only');
   let restate: RestatePeer | undefined;
   const candidates = [
-    { name: 'toolgate', run: () => toolgateRun(servers, keys) },
+    { name: 'toolgate', run: () => toolgateRun(servers, keys, 'toolgate') },
     {
       name: 'toolgate-uncoalesced',
-      run: () => toolgateRun(servers, keys, { coalescePublishes: false }),
+      run: () => toolgateRun(servers, keys, 'toolgate-uncoalesced', { coalescePublishes: false }),
     },
     {
       name: 'toolgate-pipelined',
-      run: () => toolgateRun(servers, keys, { redisAutoPipelining: true }),
+      run: () => toolgateRun(servers, keys, 'toolgate-pipelined', { redisAutoPipelining: true }),
     },
     { name: 'raw-one', run: () => rawRun(servers, keys, 'one') },
     { name: 'raw-two', run: () => rawRun(servers, keys, 'two') },
@@ -164,16 +179,24 @@ runWithServers(async (servers) => {
   };
   say(
     table(
-      ['candidate', 'calls/s (median)', 'runs', 'toolgate ÷ candidate'],
-      [...results.entries()].map(([name, values]) => [
-        labels[name] ?? name,
-        fmt(median(values)),
-        values.map((v) => fmt(v)).join(', '),
-        name === 'toolgate' ? '1.00×' : ratio(tg, median(values)),
-      ]),
+      ['candidate', 'calls/s (median)', 'runs', 'toolgate ÷ candidate', 'this process, CPU µs per call'],
+      [...results.entries()].map(([name, values]) => {
+        const cpu = cpuPerCall.get(name);
+        return [
+          labels[name] ?? name,
+          fmt(median(values)),
+          values.map((v) => fmt(v)).join(', '),
+          name === 'toolgate' ? '1.00×' : ratio(tg, median(values)),
+          cpu === undefined ? '—' : `${fmt(median(cpu))} (${cpu.map((v) => fmt(v)).join(', ')})`,
+        ];
+      }),
     ),
   );
   say();
   note('ratios are of medians');
+  note(
+    'CPU per call: user + system time of this process (all threads) while it drained the backlog, ÷ calls; ' +
+      '— where the work runs in another process (BullMQ is Redis-side too, Restate is its own server)',
+  );
   say(`load average at end ${loadAverage()}`);
 });

@@ -99,7 +99,9 @@ export interface CallTracing {
    * span — explicitly parented, so they nest correctly without any context manager — and one per
    * tool invocation under the layer that made it. Outcome, retries, token equivalents and the error
    * code are set on the call span when the run ends; the status is ERROR only for EXECUTION_ERROR
-   * (refusals are the pipeline working, UNRESOLVED is not a failure). Rejects only if
+   * (refusals are the pipeline working, UNRESOLVED is not a failure). When the call span does not
+   * record (no OpenTelemetry SDK registered, or the trace is not sampled), the run goes without
+   * layer spans and nothing is computed for attributes nobody reads. Rejects only if
    * `pipeline.run` does (GuardPipeline never does).
    */
   run(
@@ -122,16 +124,26 @@ export function createCallTracing(tracer: Tracer, hex?: HexSource): CallTracing 
       // A signed call's arguments and principal are established inside the run: count the
       // arguments as sent, and name the principal when the run has verified it (annotateCall).
       const { signed } = runOptions;
-      const sent =
-        signed === undefined ? call : { ...call, arguments: argumentsAsSent(signed.argumentsJson) };
       return tracer.startActiveSpan(
         `execute_tool ${name}`,
-        { kind: SpanKind.INTERNAL, attributes: callAttributes(sent, ctx, name, signed === undefined) },
+        { kind: SpanKind.INTERNAL, attributes: callAttributes(call, ctx, name, signed === undefined) },
         parentContext(ctx.traceId, parent, hex),
         async (span): Promise<TracedRun> => {
           try {
-            const aroundLayer = layerSpans(tracer, trace.setSpan(ROOT_CONTEXT, span));
-            const ran = await pipeline.run(call, ctx, { ...runOptions, aroundLayer });
+            if (span.isRecording()) {
+              const sent =
+                signed === undefined ? call : { ...call, arguments: argumentsAsSent(signed.argumentsJson) };
+              span.setAttribute('toolgate.input_tokens_equivalent', tokenEquivalents({}, sent).tokensIn);
+            }
+            // A call span that records nothing (no OpenTelemetry SDK registered, or a trace not
+            // sampled) would only parent layer spans that record nothing either: the run goes without
+            // the per-layer hook, which costs a span, a context and several promises per layer.
+            const ran = span.isRecording()
+              ? await pipeline.run(call, ctx, {
+                  ...runOptions,
+                  aroundLayer: layerSpans(tracer, trace.setSpan(ROOT_CONTEXT, span)),
+                })
+              : await pipeline.run(call, ctx, runOptions);
             annotateCall(span, ran);
             return { ...ran, outgoing: outgoingContext(span, ctx.traceId, parent, hex) };
           } catch (err) {
@@ -191,7 +203,7 @@ function attemptSpans(tracer: Tracer, stageSpan: Span, attempts: readonly Attemp
 }
 
 function callAttributes(
-  call: { readonly id: string; readonly name: string; readonly arguments: unknown },
+  call: { readonly id: string },
   ctx: ExecutionContext,
   name: string,
   verified: boolean,
@@ -205,11 +217,11 @@ function callAttributes(
     'toolgate.task.id': ctx.taskId,
     'toolgate.step': ctx.step,
     'toolgate.call.index': ctx.index,
-    'toolgate.input_tokens_equivalent': tokenEquivalents({}, call).tokensIn,
   };
 }
 
 function annotateCall(span: Span, ran: PipelineRun): void {
+  if (!span.isRecording()) return;
   const { result, audit } = ran;
   const attributes: Attributes = {
     'toolgate.outcome': result.outcome,

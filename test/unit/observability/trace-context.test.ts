@@ -5,6 +5,7 @@ import {
   formatTraceparent,
   newTraceId,
   parseTraceparent,
+  randomHex,
   readTraceContext,
   traceHeaders,
 } from '../../../libs/observability/trace-context.js';
@@ -73,6 +74,21 @@ describe('ids and bus headers', () => {
     expect(childSpanId(zeros)).toMatch(/^0{15}1$/);
     expect(newTraceId()).toMatch(/^[0-9a-f]{32}$/);
     expect(childSpanId()).not.toBe(childSpanId());
+  });
+
+  it('random hex comes in the asked length and never repeats across pool refills', () => {
+    // 20,000 span ids draw 160,000 bytes: about 40 refills of the 4 KiB pool, at odd offsets too.
+    const seen = new Set<string>();
+    for (let i = 0; i < 20_000; i += 1) {
+      const id = randomHex(i % 3 === 0 ? 16 : 8);
+      expect(id).toMatch(i % 3 === 0 ? /^[0-9a-f]{32}$/ : /^[0-9a-f]{16}$/);
+      seen.add(id);
+    }
+    expect(seen.size).toBe(20_000);
+    expect(randomHex(0)).toBe('');
+    expect(randomHex(4096)).toMatch(/^[0-9a-f]{8192}$/);
+    expect(() => randomHex(4097)).toThrow(RangeError);
+    expect(() => randomHex(-1)).toThrow(RangeError);
   });
 
   it('headers written for a message are read back from it (sampled by default)', () => {

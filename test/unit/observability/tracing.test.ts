@@ -214,6 +214,33 @@ describe('without an SDK or outside a traced run', () => {
     expect(run.outgoing.spanId).not.toBe(AGENT_SPAN);
   });
 
+  it('a call span that records nothing runs the pipeline without the per-layer hook', async () => {
+    h = harness([countingRefundTool().tool]);
+    const pipeline = new GuardPipeline(h.deps, STAGES);
+    const hooks: unknown[] = [];
+    const watched = {
+      run: (...args: Parameters<GuardPipeline['run']>) => {
+        hooks.push(args[2]?.aroundLayer);
+        return pipeline.run(...args);
+      },
+    };
+    const noop = await createCallTracing(toolgateTracer()).run(
+      watched,
+      call({ order_id: 'O-10', amount: 5 }),
+      context(),
+    );
+    expect(noop.result.outcome).toBe('SUCCESS');
+    const provider = new MemoryTracerProvider();
+    await createCallTracing(toolgateTracer(provider)).run(
+      watched,
+      call({ order_id: 'O-11', amount: 5 }),
+      context(),
+    );
+    expect(hooks[0]).toBeUndefined();
+    expect(typeof hooks[1]).toBe('function');
+    expect(byName(provider.spans, 'toolgate.stage ').length).toBeGreaterThan(0);
+  });
+
   it('a plain pipeline.run, outside a traced run, records no spans (no orphan traces)', async () => {
     const { provider, pipeline } = setup();
     const { result } = await pipeline.run(call({ order_id: 'O-9', amount: 5 }), context());
