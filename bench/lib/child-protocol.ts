@@ -4,7 +4,7 @@
  * and the parent's handle on a child. The child is bench/lib/executor-child.ts.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { siblingModule } from './sibling-module.js';
 import type { JWK } from 'jose';
 import type { TopicNames } from '../../libs/events/topics.js';
 import type { LatencySummary } from './latency-histogram.js';
@@ -123,11 +123,11 @@ export interface ExecutorChild {
   stop(): Promise<void>;
 }
 
-const CHILD = fileURLToPath(new URL('./executor-child.ts', import.meta.url));
+const CHILD = siblingModule('executor-child', import.meta.url);
 
 export function spawnExecutorChild(config: ChildConfig): ExecutorChild {
-  const child: ChildProcess = fork(CHILD, [], {
-    execArgv: ['--import', 'tsx'],
+  const child: ChildProcess = fork(CHILD.path, [], {
+    execArgv: [...CHILD.execArgv],
     env: { ...process.env, BENCH_CHILD_CONFIG: JSON.stringify(config) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

@@ -12,10 +12,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '../../test/helpers/ports.js';
 import { note } from './report.js';
+import { siblingModule } from './sibling-module.js';
 
 export const RESTATE_SERVER_VERSION = '1.7.12';
 export const RESTATE_SDK_VERSION = '1.17.2';
@@ -33,7 +34,7 @@ const BINARY = join(
   'restate-server',
 );
 const SDK_ENTRY = join(CACHE, 'node_modules', '@restatedev', 'restate-sdk', 'dist', 'index.js');
-const SERVICE = fileURLToPath(new URL('./restate-service.ts', import.meta.url));
+const SERVICE = siblingModule('restate-service', import.meta.url);
 
 /** A running Restate server with the bench service registered. */
 export interface RestatePeer {
@@ -122,7 +123,7 @@ export async function startRestatePeer(): Promise<RestatePeer> {
     children.push(server);
     const endpoint = spawn(
       process.execPath,
-      ['--import', 'tsx', SERVICE, pathToFileURL(SDK_ENTRY).href, String(service)],
+      [...SERVICE.execArgv, SERVICE.path, pathToFileURL(SDK_ENTRY).href, String(service)],
       {
         stdio: ['ignore', 'pipe', 'ignore'],
       },
