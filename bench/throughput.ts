@@ -9,11 +9,12 @@
  * - BullMQ no-op jobs on the same Redis (bulk add, then one Worker with the same concurrency);
  * - Restate's one-step durable handler, invoked through its ingress with an idempotency key, the
  *   same number in flight (lib/restate-peer.ts; installed into a cache on first use);
- * - the executor without output coalescing (each publish its own produce request, as before
- *   libs/bus coalescingPublisher shipped), and with a prototype not shipped: ioredis
- *   auto-pipelining.
+ * - the executor as it was before two of its levers: without output coalescing (each publish its
+ *   own produce request, as before libs/bus coalescingPublisher shipped), and without Redis
+ *   auto-pipelining (one socket write per Redis command, as before SERVICE_REDIS_OPTIONS).
  *
  *   npx tsx bench/throughput.ts [--quick] [--calls N] [--repeats R] [--only toolgate,raw-one,…]
+ *   npm run bench:build && node dist/bench/bench/throughput.js …   # compiled, as the executor ships
  *
  * Calls/s is measured from the first batch (or job) reaching the consumer to the last output
  * acknowledged by the broker (or job completed); group joins and pre-publishing are outside it.
@@ -136,8 +137,8 @@ runWithServers(async (servers) => {
       run: () => toolgateRun(servers, keys, 'toolgate-uncoalesced', { coalescePublishes: false }),
     },
     {
-      name: 'toolgate-pipelined',
-      run: () => toolgateRun(servers, keys, 'toolgate-pipelined', { redisAutoPipelining: true }),
+      name: 'toolgate-unpipelined',
+      run: () => toolgateRun(servers, keys, 'toolgate-unpipelined', { redisAutoPipelining: false }),
     },
     { name: 'raw-one', run: () => rawRun(servers, keys, 'one') },
     { name: 'raw-two', run: () => rawRun(servers, keys, 'two') },
@@ -170,7 +171,7 @@ runWithServers(async (servers) => {
   const labels: Record<string, string> = {
     toolgate: 'toolgate executor (full pipeline; audit, then result; outputs coalesced)',
     'toolgate-uncoalesced': 'toolgate executor, one produce request per publish (before coalescing)',
-    'toolgate-pipelined': 'prototype: toolgate + Redis auto-pipelining',
+    'toolgate-unpipelined': 'toolgate executor, one socket write per Redis command (before auto-pipelining)',
     'raw-one': 'raw kafkajs, 1 output per input, 1 send per batch',
     'raw-two': 'raw kafkajs, 2 outputs per input, 1 send per batch',
     'raw-two-phased': 'raw kafkajs, 2 outputs per input, audit then result per input',

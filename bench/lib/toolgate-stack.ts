@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { JWK } from 'jose';
 import { Redis } from 'ioredis';
 import { RedisIdempotencyStore, RedisRateLimiter } from '../../libs/adapters/redis/index.js';
+import { SERVICE_REDIS_OPTIONS } from '../../libs/adapters/redis/connect.js';
 import { createPrincipalVerifier } from '../../libs/auth/principal-verifier.js';
 import { signPrincipal } from '../../libs/auth/sign-principal.js';
 import { KafkaEventBus } from '../../libs/bus/kafka/kafka-event-bus.js';
@@ -295,7 +296,10 @@ export interface BenchExecutorOptions {
    * the executor did before.
    */
   readonly coalescePublishes?: boolean;
-  /** A prototype, not what main.ts wires: ioredis auto-pipelining (one socket write per tick). */
+  /**
+   * ioredis auto-pipelining, as the services connect (SERVICE_REDIS_OPTIONS, default true); false
+   * sends each command in its own socket write, as the executor did before.
+   */
   readonly redisAutoPipelining?: boolean;
 }
 
@@ -315,8 +319,8 @@ export async function createBenchExecutor(o: BenchExecutorOptions): Promise<Benc
   const bus = createBus(o.conn, o.ownerId);
   const codec = await RegistryEventCodec.create({ url: o.conn.registryUrl, topics: o.topics });
   const redis = new Redis(o.redisUrl, {
-    maxRetriesPerRequest: 2,
-    ...(o.redisAutoPipelining === true ? { enableAutoPipelining: true } : {}),
+    ...SERVICE_REDIS_OPTIONS,
+    enableAutoPipelining: o.redisAutoPipelining !== false,
   });
 
   const counts: ExecutorCounts = {

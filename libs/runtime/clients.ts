@@ -1,6 +1,6 @@
 import { Kafka, logLevel } from 'kafkajs';
 import type { Cluster, Redis } from 'ioredis';
-import { connectRedis } from '../adapters/redis/connect.js';
+import { connectRedis, SERVICE_REDIS_OPTIONS } from '../adapters/redis/connect.js';
 import { RedisIdempotencyStore } from '../adapters/redis/redis-idempotency-store.js';
 import pg from 'pg';
 import { migrate, pendingMigrations } from '../adapters/postgres/migrate.js';
@@ -107,11 +107,12 @@ function withMigrationHint(err: unknown, what: string): unknown {
 }
 
 /**
- * A Redis client, in /readyz (a Redis Cluster client for a `redis-cluster://` URL, see `connectRedis`); commands
+ * A Redis client with {@link SERVICE_REDIS_OPTIONS}, in /readyz (a Redis Cluster client for a
+ * `redis-cluster://` URL, see `connectRedis`); commands
  * fail after two reconnection attempts instead of queueing forever.
  */
 export function openRedis(context: ServiceContext, url: string): Redis | Cluster {
-  const redis = connectRedis(url, { maxRetriesPerRequest: 2 });
+  const redis = connectRedis(url, SERVICE_REDIS_OPTIONS);
   context.onClose('redis', () => redis.quit());
   context.readyWhen('redis', async () => (await redis.ping()) === 'PONG');
   return redis;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectRedis } from '../../libs/adapters/redis/connect.js';
+import { connectRedis, SERVICE_REDIS_OPTIONS } from '../../libs/adapters/redis/connect.js';
 import { RedisIdempotencyStore } from '../../libs/adapters/redis/index.js';
 import { loadLocalConfig, type LocalServersConfig } from '../../deploy/local/config.js';
 import { silentLog } from '../../deploy/local/log.js';
@@ -49,7 +49,7 @@ beforeAll(async () => {
   const firstPort = 21_000 + 10 * Math.floor(Math.random() * 90);
   cfg = { ...base, redisCluster: { ...base.redisCluster, firstPort } };
   cluster = await acquireRedisCluster(cfg, silentLog);
-  redis = connectRedis(cluster.url, { maxRetriesPerRequest: 2 }) as Cluster;
+  redis = connectRedis(cluster.url, SERVICE_REDIS_OPTIONS) as Cluster;
   built = ledger.pipeline({
     redis,
     keyPrefix: `${stack.prefix}:`,

@@ -9,6 +9,7 @@ import {
   type IdempotencyStoreOptions,
 } from '../../libs/adapters/memory/index.js';
 import { RedisIdempotencyStore, RedisRateLimiter } from '../../libs/adapters/redis/index.js';
+import { SERVICE_REDIS_OPTIONS } from '../../libs/adapters/redis/connect.js';
 import {
   PostgresIdempotencyStore,
   PostgresRateLimiter,
@@ -66,7 +67,7 @@ export async function redisHarness<T>(
   name = 'contract',
 ): Promise<Harness<T>> {
   const test = createTestRedis(name);
-  const second = new Redis(REDIS_URL, { maxRetriesPerRequest: 2 });
+  const second = new Redis(REDIS_URL, SERVICE_REDIS_OPTIONS);
   return {
     subject: make(test.redis, test.prefix),
     peer: make(second, test.prefix),

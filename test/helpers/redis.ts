@@ -1,4 +1,5 @@
 import { Cluster, Redis } from 'ioredis';
+import { SERVICE_REDIS_OPTIONS } from '../../libs/adapters/redis/connect.js';
 import { REDIS_URL, redisClusterNodes } from './env.js';
 import { uniqueName } from './names.js';
 
@@ -9,9 +10,9 @@ export interface TestRedis {
   close(): Promise<void>;
 }
 
-/** A Redis connection plus a key prefix of the test's own. */
+/** A Redis connection, configured as the services connect, plus a key prefix of the test's own. */
 export function createTestRedis(prefix = 'tg'): TestRedis {
-  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 2, lazyConnect: false });
+  const redis = new Redis(REDIS_URL, { ...SERVICE_REDIS_OPTIONS, lazyConnect: false });
   return {
     redis,
     prefix: `${uniqueName(prefix)}:`,
@@ -42,7 +43,10 @@ export function createTestRedisCluster(prefix = 'tg'): TestRedisCluster {
       const [host, port] = node.split(':');
       return { host: host!, port: Number(port) };
     }),
-    { redisOptions: { maxRetriesPerRequest: 2 } },
+    {
+      enableAutoPipelining: SERVICE_REDIS_OPTIONS.enableAutoPipelining,
+      redisOptions: { maxRetriesPerRequest: SERVICE_REDIS_OPTIONS.maxRetriesPerRequest },
+    },
   );
   const keyPrefix = `${uniqueName(prefix)}:`;
   const keysByMaster = async (): Promise<Map<string, string[]>> => {
