@@ -61,29 +61,69 @@ export interface LogContext {
 
 const CONTEXT_FIELDS = ['callId', 'taskId', 'traceId', 'topic', 'partition', 'offset'] as const;
 
+/** Where a context logger came from: the logger it writes through and every field it adds. */
+interface BoundContext {
+  readonly base: LoggerPort;
+  readonly bindings: Readonly<Record<string, string | number>>;
+}
+
+const BOUND = Symbol('toolgate.logContext');
+
+type ContextLogger = LoggerPort & { readonly [BOUND]?: BoundContext };
+
+type PortLevel = keyof LoggerPort;
+
+/** A pino logger: makes children and can say whether a level would be written. */
+function isPino(logger: LoggerPort): logger is Logger {
+  const candidate = logger as Partial<Logger>;
+  return typeof candidate.child === 'function' && typeof candidate.isLevelEnabled === 'function';
+}
+
 /**
- * A child logger whose lines carry the given context fields. Only the six fields of
- * {@link LogContext} are copied (so passing a whole event or execution context cannot smuggle in
- * a principal assertion or arguments); undefined ones are left out.
+ * A logger whose lines carry the given context fields. Only the six fields of {@link LogContext}
+ * are copied (so passing a whole event or execution context cannot smuggle in a principal
+ * assertion or arguments); undefined ones are left out. Given a logger this function returned, the
+ * fields of both are carried (the newer win).
  *
- * A pino logger gets a pino child. Any other logger of the libs/ports logging port gets a wrapper
- * that adds the fields to each logged object (the object's own fields win), so code written
- * against the port keeps its context with a test's recording logger too.
+ * Over pino, lines are written by a pino child with those bindings, made on the first line written
+ * at an enabled level, not before: a child costs its bindings' secret scrub, and most handled
+ * messages (one context per message, another per call) log nothing at info. Any other logger of the
+ * libs/ports logging port gets the fields added to each logged object (the object's own fields
+ * win), so code written against the port keeps its context with a test's recording logger too.
  */
-export function withLogContext(logger: Logger, context: LogContext): Logger;
-export function withLogContext(logger: LoggerPort, context: LogContext): LoggerPort;
-export function withLogContext(logger: Logger | LoggerPort, context: LogContext): Logger | LoggerPort {
-  const bindings: Record<string, string | number> = {};
+export function withLogContext(logger: LoggerPort, context: LogContext): LoggerPort {
+  const own: Record<string, string | number> = {};
   for (const field of CONTEXT_FIELDS) {
     const value = context[field];
-    if (value !== undefined) bindings[field] = value;
+    if (value !== undefined) own[field] = value;
   }
-  if ('child' in logger && typeof logger.child === 'function') return logger.child(bindings);
-  const bound =
-    (level: keyof LoggerPort) =>
+  const outer = (logger as ContextLogger)[BOUND];
+  const bound: BoundContext =
+    outer === undefined
+      ? { base: logger, bindings: own }
+      : { base: outer.base, bindings: { ...outer.bindings, ...own } };
+  return isPino(bound.base) ? lazyPinoChild(bound.base, bound) : portWithContext(bound);
+}
+
+function lazyPinoChild(base: Logger, bound: BoundContext): ContextLogger {
+  let child: Logger | undefined;
+  const at =
+    (level: PortLevel) =>
+    (obj: object, msg?: string): void => {
+      if (!base.isLevelEnabled(level)) return;
+      child ??= base.child(bound.bindings);
+      child[level](obj, msg);
+    };
+  return { [BOUND]: bound, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+function portWithContext(bound: BoundContext): ContextLogger {
+  const { base, bindings } = bound;
+  const at =
+    (level: PortLevel) =>
     (obj: object, msg?: string): void =>
-      logger[level]({ ...bindings, ...obj }, msg);
-  return { debug: bound('debug'), info: bound('info'), warn: bound('warn'), error: bound('error') };
+      base[level]({ ...bindings, ...obj }, msg);
+  return { [BOUND]: bound, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
 
 /**

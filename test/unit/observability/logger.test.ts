@@ -57,7 +57,7 @@ describe("log lines never contain a call's secrets", () => {
     call.info({ args, ctx }, 'call received');
     call.warn({ err, request: { url: `redis://:${SECRET}@cache:6379/0` } }, `retrying after ${JWT}`);
     call.error(err);
-    call.child({ token: SECRET, nested: { refresh_token: SECRET } }).info('child bindings');
+    logger.child({ token: SECRET, nested: { refresh_token: SECRET } }).info('child bindings');
     logger.info({ args: redactArgumentsForLog(args, ['order_id', 'amount', 'card']) }, 'allow-listed');
 
     const out = text();
@@ -150,6 +150,56 @@ describe("log lines never contain a call's secrets", () => {
 });
 
 describe('context and levels', () => {
+  it('a pino child is made only when a context writes a line, once, with every field of nested contexts', () => {
+    const { logger, lines } = capture({ level: 'info' });
+    const made: unknown[] = [];
+    const child = logger.child.bind(logger);
+    logger.child = ((bindings: Record<string, unknown>) => {
+      made.push(bindings);
+      return child(bindings);
+    }) as typeof logger.child;
+
+    const message = withLogContext(logger, {
+      topic: 'toolgate.calls',
+      partition: 3,
+      offset: '42',
+      callId: 'outer',
+    });
+    const call = withLogContext(message, { callId: 'c1', traceId: 'b'.repeat(32) });
+    call.debug({ tool: 'refund' }, 'below the level');
+    expect(made).toEqual([]);
+    expect(lines()).toEqual([]);
+
+    call.info({ tool: 'refund' }, 'handled');
+    call.warn({ retry: 2 }, 'again');
+    expect(made).toEqual([
+      { topic: 'toolgate.calls', partition: 3, offset: '42', callId: 'c1', traceId: 'b'.repeat(32) },
+    ]);
+    expect(lines().map((l) => [l.msg, l.callId, l.offset, l.traceId])).toEqual([
+      ['handled', 'c1', '42', 'b'.repeat(32)],
+      ['again', 'c1', '42', 'b'.repeat(32)],
+    ]);
+    message.info({}, 'the message context writes through its own child');
+    expect(made).toHaveLength(2);
+    expect(lines()[2]).toMatchObject({ callId: 'outer', offset: '42' });
+    expect(lines()[2]).not.toHaveProperty('traceId');
+  });
+
+  it('over a port logger, nested contexts add both sets of fields; the logged object wins', () => {
+    const seen: object[] = [];
+    const port = {
+      debug: (o: object) => void seen.push(o),
+      info: (o: object) => void seen.push(o),
+      warn: (o: object) => void seen.push(o),
+      error: (o: object) => void seen.push(o),
+    };
+    const call = withLogContext(withLogContext(port, { topic: 't', offset: '7', callId: 'outer' }), {
+      callId: 'c1',
+    });
+    call.warn({ offset: 'mine', retry: 1 });
+    expect(seen).toEqual([{ topic: 't', offset: 'mine', callId: 'c1', retry: 1 }]);
+  });
+
   it('child loggers carry only the six context fields', () => {
     const { logger, lines } = capture();
     const ctx = {
@@ -161,7 +211,7 @@ describe('context and levels', () => {
       offset: '42',
       principalAssertion: JWT,
     };
-    withLogContext(logger, ctx).info('handled');
+    withLogContext(logger, ctx).info({}, 'handled');
     const line = lines()[0]!;
     expect(line).toMatchObject({
       callId: 'c1',
