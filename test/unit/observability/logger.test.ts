@@ -157,7 +157,7 @@ describe('context and levels', () => {
     logger.child = ((bindings: Record<string, unknown>) => {
       made.push(bindings);
       return child(bindings);
-    }) as typeof logger.child;
+    });
 
     const message = withLogContext(logger, {
       topic: 'toolgate.calls',
