@@ -154,10 +154,10 @@ describe('context and levels', () => {
     const { logger, lines } = capture({ level: 'info' });
     const made: unknown[] = [];
     const child = logger.child.bind(logger);
-    logger.child = ((bindings: Record<string, unknown>) => {
+    logger.child = (bindings: Record<string, unknown>) => {
       made.push(bindings);
       return child(bindings);
-    });
+    };
 
     const message = withLogContext(logger, {
       topic: 'toolgate.calls',
