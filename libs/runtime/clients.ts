@@ -108,8 +108,8 @@ function withMigrationHint(err: unknown, what: string): unknown {
 
 /**
  * A Redis client with {@link SERVICE_REDIS_OPTIONS}, in /readyz (a Redis Cluster client for a
- * `redis-cluster://` URL, see `connectRedis`); commands
- * fail after two reconnection attempts instead of queueing forever.
+ * `redis-cluster://` URL, see `connectRedis`): commands fail after two reconnection attempts instead
+ * of queueing forever, and those issued in one event-loop turn share one write.
  */
 export function openRedis(context: ServiceContext, url: string): Redis | Cluster {
   const redis = connectRedis(url, SERVICE_REDIS_OPTIONS);
