@@ -32,6 +32,7 @@ import {
 } from './lib/restate-peer.js';
 import {
   alternate,
+  cpuMeter,
   fmt,
   loadAverage,
   machineLine,
@@ -106,10 +107,9 @@ async function rawRun(servers: BenchServers, keys: BenchKeys, mode: PassThroughM
     inFlight: MAX_CONCURRENCY,
   });
   try {
-    const cpuAtStart = process.cpuUsage();
+    const cpuSince = cpuMeter();
     await within(raw.untilForwarded(CALLS), TIMEOUT_MS, () => `raw ${mode} forwarded ${raw.forwarded()}`);
-    const cpu = process.cpuUsage(cpuAtStart);
-    recordCpu(`raw-${mode}`)((cpu.user + cpu.system) / CALLS);
+    recordCpu(`raw-${mode}`)(cpuSince(CALLS));
     return CALLS / ((raw.lastForwardedAtMs() - raw.firstBatchAtMs()) / 1000);
   } finally {
     await raw.stop();

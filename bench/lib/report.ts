@@ -11,6 +11,18 @@ export function nowMs(): number {
 }
 
 /** Median of a non-empty list (mean of the middle two for an even count); NaN for an empty one. */
+/**
+ * Starts a CPU meter for this process: the returned function gives the user + system time (all
+ * threads) spent since, in microseconds, divided by `per` (e.g. the calls handled meanwhile).
+ */
+export function cpuMeter(): (per: number) => number {
+  const start = process.cpuUsage();
+  return (per) => {
+    const used = process.cpuUsage(start);
+    return (used.user + used.system) / per;
+  };
+}
+
 export function median(values: readonly number[]): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);

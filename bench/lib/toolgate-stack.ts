@@ -29,7 +29,7 @@ import type { CallRunner } from '../../services/executor/executor-deps.js';
 import type { Logger } from '../../libs/ports/logger.js';
 import { createLogger } from '../../libs/observability/logger.js';
 import { benchRegistry } from './bench-tools.js';
-import { nowMs, within } from './report.js';
+import { cpuMeter, nowMs, within } from './report.js';
 
 export const ISSUER = 'toolgate-bench-agents';
 export const AUDIENCE = 'toolgate-bench-executors';
@@ -487,14 +487,13 @@ export async function drainBacklog(
   });
   try {
     await ex.executor.start();
-    const cpuAtStart = process.cpuUsage();
+    const cpuSince = cpuMeter();
     await within(
       ex.untilResults(o.calls),
       o.timeoutMs,
       () => `the executor published ${ex.counts.results} results`,
     );
-    const cpu = process.cpuUsage(cpuAtStart);
-    o.onCpuMicrosPerCall?.((cpu.user + cpu.system) / o.calls);
+    o.onCpuMicrosPerCall?.(cpuSince(o.calls));
     const success = ex.counts.outcomes.get('SUCCESS') ?? 0;
     if (success !== o.calls || (o.failOnLoggedErrors === true && ex.counts.errors > 0)) {
       throw new Error(

@@ -130,7 +130,8 @@ export function createCallTracing(tracer: Tracer, hex?: HexSource): CallTracing 
         parentContext(ctx.traceId, parent, hex),
         async (span): Promise<TracedRun> => {
           try {
-            if (span.isRecording()) {
+            const recording = span.isRecording();
+            if (recording) {
               const sent =
                 signed === undefined ? call : { ...call, arguments: argumentsAsSent(signed.argumentsJson) };
               span.setAttribute('toolgate.input_tokens_equivalent', tokenEquivalents({}, sent).tokensIn);
@@ -138,7 +139,7 @@ export function createCallTracing(tracer: Tracer, hex?: HexSource): CallTracing 
             // A call span that records nothing (no OpenTelemetry SDK registered, or a trace not
             // sampled) would only parent layer spans that record nothing either: the run goes without
             // the per-layer hook, which costs a span, a context and several promises per layer.
-            const ran = span.isRecording()
+            const ran = recording
               ? await pipeline.run(call, ctx, {
                   ...runOptions,
                   aroundLayer: layerSpans(tracer, trace.setSpan(ROOT_CONTEXT, span)),
