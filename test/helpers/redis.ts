@@ -1,5 +1,9 @@
 import { Cluster, Redis } from 'ioredis';
-import { SERVICE_REDIS_OPTIONS } from '../../libs/adapters/redis/connect.js';
+import {
+  connectRedis,
+  REDIS_CLUSTER_SCHEME,
+  SERVICE_REDIS_OPTIONS,
+} from '../../libs/adapters/redis/connect.js';
 import { REDIS_URL, redisClusterNodes } from './env.js';
 import { uniqueName } from './names.js';
 
@@ -34,20 +38,16 @@ export interface TestRedisCluster {
 }
 
 /**
- * A client of the test Redis Cluster (seed nodes from the global setup). Keys under one prefix hash
- * to slots all over the cluster: the prefix carries no hash tag.
+ * A client of the test Redis Cluster (seed nodes from the global setup), connected as the services
+ * connect to a `redis-cluster://` URL. Keys under one prefix hash to slots all over the cluster: the
+ * prefix carries no hash tag.
  */
 export function createTestRedisCluster(prefix = 'tg'): TestRedisCluster {
-  const redis = new Cluster(
-    redisClusterNodes().map((node) => {
-      const [host, port] = node.split(':');
-      return { host: host!, port: Number(port) };
-    }),
-    {
-      enableAutoPipelining: SERVICE_REDIS_OPTIONS.enableAutoPipelining,
-      redisOptions: { maxRetriesPerRequest: SERVICE_REDIS_OPTIONS.maxRetriesPerRequest },
-    },
+  const redis = connectRedis(
+    `${REDIS_CLUSTER_SCHEME}//${redisClusterNodes().join(',')}`,
+    SERVICE_REDIS_OPTIONS,
   );
+  if (!(redis instanceof Cluster)) throw new Error('a redis-cluster:// URL must give a Cluster client');
   const keyPrefix = `${uniqueName(prefix)}:`;
   const keysByMaster = async (): Promise<Map<string, string[]>> => {
     const byMaster = new Map<string, string[]>();
