@@ -2,9 +2,10 @@
  * Single-call latency, one call at a time: an agent loop waiting on its tool. Each call is sent only
  * after the previous one's result came back (closed loop, nothing queued), through the agent SDK to
  * an executor child process and back; against, alternating rounds in the same run, a raw Kafka
- * round trip sent the same way (a kafkajs producer → raw pass-through child → kafkajs consumer) and
- * Restate's one-step durable handler invoked through its ingress with an idempotency key
- * (restate-peer.ts; installed into a cache on first use; `--no-restate` leaves it out).
+ * round trip sent the same way (a kafkajs producer → raw pass-through child → kafkajs consumer), the
+ * same raw round trip on `@platformatic/kafka` (what the Kafka client alone costs), and Restate's
+ * one-step durable handler invoked through its ingress with an idempotency key (restate-peer.ts;
+ * installed into a cache on first use; `--no-restate` leaves it out).
  *
  *   npx tsx bench/single-call.ts [--quick] [--calls N] [--repeats R] [--no-restate]
  *
@@ -31,7 +32,9 @@ runWithServers(async (servers) => {
     name: 'single',
     maxConcurrency: 16,
     partitionsConcurrently: 4,
+    withPlatformatic: true,
   });
+  const platformaticCall = rig.platformaticCall!;
   let restate: RestatePeer | undefined;
   try {
     if (WITH_RESTATE) restate = await startRestatePeer();
@@ -49,6 +52,7 @@ runWithServers(async (servers) => {
     const summaries = {
       toolgate: [] as LatencySummary[],
       raw: [] as LatencySummary[],
+      platformatic: [] as LatencySummary[],
       restate: [] as LatencySummary[],
     };
 
@@ -82,6 +86,11 @@ runWithServers(async (servers) => {
         name: 'raw p50 ms',
         run: () => closedLoop((i) => rig.rawCall(`s${runNo}-${i}`, `k${i % 4_096}`), summaries.raw),
       },
+      {
+        name: 'raw platformatic p50 ms',
+        run: () =>
+          closedLoop((i) => platformaticCall(`s${runNo}-${i}`, `k${i % 4_096}`), summaries.platformatic),
+      },
       ...(restate === undefined
         ? []
         : [
@@ -111,6 +120,7 @@ runWithServers(async (servers) => {
         [
           row('toolgate (SDK runTurn → executor → result at the SDK)', summaries.toolgate),
           row('raw Kafka round trip (producer → pass-through → consumer)', summaries.raw),
+          row('the same raw round trip on @platformatic/kafka', summaries.platformatic),
           ...(restate === undefined
             ? []
             : [

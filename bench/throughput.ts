@@ -6,6 +6,8 @@
  * - raw kafkajs pass-through writing one output per input (results), and two (results + audit),
  *   each as one produce request per fetched batch;
  * - raw kafkajs with the executor's publish pattern (per input: audit acknowledged, then result);
+ * - the raw two-output pass-through on `@platformatic/kafka` instead of kafkajs (what the Kafka
+ *   client alone costs; lib/raw-pass-through-platformatic.ts);
  * - BullMQ no-op jobs on the same Redis (bulk add, then one Worker with the same concurrency);
  * - Restate's one-step durable handler, invoked through its ingress with an idempotency key, the
  *   same number in flight (lib/restate-peer.ts; installed into a cache on first use);
@@ -24,6 +26,7 @@ import { parseArgs } from './lib/args.js';
 import { NOOP_TOOL } from './lib/bench-tools.js';
 import { runBullmq } from './lib/bullmq-baseline.js';
 import { startPassThrough, type PassThroughMode } from './lib/raw-pass-through.js';
+import { startPlatformaticPassThrough } from './lib/raw-pass-through-platformatic.js';
 import {
   RESTATE_SERVER_VERSION,
   restateThroughput,
@@ -94,18 +97,28 @@ async function toolgateRun(
   });
 }
 
-async function rawRun(servers: BenchServers, keys: BenchKeys, mode: PassThroughMode): Promise<number> {
+async function rawRun(
+  servers: BenchServers,
+  keys: BenchKeys,
+  mode: PassThroughMode | 'two-platformatic',
+): Promise<number> {
   const setup = await backlog(servers, keys, `tp-raw-${mode}`);
-  const raw = await startPassThrough({
+  const common = {
     brokers: servers.brokers,
     groupId: `${setup.prefix}-raw`,
     input: setup.topics.calls,
     results: setup.topics.results,
     audit: setup.topics.audit,
-    mode,
-    partitionsConcurrently: PARTITIONS_CONCURRENTLY,
-    inFlight: MAX_CONCURRENCY,
-  });
+  };
+  const raw =
+    mode === 'two-platformatic'
+      ? await startPlatformaticPassThrough({ ...common, mode: 'two' })
+      : await startPassThrough({
+          ...common,
+          mode,
+          partitionsConcurrently: PARTITIONS_CONCURRENTLY,
+          inFlight: MAX_CONCURRENCY,
+        });
   try {
     const cpuSince = cpuMeter();
     await within(raw.untilForwarded(CALLS), TIMEOUT_MS, () => `raw ${mode} forwarded ${raw.forwarded()}`);
@@ -143,6 +156,7 @@ runWithServers(async (servers) => {
     { name: 'raw-one', run: () => rawRun(servers, keys, 'one') },
     { name: 'raw-two', run: () => rawRun(servers, keys, 'two') },
     { name: 'raw-two-phased', run: () => rawRun(servers, keys, 'two-phased') },
+    { name: 'raw-two-platformatic', run: () => rawRun(servers, keys, 'two-platformatic') },
     {
       name: 'bullmq',
       run: () =>
@@ -175,6 +189,7 @@ runWithServers(async (servers) => {
     'raw-one': 'raw kafkajs, 1 output per input, 1 send per batch',
     'raw-two': 'raw kafkajs, 2 outputs per input, 1 send per batch',
     'raw-two-phased': 'raw kafkajs, 2 outputs per input, audit then result per input',
+    'raw-two-platformatic': 'raw @platformatic/kafka, 2 outputs per input, 1 send per arrived group',
     bullmq: 'BullMQ no-op jobs',
     restate: `Restate ${RESTATE_SERVER_VERSION}, one-step durable handler, ${MAX_CONCURRENCY * PARTITIONS_CONCURRENTLY} in flight`,
   };

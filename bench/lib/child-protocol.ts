@@ -11,9 +11,12 @@ import type { LatencySummary } from './latency-histogram.js';
 import type { BenchServers } from './servers.js';
 import type { BenchKeys, BenchTopics } from './toolgate-stack.js';
 
-/** What a child runs: the toolgate executor, or the raw kafkajs pass-through (one output per input). */
+/**
+ * What a child runs: the toolgate executor, or a raw pass-through (one output per input) on kafkajs
+ * (`raw-one`) or on `@platformatic/kafka` (`raw-one-platformatic`).
+ */
 export interface ChildConfig {
-  readonly mode: 'toolgate' | 'raw-one';
+  readonly mode: 'toolgate' | 'raw-one' | 'raw-one-platformatic';
   readonly brokers: readonly string[];
   readonly registryUrl: string;
   readonly redisUrl: string;
@@ -26,7 +29,7 @@ export interface ChildConfig {
   readonly maxConcurrency: number;
   readonly partitionsConcurrently: number;
   readonly resultTtlMs?: number;
-  /** raw-one: every output to this partition of the results topic. */
+  /** raw-one*: every output to this partition of the results topic. */
   readonly resultPartition?: number;
   /** Process samples (RSS, heap, event-loop delay) every this many ms; none when absent. */
   readonly sampleIntervalMs?: number;

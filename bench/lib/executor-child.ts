@@ -7,6 +7,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { ChildConfig, ChildReport, ParentCommand } from './child-protocol.js';
 import { newHistogram, recordMs, summarize } from './latency-histogram.js';
 import { startPassThrough } from './raw-pass-through.js';
+import { startPlatformaticPassThrough } from './raw-pass-through-platformatic.js';
 import { nowMs } from './report.js';
 import { createBenchExecutor } from './toolgate-stack.js';
 
@@ -28,17 +29,20 @@ interface Running {
 const pipelineRuns = newHistogram();
 
 async function start(): Promise<Running> {
-  if (config.mode === 'raw-one') {
-    const raw = await startPassThrough({
+  if (config.mode === 'raw-one' || config.mode === 'raw-one-platformatic') {
+    const common = {
       brokers: config.brokers,
       groupId: config.groupId,
       input: config.topics.calls,
       results: config.topics.results,
       audit: config.topics.audit,
       mode: 'one',
-      partitionsConcurrently: config.partitionsConcurrently,
       ...(config.resultPartition === undefined ? {} : { resultPartition: config.resultPartition }),
-    });
+    } as const;
+    const raw =
+      config.mode === 'raw-one'
+        ? await startPassThrough({ ...common, partitionsConcurrently: config.partitionsConcurrently })
+        : await startPlatformaticPassThrough(common);
     return {
       done: () => raw.forwarded(),
       first: () => raw.firstBatchAtMs(),

@@ -1,11 +1,13 @@
 /**
- * The two paths the latency benchmarks compare, set up side by side on fresh topics:
+ * The paths the latency benchmarks compare, set up side by side on fresh topics:
  * - toolgate: the agent SDK (`runTurn`, one OpenAI-shaped call per turn, a fresh task per call) in
  *   this process, an executor in a child process, the result read back by the SDK;
  * - raw: a kafkajs producer with the bus's settings (idempotent, acks=all, one request in flight)
  *   sends a record of about a call event's size, a raw pass-through child forwards it, a kafkajs
- *   consumer in this process receives it.
+ *   consumer in this process receives it;
+ * - optionally, the same raw round trip with `@platformatic/kafka` as the client on all three legs.
  */
+import { Consumer, Producer, ProduceAcks } from '@platformatic/kafka';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import type { ChatCompletionMessage } from 'openai/resources/chat/completions';
 import { createToolgateClient } from '../../services/sdk/toolgate-client.js';
@@ -41,8 +43,14 @@ export interface RoundTripRig {
   rawValue(tag: string): Buffer;
   /** Raw round trips still waiting for their echo. */
   readonly rawPending: () => number;
+  /** With `withPlatformatic`: one raw round trip on `@platformatic/kafka`, as `rawCall`. */
+  readonly platformaticCall?: (tag: string, key: string) => Promise<number>;
   close(): Promise<void>;
 }
+
+/** The tag a raw record carries: the text before its first space. */
+const tagOf = (value: Buffer | undefined | null): string =>
+  value?.toString('utf8', 0, 64).split(' ')[0] ?? '';
 
 /** Starts both paths; the executor child runs with the given in-flight bounds. */
 export async function openRoundTripRig(
@@ -52,6 +60,8 @@ export async function openRoundTripRig(
     readonly name: string;
     readonly maxConcurrency: number;
     readonly partitionsConcurrently: number;
+    /** Also set up the raw round trip on `@platformatic/kafka` (`platformaticCall`). */
+    readonly withPlatformatic?: boolean;
   },
 ): Promise<RoundTripRig> {
   const cleanups: Array<() => Promise<unknown>> = [];
@@ -63,7 +73,7 @@ export async function openRoundTripRig(
     cleanups.push(() => tg.close());
     const raw = await createBenchTopics(servers, runName(`${options.name}-raw`));
     cleanups.push(() => raw.close());
-    const child = (mode: 'toolgate' | 'raw-one', t: BenchTopics): ExecutorChild =>
+    const child = (mode: 'toolgate' | 'raw-one' | 'raw-one-platformatic', t: BenchTopics): ExecutorChild =>
       spawnExecutorChild({
         mode,
         ...childPlacement(servers, keys, t),
@@ -113,13 +123,19 @@ export async function openRoundTripRig(
     await consumer.run({
       eachMessage: ({ message }) => {
         const at = nowMs();
-        const tag = message.value?.toString('utf8', 0, 64).split(' ')[0] ?? '';
+        const tag = tagOf(message.value);
         echoes.get(tag)?.(at);
         echoes.delete(tag);
         return Promise.resolve();
       },
     });
     const rawValue = (tag: string): Buffer => Buffer.from(`${tag} `.padEnd(RAW_PAYLOAD_BYTES, '.'));
+    const platformaticCall =
+      options.withPlatformatic === true
+        ? await openPlatformaticRoundTrip(servers, options.name, rawValue, cleanups, (t) =>
+            child('raw-one-platformatic', t),
+          )
+        : undefined;
 
     return {
       executor,
@@ -128,6 +144,7 @@ export async function openRoundTripRig(
       raw,
       rawValue,
       rawPending: () => echoes.size,
+      ...(platformaticCall === undefined ? {} : { platformaticCall }),
       async toolgateCall(taskId, n) {
         const turn: ChatCompletionMessage = {
           role: 'assistant',
@@ -164,4 +181,58 @@ export async function openRoundTripRig(
     await close();
     throw err;
   }
+}
+
+/**
+ * The raw round trip on `@platformatic/kafka`: its own topics, an idempotent acks=all producer and a
+ * consumer of the echoes in this process, and a pass-through child on the same client. Registers
+ * its cleanups in `cleanups`; resolves with the call function once the child is ready.
+ */
+async function openPlatformaticRoundTrip(
+  servers: BenchServers,
+  name: string,
+  rawValue: (tag: string) => Buffer,
+  cleanups: Array<() => Promise<unknown>>,
+  spawnEcho: (topics: BenchTopics) => ExecutorChild,
+): Promise<(tag: string, key: string) => Promise<number>> {
+  const topics = await createBenchTopics(servers, runName(`${name}-platformatic`));
+  cleanups.push(() => topics.close());
+  const echo = spawnEcho(topics);
+  cleanups.push(() => echo.stop());
+  await echo.ready;
+  const producer = new Producer({
+    clientId: `${topics.prefix}-agent`,
+    bootstrapBrokers: [...servers.brokers],
+    idempotent: true,
+    acks: ProduceAcks.ALL,
+    autocreateTopics: false,
+  });
+  cleanups.push(() => producer.close());
+  const consumer = new Consumer({
+    clientId: `${topics.prefix}-agent`,
+    groupId: `${topics.prefix}-agent`,
+    bootstrapBrokers: [...servers.brokers],
+    maxWaitTime: 1_000,
+    autocommit: false,
+  });
+  const echoes = new Map<string, (receivedAtMs: number) => void>();
+  const stream = await consumer.consume({ topics: [topics.topics.results], mode: 'earliest' });
+  cleanups.push(() => consumer.close());
+  cleanups.push(() => stream.close());
+  stream.on('data', (message: { value?: Buffer }) => {
+    const at = nowMs();
+    const tag = tagOf(message.value);
+    echoes.get(tag)?.(at);
+    echoes.delete(tag);
+  });
+  return (tag, key) =>
+    new Promise<number>((resolve, reject) => {
+      echoes.set(tag, resolve);
+      producer
+        .send({ messages: [{ topic: topics.topics.calls, key: Buffer.from(key), value: rawValue(tag) }] })
+        .catch((err: Error) => {
+          echoes.delete(tag);
+          reject(err);
+        });
+    });
 }

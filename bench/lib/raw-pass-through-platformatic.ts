@@ -1,0 +1,141 @@
+/**
+ * The raw baseline of lib/raw-pass-through.ts (`one` and `two` modes) on a second Kafka client,
+ * `@platformatic/kafka`, to measure in the same run what the client alone costs: a consumer that
+ * forwards every input record to the results topic (and, in `two` mode, to the audit topic) with
+ * nothing in between. The
+ * producer is idempotent with acks=all; consumed records are forwarded in groups, one produce
+ * request in flight, and each group's offsets are committed only after its outputs are
+ * acknowledged. The client streams records one by one, so a group is what arrived while the
+ * previous send was in flight (or within one event-loop turn when idle), at most 512 KiB of it.
+ */
+import { Consumer, Producer, ProduceAcks, type Message } from '@platformatic/kafka';
+import { nowMs } from './report.js';
+import type { PassThrough } from './raw-pass-through.js';
+
+/** Most input bytes one send forwards, as the executor's coalescing publisher bounds its sends. */
+const MAX_GROUP_BYTES = 512 * 1024;
+
+export interface PlatformaticPassThroughOptions {
+  readonly brokers: readonly string[];
+  readonly groupId: string;
+  readonly input: string;
+  readonly results: string;
+  readonly audit: string;
+  readonly mode: 'one' | 'two';
+  /** Send every result to this partition (a requester's reply partition) instead of by key. */
+  readonly resultPartition?: number;
+}
+
+export async function startPlatformaticPassThrough(o: PlatformaticPassThroughOptions): Promise<PassThrough> {
+  const producer = new Producer({
+    clientId: `${o.groupId}-producer`,
+    bootstrapBrokers: [...o.brokers],
+    idempotent: true,
+    acks: ProduceAcks.ALL,
+    autocreateTopics: false,
+  });
+  const consumer = new Consumer({
+    clientId: `${o.groupId}-consumer`,
+    groupId: o.groupId,
+    bootstrapBrokers: [...o.brokers],
+    sessionTimeout: 30_000,
+    rebalanceTimeout: 60_000,
+    heartbeatInterval: 3_000,
+    maxWaitTime: 1_000,
+    maxBytesPerPartition: 1_048_576,
+    autocommit: false,
+  });
+  let forwarded = 0;
+  let first = Number.NaN;
+  let last = Number.NaN;
+  let failure: Error | undefined;
+  const fail = (error: unknown): void => {
+    failure = error instanceof Error ? error : new Error(String(error));
+    settle();
+  };
+  /** Commits the offset after `m` (the client's per-message commit, in its callback form). */
+  const commit = (m: Message): Promise<void> =>
+    new Promise((resolve, reject) => {
+      void m.commit((error) => (error === undefined || error === null ? resolve() : reject(error)));
+    });
+  const waiters: Array<{ n: number; resolve: () => void; reject: (e: Error) => void }> = [];
+  const settle = (): void => {
+    for (let i = waiters.length - 1; i >= 0; i--) {
+      const w = waiters[i]!;
+      if (failure !== undefined) waiters.splice(i, 1)[0]!.reject(failure);
+      else if (forwarded >= w.n) waiters.splice(i, 1)[0]!.resolve();
+    }
+  };
+
+  const pending: Message[] = [];
+  let sending = false;
+  /** The oldest arrived records whose key and value bytes fit in one send (always at least one). */
+  const takeGroup = (): Message[] => {
+    let bytes = 0;
+    let n = 0;
+    while (n < pending.length) {
+      const m = pending[n]!;
+      const size = (m.key?.length ?? 0) + (m.value?.length ?? 0);
+      if (n > 0 && bytes + size > MAX_GROUP_BYTES) break;
+      bytes += size;
+      n += 1;
+    }
+    return pending.splice(0, n);
+  };
+  const flush = async (): Promise<void> => {
+    sending = true;
+    try {
+      while (pending.length > 0) {
+        const group = takeGroup();
+        const messages = [];
+        for (const m of group) {
+          messages.push({ topic: o.results, key: m.key, value: m.value, partition: o.resultPartition });
+        }
+        if (o.mode === 'two')
+          for (const m of group) messages.push({ topic: o.audit, key: m.key, value: m.value });
+        await producer.send({ messages });
+        const newest = new Map<number, Message>();
+        for (const m of group) newest.set(m.partition, m);
+        await Promise.all([...newest.values()].map(commit));
+        forwarded += group.length;
+        last = nowMs();
+        settle();
+      }
+    } catch (error) {
+      fail(error);
+    } finally {
+      sending = false;
+    }
+  };
+
+  const stream = await consumer.consume({
+    topics: [o.input],
+    mode: 'committed',
+    fallbackMode: 'earliest',
+    autocommit: false,
+  });
+  stream.on('data', (m: Message) => {
+    if (Number.isNaN(first)) first = nowMs();
+    pending.push(m);
+    if (!sending) {
+      sending = true;
+      setImmediate(() => void flush());
+    }
+  });
+  stream.on('error', fail);
+  return {
+    forwarded: () => forwarded,
+    firstBatchAtMs: () => first,
+    lastForwardedAtMs: () => last,
+    untilForwarded(n) {
+      if (failure !== undefined) return Promise.reject(failure);
+      if (forwarded >= n) return Promise.resolve();
+      return new Promise((resolve, reject) => waiters.push({ n, resolve, reject }));
+    },
+    async stop() {
+      await stream.close().catch(() => undefined);
+      await consumer.close().catch(() => undefined);
+      await producer.close().catch(() => undefined);
+    },
+  };
+}
