@@ -3,7 +3,7 @@ import type { PipelineObserver } from '../pipeline/deps.js';
 import type { Clock } from '../core/clock.js';
 import type { KnownToolPredicate } from './metric-labels.js';
 import type { ToolgateMetrics } from './metrics.js';
-import { tokenEquivalents } from '../cost/token-equivalents.js';
+import { tokenEquivalents, type CallTokens } from '../cost/token-equivalents.js';
 
 /**
  * A {@link PipelineObserver} that records every stage decision (`toolgate_stage_duration_seconds`),
@@ -43,14 +43,16 @@ export interface RecordResultOptions {
  * rate-limit refusals, and token equivalents by the cost model's rule (libs/cost
  * `tokenEquivalents`): out = the payload, else the error, the model gets back; in = the tool name
  * and `options.arguments`, recorded only when arguments are given. Call it once per pipeline run,
- * with the run's wall time. Never throws.
+ * with the run's wall time. Returns the token equivalents it recorded (`tokensIn` 0 without
+ * arguments), so whoever reports the call elsewhere states the same figures without computing them
+ * again. Never throws.
  */
 export function recordResult(
   metrics: ToolgateMetrics,
   result: ToolCallResult,
   durationMs: number,
   options: RecordResultOptions = {},
-): void {
+): CallTokens {
   const withArguments = 'arguments' in options;
   const tokens = tokenEquivalents(
     result,
@@ -63,6 +65,7 @@ export function recordResult(
     outputTokens: tokens.tokensOut,
     ...(withArguments ? { inputTokens: tokens.tokensIn } : {}),
   });
+  return tokens;
 }
 
 /** The part of ToolRegistry a {@link KnownToolPredicate} needs. */

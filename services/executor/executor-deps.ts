@@ -1,4 +1,5 @@
 import type { ExecutionContext, NormalizedToolCall } from '../../libs/core/types.js';
+import type { CallTokens } from '../../libs/cost/token-equivalents.js';
 import type { TopicNames } from '../../libs/events/topics.js';
 import type { PipelineRun, RunOptions } from '../../libs/pipeline/guard-pipeline.js';
 import type { TraceContext } from '../../libs/observability/trace-context.js';
@@ -18,14 +19,16 @@ import type { ExecutorObserver } from './executor-observer.js';
  *
  * `opts.parent` is the request's `traceparent`, the remote parent of the call's span. A traced
  * runner returns `outgoing`, the span everything published about the call is a child of; a plain
- * pipeline ignores `parent` and returns none (the executor then makes a span id of its own).
+ * pipeline ignores `parent` and returns none (the executor then makes a span id of its own). An
+ * instrumented runner also returns `tokens`, the call's token equivalents its metrics recorded; the
+ * result event carries the same figures (computed by the executor when a runner returns none).
  */
 export interface CallRunner {
   run(
     call: NormalizedToolCall,
     ctx: ExecutionContext,
     opts: RunOptions & { readonly parent?: TraceContext | null },
-  ): Promise<PipelineRun & { readonly outgoing?: TraceContext }>;
+  ): Promise<PipelineRun & { readonly outgoing?: TraceContext; readonly tokens?: CallTokens }>;
 }
 
 /** Everything an executor uses. main.ts wires the real adapters; tests wire in-memory ones. */

@@ -6,6 +6,7 @@ import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
 import { withLogContext } from '../../libs/observability/logger.js';
 import { toResultError } from '../../libs/core/result-error.js';
 import type { ToolCallResult } from '../../libs/core/types.js';
+import type { CallTokens } from '../../libs/cost/token-equivalents.js';
 import { argumentsAsSent } from '../../libs/guards/parse-arguments.js';
 import { UNVERIFIED_PRINCIPAL_ID, type PrincipalRefusal } from '../../libs/pipeline/call-state.js';
 import type { BusMessage } from '../../libs/ports/event-bus.js';
@@ -107,10 +108,12 @@ export function createCallHandler(deps: ExecutorDeps): CallHandler {
     return { deadLetter };
   };
 
+  /** The result event; `tokens` are the figures the metrics recorded, when the runner returned them. */
   const resultOf = (
     request: ToolCallRequestedEvent,
     result: ToolCallResult,
     trace: CallTrace,
+    tokens: CallTokens = callTokens(request, result),
   ): CallOutputs['result'] => ({
     topic: request.replyTopic,
     partition: request.replyPartition,
@@ -118,7 +121,7 @@ export function createCallHandler(deps: ExecutorDeps): CallHandler {
       producerId: ownerId,
       traceId: trace.traceId,
       completedAtMs: clock.now(),
-      tokens: callTokens(request, result),
+      tokens,
     }),
   });
 
@@ -218,7 +221,7 @@ export function createCallHandler(deps: ExecutorDeps): CallHandler {
           { recordId: newId(), producerId: ownerId },
         ),
         ...(deadLetter === undefined ? {} : { deadLetter }),
-        result: resultOf(request, run.result, trace),
+        result: resultOf(request, run.result, trace, ran.tokens),
       },
       outputHeaders(trace, ran.outgoing),
     );

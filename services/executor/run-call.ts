@@ -1,4 +1,5 @@
 import type { ToolgateError } from '../../libs/core/errors.js';
+import type { CallTokens } from '../../libs/cost/token-equivalents.js';
 import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
 import type { TraceContext } from '../../libs/observability/trace-context.js';
 import { unverifiedPrincipal } from '../../libs/pipeline/call-state.js';
@@ -12,6 +13,8 @@ export interface CallRun {
   readonly run: PipelineRun;
   /** The call span's context when a traced pipeline ran: what the outputs are children of. */
   readonly outgoing?: TraceContext;
+  /** The call's token equivalents when an instrumented pipeline recorded them. */
+  readonly tokens?: CallTokens;
 }
 
 /**
@@ -66,6 +69,10 @@ export async function runCall(
       ...(request.idempotencyKey === '' ? {} : { idempotencyKey: request.idempotencyKey }),
     },
   );
-  const { outgoing, ...run } = ran;
-  return { run, ...(outgoing === undefined ? {} : { outgoing }) };
+  const { outgoing, tokens, ...run } = ran;
+  return {
+    run,
+    ...(outgoing === undefined ? {} : { outgoing }),
+    ...(tokens === undefined ? {} : { tokens }),
+  };
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
+import { tokenEquivalents } from '../../../libs/cost/token-equivalents.js';
 import { frame } from '../../../libs/events/wire-format.js';
 import {
   createHarness,
@@ -50,6 +51,38 @@ describe('executor on the memory bus', () => {
       expect(JSON.parse(event.argumentsJson)).toMatchObject({ sku: expect.any(String), delta: '[redacted]' });
     }
     expect(stock.invocations).toHaveLength(3);
+  });
+
+  it('puts the token equivalents its metrics recorded on the result event, computing them only when the runner gives none', async () => {
+    const stock = stockTool();
+    h = await createHarness([stock.tool]);
+    const recorded = { tokensIn: 12_345, tokensOut: 678 };
+    const plain = await h.request({ sku: 'P', seq: 1, delta: 1 });
+    const instrumented = await h.request({ sku: 'I', seq: 1, delta: 1 });
+    await h.publishCalls([plain, instrumented]);
+    await h
+      .executor({
+        // One run returns tokens of its own (as the instrumented runner does), the other none.
+        aroundRuns: (runner) => ({
+          async run(call, ctx, opts) {
+            const { tokens: _dropped, ...ran } = await runner.run(call, ctx, opts);
+            return call.id === instrumented.callId ? { ...ran, tokens: recorded } : ran;
+          },
+        }),
+      })
+      .start();
+
+    const results = await h.read('results', 2);
+    const byId = new Map(results.map((r) => [r.event.callId, r.event]));
+    expect(byId.get(instrumented.callId)).toMatchObject(recorded);
+    const computed = byId.get(plain.callId)!;
+    expect(computed.outcome).toBe('SUCCESS');
+    expect(computed.tokensIn).toBe(
+      tokenEquivalents({}, { name: plain.tool, arguments: JSON.parse(plain.argumentsJson) }).tokensIn,
+    );
+    expect(computed.tokensOut).toBe(
+      tokenEquivalents({ payload: JSON.parse(computed.payloadJson!) }).tokensOut,
+    );
   });
 
   it('refuses a forged principal and a foreign tenant without reaching the tool', async () => {

@@ -1,5 +1,6 @@
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
+import { tokenEquivalents } from '../../../libs/cost/token-equivalents.js';
 import { instrumentPipeline } from '../../../libs/observability/instrumented-runner.js';
 import { createToolgateMetrics } from '../../../libs/observability/metrics.js';
 import { knownToolsOf, pipelineObserver } from '../../../libs/observability/pipeline-metrics.js';
@@ -61,5 +62,15 @@ describe('instrumentPipeline', () => {
     expect(root?.traceId).toBe(context().traceId);
     expect(root?.parentSpanId).toBe('b7ad6b7169203331');
     expect(ran.outgoing.spanId).toBe(root?.spanId);
+    // The run returns the token equivalents its metrics recorded, by the cost model's rule.
+    expect(ran.tokens).toEqual(
+      tokenEquivalents(ran.result, { name: 'issue_refund', arguments: { order_id: 'O-1', amount: 5 } }),
+    );
+    const tokens = families.get('toolgate_tool_call_tokens')?.samples ?? [];
+    const tokenSum = (direction: string) =>
+      tokens.find((s) => s.name.endsWith('_sum') && s.labels.direction === direction)?.value;
+    expect(tokenSum('in')).toBe(ran.tokens.tokensIn);
+    expect(tokenSum('out')).toBe(ran.tokens.tokensOut);
+    expect(ran.tokens.tokensOut).toBeGreaterThan(0);
   });
 });
