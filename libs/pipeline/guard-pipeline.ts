@@ -12,7 +12,7 @@ import {
 } from './call-state.js';
 import type { PipelineDeps } from './deps.js';
 import { toResultError } from '../core/result-error.js';
-import type { Next, PipelineStep, StageResult, Verdict } from './stage.js';
+import type { Layer, Next, PipelineStep, Stage, StageResult, Verdict } from './stage.js';
 
 /**
  * Observes one step's work, e.g. with a span around it: a stage's decision, or a layer's whole work
@@ -172,8 +172,9 @@ export class GuardPipeline {
   }
 
   /**
-   * Runs step `i`, and through it the steps inside; resolves the verdict, never rejects. A stage's
-   * decision is observed on its own (then the inner steps run); a layer is observed whole.
+   * Runs the steps from `i` on, and through them the steps inside; resolves the verdict, never
+   * rejects. Consecutive stages run in one loop (each decision observed on its own, then the next
+   * stage); a layer is observed whole, with the steps inside it.
    */
   async #dispatch(
     i: number,
@@ -181,59 +182,86 @@ export class GuardPipeline {
     decisions: StageDecision[],
     around: AroundLayer | undefined,
   ): Promise<Verdict> {
-    const step = this.#steps[i];
-    if (step === undefined) return DONE;
+    for (let step = this.#steps[i]; step !== undefined; step = this.#steps[++i]) {
+      if ('wrap' in step) return this.#layer(i, step, state, decisions, around);
+      const decided =
+        around === undefined
+          ? await this.#stage(step, state, decisions)
+          : await this.#observedStage(step, state, decisions, around);
+      if (decided.kind !== 'continue') return decided;
+    }
+    return DONE;
+  }
+
+  /** Runs one stage and records its decision (also passed to `seen`); never rejects. */
+  async #stage(
+    step: Stage,
+    state: CallState,
+    decisions: StageDecision[],
+    seen?: (decision: StageDecision) => void,
+  ): Promise<StageResult> {
+    const t0 = this.#now();
+    let decided: StageResult;
+    let decision: StageDecision;
+    try {
+      const result = await step.run(state, this.#deps);
+      if (!isStageResult(result)) throw wiringError(`stage ${step.name} returned no decision`);
+      decision =
+        result.kind === 'continue'
+          ? passDecision(step.name, result.reason, this.#since(t0))
+          : endDecision(step.name, result, this.#since(t0));
+      decided = result;
+    } catch (err) {
+      decided = this.#verdictForThrow(err, state);
+      decision = failDecision(step.name, decided, this.#since(t0));
+    }
+    seen?.(decision);
+    this.#record(state, decisions, decision);
+    return decided;
+  }
+
+  /** {@link #stage} under the observer's hook, which is told the stage's decision. */
+  #observedStage(
+    step: Stage,
+    state: CallState,
+    decisions: StageDecision[],
+    around: AroundLayer,
+  ): Promise<StageResult> {
+    let own: StageDecision | undefined;
+    return observed(
+      around,
+      step.name,
+      state,
+      () => this.#stage(step, state, decisions, (decision) => (own = decision)),
+      () => own,
+    );
+  }
+
+  /**
+   * Runs layer `i` around the steps inside it (its `next`), observed whole; records the layer's
+   * pass when it enters them, or its own end when it does not; never rejects.
+   */
+  #layer(
+    i: number,
+    step: Layer,
+    state: CallState,
+    decisions: StageDecision[],
+    around: AroundLayer | undefined,
+  ): Promise<Verdict> {
     const t0 = this.#now();
     let own: StageDecision | undefined;
     const record = (decision: StageDecision): void => {
       own = decision;
       this.#record(state, decisions, decision);
     };
-    const pass = (reason: string | undefined): void =>
-      record({
-        stage: step.name,
-        decision: 'pass',
-        ...(reason === undefined ? {} : { reason }),
-        durationMs: this.#since(t0),
-      });
-    const fail = (err: unknown): Exclude<Verdict, { kind: 'done' }> => {
-      const failed = this.#verdictForThrow(err, state);
-      record({
-        stage: step.name,
-        decision: 'refuse',
-        reason: failed.error?.message ?? 'The call could not be processed.',
-        ...(failed.error === undefined ? {} : { code: failed.error.code }),
-        durationMs: this.#since(t0),
-      });
-      return failed;
-    };
-    const inner = (): Promise<Verdict> => this.#dispatch(i + 1, state, decisions, around);
-    const observe = <T>(body: () => Promise<T>): Promise<T> =>
-      around === undefined ? body() : observed(around, step.name, state, body, () => own);
-
-    if (!('wrap' in step)) {
-      const decided = await observe(async (): Promise<StageResult> => {
-        try {
-          const result = await step.run(state, this.#deps);
-          if (!isStageResult(result)) throw wiringError(`stage ${step.name} returned no decision`);
-          if (result.kind === 'continue') pass(result.reason);
-          else record(endDecision(step.name, result, this.#since(t0)));
-          return result;
-        } catch (err) {
-          return fail(err);
-        }
-      });
-      return decided.kind === 'continue' ? inner() : decided;
-    }
-
     let entered = false;
     const next: Next = (passReason) => {
       if (entered) return Promise.reject(wiringError(`layer ${step.name} called next() more than once`));
       entered = true;
-      pass(passReason);
-      return inner();
+      record(passDecision(step.name, passReason, this.#since(t0)));
+      return this.#dispatch(i + 1, state, decisions, around);
     };
-    return observe(async (): Promise<Verdict> => {
+    const body = async (): Promise<Verdict> => {
       let verdict: Verdict;
       try {
         verdict = await step.wrap(state, this.#deps, next);
@@ -242,11 +270,14 @@ export class GuardPipeline {
           throw wiringError(`layer ${step.name} ended the call as done without running the layers inside it`);
         }
       } catch (err) {
-        return fail(err);
+        const failed = this.#verdictForThrow(err, state);
+        record(failDecision(step.name, failed, this.#since(t0)));
+        return failed;
       }
       if (!entered && verdict.kind !== 'done') record(endDecision(step.name, verdict, this.#since(t0)));
       return verdict;
-    });
+    };
+    return around === undefined ? body() : observed(around, step.name, state, body, () => own);
   }
 
   #verdictForThrow(err: unknown, state: CallState): Exclude<Verdict, { kind: 'done' }> {
@@ -314,6 +345,25 @@ function ingressCount(steps: readonly PipelineStep[]): number {
 }
 
 /** The decision of a layer that ended the call itself, without running the layers inside it. */
+function passDecision(stage: StageName, reason: string | undefined, durationMs: number): StageDecision {
+  return { stage, decision: 'pass', ...(reason === undefined ? {} : { reason }), durationMs };
+}
+
+/** The decision of a step that threw: `failed` is what {@link GuardPipeline} made of the throw. */
+function failDecision(
+  stage: StageName,
+  failed: Exclude<Verdict, { kind: 'done' }>,
+  durationMs: number,
+): StageDecision {
+  return {
+    stage,
+    decision: 'refuse',
+    reason: failed.error?.message ?? 'The call could not be processed.',
+    ...(failed.error === undefined ? {} : { code: failed.error.code }),
+    durationMs,
+  };
+}
+
 function endDecision(
   stage: StageName,
   verdict: Exclude<Verdict, { kind: 'done' }>,
