@@ -10,7 +10,6 @@ export function nowMs(): number {
   return performance.timeOrigin + performance.now();
 }
 
-/** Median of a non-empty list (mean of the middle two for an even count); NaN for an empty one. */
 /**
  * Starts a CPU meter for this process: the returned function gives the user + system time (all
  * threads) spent since, in microseconds, divided by `per` (e.g. the calls handled meanwhile).
@@ -23,6 +22,7 @@ export function cpuMeter(): (per: number) => number {
   };
 }
 
+/** Median of a non-empty list (mean of the middle two for an even count); NaN for an empty one. */
 export function median(values: readonly number[]): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);
