@@ -26,7 +26,6 @@ import { parseArgs } from './lib/args.js';
 import { NOOP_TOOL } from './lib/bench-tools.js';
 import { runBullmq } from './lib/bullmq-baseline.js';
 import { startPassThrough, type PassThroughMode } from './lib/raw-pass-through.js';
-import { startPlatformaticPassThrough } from './lib/raw-pass-through-platformatic.js';
 import {
   RESTATE_SERVER_VERSION,
   restateThroughput,
@@ -97,6 +96,9 @@ async function toolgateRun(
   });
 }
 
+/** The second Kafka client's pass-through, loaded only by the runs that use it. */
+const platformaticPassThrough = () => import('./lib/raw-pass-through-platformatic.js');
+
 async function rawRun(
   servers: BenchServers,
   keys: BenchKeys,
@@ -112,7 +114,7 @@ async function rawRun(
   };
   const raw =
     mode === 'two-platformatic'
-      ? await startPlatformaticPassThrough({ ...common, mode: 'two' })
+      ? await (await platformaticPassThrough()).startPlatformaticPassThrough({ ...common, mode: 'two' })
       : await startPassThrough({
           ...common,
           mode,

@@ -7,7 +7,6 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { ChildConfig, ChildReport, ParentCommand } from './child-protocol.js';
 import { newHistogram, recordMs, summarize } from './latency-histogram.js';
 import { startPassThrough } from './raw-pass-through.js';
-import { startPlatformaticPassThrough } from './raw-pass-through-platformatic.js';
 import { nowMs } from './report.js';
 import { createBenchExecutor } from './toolgate-stack.js';
 
@@ -42,7 +41,7 @@ async function start(): Promise<Running> {
     const raw =
       config.mode === 'raw-one'
         ? await startPassThrough({ ...common, partitionsConcurrently: config.partitionsConcurrently })
-        : await startPlatformaticPassThrough(common);
+        : await (await import('./raw-pass-through-platformatic.js')).startPlatformaticPassThrough(common);
     return {
       done: () => raw.forwarded(),
       first: () => raw.firstBatchAtMs(),

@@ -7,7 +7,6 @@
  *   consumer in this process receives it;
  * - optionally, the same raw round trip with `@platformatic/kafka` as the client on all three legs.
  */
-import { Consumer, Producer, ProduceAcks } from '@platformatic/kafka';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import type { ChatCompletionMessage } from 'openai/resources/chat/completions';
 import { createToolgateClient } from '../../services/sdk/toolgate-client.js';
@@ -195,6 +194,8 @@ async function openPlatformaticRoundTrip(
   cleanups: Array<() => Promise<unknown>>,
   spawnEcho: (topics: BenchTopics) => ExecutorChild,
 ): Promise<(tag: string, key: string) => Promise<number>> {
+  // Loaded here, so the benchmarks that do not use the second client never load it.
+  const { Consumer, Producer, ProduceAcks } = await import('@platformatic/kafka');
   const topics = await createBenchTopics(servers, runName(`${name}-platformatic`));
   cleanups.push(() => topics.close());
   const echo = spawnEcho(topics);
