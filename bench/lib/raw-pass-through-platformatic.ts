@@ -9,8 +9,7 @@
  * previous send was in flight (or within one event-loop turn when idle), at most 512 KiB of it.
  */
 import { Consumer, Producer, ProduceAcks, type Message } from '@platformatic/kafka';
-import { nowMs } from './report.js';
-import type { PassThrough } from './raw-pass-through.js';
+import { forwardProgress, type PassThrough } from './raw-pass-through.js';
 
 /** Most input bytes one send forwards, as the executor's coalescing publisher bounds its sends. */
 const MAX_GROUP_BYTES = 512 * 1024;
@@ -26,14 +25,19 @@ export interface PlatformaticPassThroughOptions {
   readonly resultPartition?: number;
 }
 
-export async function startPlatformaticPassThrough(o: PlatformaticPassThroughOptions): Promise<PassThrough> {
-  const producer = new Producer({
-    clientId: `${o.groupId}-producer`,
-    bootstrapBrokers: [...o.brokers],
+/** A producer with the bus's settings on this client: idempotent, acks=all, no topic creation. */
+export function platformaticProducer(clientId: string, brokers: readonly string[]): Producer {
+  return new Producer({
+    clientId,
+    bootstrapBrokers: [...brokers],
     idempotent: true,
     acks: ProduceAcks.ALL,
     autocreateTopics: false,
   });
+}
+
+export async function startPlatformaticPassThrough(o: PlatformaticPassThroughOptions): Promise<PassThrough> {
+  const producer = platformaticProducer(`${o.groupId}-producer`, o.brokers);
   const consumer = new Consumer({
     clientId: `${o.groupId}-consumer`,
     groupId: o.groupId,
@@ -45,27 +49,12 @@ export async function startPlatformaticPassThrough(o: PlatformaticPassThroughOpt
     maxBytesPerPartition: 1_048_576,
     autocommit: false,
   });
-  let forwarded = 0;
-  let first = Number.NaN;
-  let last = Number.NaN;
-  let failure: Error | undefined;
-  const fail = (error: unknown): void => {
-    failure = error instanceof Error ? error : new Error(String(error));
-    settle();
-  };
+  const progress = forwardProgress();
   /** Commits the offset after `m` (the client's per-message commit, in its callback form). */
   const commit = (m: Message): Promise<void> =>
     new Promise((resolve, reject) => {
       void m.commit((error) => (error === undefined || error === null ? resolve() : reject(error)));
     });
-  const waiters: Array<{ n: number; resolve: () => void; reject: (e: Error) => void }> = [];
-  const settle = (): void => {
-    for (let i = waiters.length - 1; i >= 0; i--) {
-      const w = waiters[i]!;
-      if (failure !== undefined) waiters.splice(i, 1)[0]!.reject(failure);
-      else if (forwarded >= w.n) waiters.splice(i, 1)[0]!.resolve();
-    }
-  };
 
   const pending: Message[] = [];
   let sending = false;
@@ -97,12 +86,10 @@ export async function startPlatformaticPassThrough(o: PlatformaticPassThroughOpt
         const newest = new Map<number, Message>();
         for (const m of group) newest.set(m.partition, m);
         await Promise.all([...newest.values()].map(commit));
-        forwarded += group.length;
-        last = nowMs();
-        settle();
+        progress.forwardedNow(group.length);
       }
     } catch (error) {
-      fail(error);
+      progress.failed(error);
     } finally {
       sending = false;
     }
@@ -115,23 +102,16 @@ export async function startPlatformaticPassThrough(o: PlatformaticPassThroughOpt
     autocommit: false,
   });
   stream.on('data', (m: Message) => {
-    if (Number.isNaN(first)) first = nowMs();
+    progress.received();
     pending.push(m);
     if (!sending) {
       sending = true;
       setImmediate(() => void flush());
     }
   });
-  stream.on('error', fail);
+  stream.on('error', progress.failed);
   return {
-    forwarded: () => forwarded,
-    firstBatchAtMs: () => first,
-    lastForwardedAtMs: () => last,
-    untilForwarded(n) {
-      if (failure !== undefined) return Promise.reject(failure);
-      if (forwarded >= n) return Promise.resolve();
-      return new Promise((resolve, reject) => waiters.push({ n, resolve, reject }));
-    },
+    ...progress.report,
     async stop() {
       await stream.close().catch(() => undefined);
       await consumer.close().catch(() => undefined);

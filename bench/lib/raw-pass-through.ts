@@ -44,6 +44,57 @@ export interface PassThrough {
   stop(): Promise<void>;
 }
 
+/** A pass-through's counting, shared by every client's: what {@link PassThrough} reports. */
+export interface ForwardProgress {
+  /** A batch (or group) reached the consumer: the first one sets `firstBatchAtMs`. */
+  readonly received: () => void;
+  /** `count` inputs were forwarded (their outputs acknowledged) just now. */
+  readonly forwardedNow: (count: number) => void;
+  /** The pass-through broke: every wait for more forwarded inputs rejects with `error`. */
+  readonly failed: (error: unknown) => void;
+  /** The figures, for the pass-through to return with its `stop`. */
+  readonly report: Omit<PassThrough, 'stop'>;
+}
+
+export function forwardProgress(): ForwardProgress {
+  let forwarded = 0;
+  let first = Number.NaN;
+  let last = Number.NaN;
+  let failure: Error | undefined;
+  const waiters: Array<{ n: number; resolve: () => void; reject: (e: Error) => void }> = [];
+  const settle = (): void => {
+    for (let i = waiters.length - 1; i >= 0; i--) {
+      const w = waiters[i]!;
+      if (failure !== undefined) waiters.splice(i, 1)[0]!.reject(failure);
+      else if (forwarded >= w.n) waiters.splice(i, 1)[0]!.resolve();
+    }
+  };
+  return {
+    received: () => {
+      if (Number.isNaN(first)) first = nowMs();
+    },
+    forwardedNow: (count) => {
+      forwarded += count;
+      last = nowMs();
+      settle();
+    },
+    failed: (error) => {
+      failure = error instanceof Error ? error : new Error(String(error));
+      settle();
+    },
+    report: {
+      forwarded: () => forwarded,
+      firstBatchAtMs: () => first,
+      lastForwardedAtMs: () => last,
+      untilForwarded: (n) => {
+        if (failure !== undefined) return Promise.reject(failure);
+        if (forwarded >= n) return Promise.resolve();
+        return new Promise((resolve, reject) => waiters.push({ n, resolve, reject }));
+      },
+    },
+  };
+}
+
 export async function startPassThrough(o: PassThroughOptions): Promise<PassThrough> {
   const kafka = new Kafka({ clientId: o.groupId, brokers: [...o.brokers], logLevel: logLevel.ERROR });
   const producer: Producer = kafka.producer({
@@ -61,17 +112,10 @@ export async function startPassThrough(o: PassThroughOptions): Promise<PassThrou
     maxBytesPerPartition: 1_048_576,
     allowAutoTopicCreation: false,
   });
-  let forwarded = 0;
-  let first = Number.NaN;
-  let last = Number.NaN;
-  const waiters: Array<{ n: number; resolve: () => void }> = [];
+  const progress = forwardProgress();
   const done = (values: readonly Buffer[]): void => {
-    forwarded += values.length;
-    last = nowMs();
     if (o.onForwarded) for (const v of values) o.onForwarded(v);
-    for (let i = waiters.length - 1; i >= 0; i--) {
-      if (forwarded >= waiters[i]!.n) waiters.splice(i, 1)[0]!.resolve();
-    }
+    progress.forwardedNow(values.length);
   };
   const result = (m: { key: Buffer | null; value: Buffer | null }): Message => ({
     key: m.key,
@@ -89,7 +133,7 @@ export async function startPassThrough(o: PassThroughOptions): Promise<PassThrou
     eachBatch: async (payload) => {
       const { batch } = payload;
       if (!payload.isRunning() || batch.messages.length === 0) return;
-      if (Number.isNaN(first)) first = nowMs();
+      progress.received();
       const messages = batch.messages;
       if (o.mode === 'two-phased') {
         let next = 0;
@@ -127,13 +171,7 @@ export async function startPassThrough(o: PassThroughOptions): Promise<PassThrou
     },
   });
   return {
-    forwarded: () => forwarded,
-    firstBatchAtMs: () => first,
-    lastForwardedAtMs: () => last,
-    untilForwarded(n) {
-      if (forwarded >= n) return Promise.resolve();
-      return new Promise((resolve) => waiters.push({ n, resolve }));
-    },
+    ...progress.report,
     async stop() {
       await consumer.disconnect().catch(() => undefined);
       await producer.disconnect().catch(() => undefined);

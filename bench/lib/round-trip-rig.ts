@@ -195,19 +195,14 @@ async function openPlatformaticRoundTrip(
   spawnEcho: (topics: BenchTopics) => ExecutorChild,
 ): Promise<(tag: string, key: string) => Promise<number>> {
   // Loaded here, so the benchmarks that do not use the second client never load it.
-  const { Consumer, Producer, ProduceAcks } = await import('@platformatic/kafka');
+  const { Consumer } = await import('@platformatic/kafka');
+  const { platformaticProducer } = await import('./raw-pass-through-platformatic.js');
   const topics = await createBenchTopics(servers, runName(`${name}-platformatic`));
   cleanups.push(() => topics.close());
   const echo = spawnEcho(topics);
   cleanups.push(() => echo.stop());
   await echo.ready;
-  const producer = new Producer({
-    clientId: `${topics.prefix}-agent`,
-    bootstrapBrokers: [...servers.brokers],
-    idempotent: true,
-    acks: ProduceAcks.ALL,
-    autocreateTopics: false,
-  });
+  const producer = platformaticProducer(`${topics.prefix}-agent`, servers.brokers);
   cleanups.push(() => producer.close());
   const consumer = new Consumer({
     clientId: `${topics.prefix}-agent`,
