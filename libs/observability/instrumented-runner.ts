@@ -46,8 +46,9 @@ export interface InstrumentedRunner {
  * Wraps a pipeline so every run is counted and traced in one place: in-flight gauge up for the
  * duration, the call span around it (see `CallTracing.run`), then `recordResult` with the run's
  * wall time by `clock` and the arguments' token equivalents, which the run returns (`tokens`). The
- * result and audit record are returned unchanged; metrics and tracing never alter them or make a run reject. Structurally a
- * drop-in for anything that takes `{ run(call, ctx, opts) }` (the executor's `CallRunner`).
+ * result and audit record are returned unchanged; metrics and tracing never alter them or make a
+ * run reject. Structurally a drop-in for anything that takes `{ run(call, ctx, opts) }` (the
+ * executor's `CallRunner`).
  *
  * The call's stage spans come with the run (`CallTracing.run` passes the pipeline its
  * `aroundLayer` hook); for stage metrics, construct the pipeline with

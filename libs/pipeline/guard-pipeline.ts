@@ -344,7 +344,7 @@ function ingressCount(steps: readonly PipelineStep[]): number {
   return leading;
 }
 
-/** The decision of a layer that ended the call itself, without running the layers inside it. */
+/** The decision of a step that let the call through to the steps after (or inside) it. */
 function passDecision(stage: StageName, reason: string | undefined, durationMs: number): StageDecision {
   return { stage, decision: 'pass', ...(reason === undefined ? {} : { reason }), durationMs };
 }
@@ -364,6 +364,7 @@ function failDecision(
   };
 }
 
+/** The decision of a step that ended the call itself, without running the steps after it. */
 function endDecision(
   stage: StageName,
   verdict: Exclude<Verdict, { kind: 'done' }>,
