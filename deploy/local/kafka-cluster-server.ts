@@ -23,7 +23,8 @@ const clusterDir = (cfg: LocalServersConfig): string =>
 /**
  * The cluster's nodes: node i (id i + 1) serves clients on `firstPort + i` and its controller on
  * `firstPort + nodes + i`; every node is a voter of the controller quorum. A node counts as up
- * when the whole cluster answers (a quorum needs a majority), and every node of one fresh start is
+ * when the cluster lists every node as an alive broker (a quorum needs a majority, and a node that
+ * listens may not be registered yet), and every node of one fresh start is
  * formatted with the same cluster id, kept in the cluster's run directory. With `keepStorage` the
  * nodes start on the storage they have (see {@link restartKafkaClusterNode}).
  */

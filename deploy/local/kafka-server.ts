@@ -8,7 +8,7 @@ import { kafkaBootstrap } from './config.js';
 import { findJava } from './java-runtime.js';
 import { ensureKafkaLibs } from './kafka-install.js';
 import { renderLog4j2Properties, renderServerProperties, type KafkaClusterNode } from './kafka-files.js';
-import { kafkaAnswers } from './kafka-probe.js';
+import { kafkaAnswers, kafkaBrokerCount } from './kafka-probe.js';
 import { warmUpKafka } from './kafka-warmup.js';
 import type { LauncherLog } from './log.js';
 import type { ManagedServer, UpResult } from './managed-server.js';
@@ -28,7 +28,11 @@ export interface KafkaNodeSpec {
   clusterId(): string;
   /** For a node of a multi-node cluster: its id, the voters and the replication settings. */
   readonly cluster?: KafkaClusterNode;
-  /** Addresses that must answer before the node counts as up (default: the node itself). */
+  /**
+   * Every node of the node's cluster: the node counts as up once the cluster lists each of them as
+   * an alive broker, not only once it listens, so topics created next are placed on all of them.
+   * Default: the node itself answers.
+   */
   readonly answerWith?: readonly string[];
   /**
    * Start on the storage an earlier start formatted (a restart after a stop or a kill): nothing is
@@ -64,7 +68,10 @@ export function kafkaNode(cfg: LocalServersConfig, spec: KafkaNodeSpec): Managed
     ports: [k.port, k.controllerPort],
     portVariables:
       spec.cluster === undefined ? ['KAFKA_PORT', 'KAFKA_CONTROLLER_PORT'] : ['TOOLGATE_KAFKA_CLUSTER_PORT'],
-    answers: () => kafkaAnswers(spec.answerWith ?? [address]),
+    answers: async () =>
+      spec.answerWith === undefined
+        ? kafkaAnswers([address])
+        : (await kafkaBrokerCount(spec.answerWith)) >= spec.answerWith.length,
     ...(spec.keepStorage === true ? {} : { warmUp: () => warmUpKafka(spec.answerWith ?? [address]) }),
     async prepare(log) {
       const libs = await ensureKafkaLibs(cfg.cacheDir, cfg.mavenCommand, k, log);

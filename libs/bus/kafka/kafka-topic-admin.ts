@@ -105,31 +105,42 @@ export class KafkaTopicAdmin implements TopicAdmin {
 
   /**
    * The topic's partition count, or undefined when it does not exist. On a cluster a topic created
-   * a moment ago may be unknown to the broker asked (metadata reaches brokers asynchronously), so an
-   * unknown topic is asked for again for up to 5 s before it counts as missing.
+   * a moment ago may be unknown to the broker asked (metadata reaches brokers asynchronously): one
+   * broker may list it while the one asked for its metadata answers "does not host this
+   * topic-partition". Either way the topic is asked for again for up to 5 s before it counts as
+   * missing.
    */
   async partitionCount(topic: string): Promise<number | undefined> {
     const deadline = Date.now() + UNKNOWN_TOPIC_WAIT_MS;
-    const known = await retryWithBackoff(
+    return retryWithBackoff(
       async () => {
         if (!(await this.exists(topic))) throw new UnknownTopic();
+        const { topics } = await this.admin.fetchTopicMetadata({ topics: [topic] }).catch((err: unknown) => {
+          throw isUnknownTopicError(err) ? new UnknownTopic() : err;
+        });
+        const count = topics.find((t) => t.name === topic)?.partitions.length;
+        if (count === undefined || count === 0) throw new UnknownTopic();
+        return count;
       },
       {
         backoff: { baseDelayMs: 50, maxDelayMs: 500 },
         clock: systemClock,
         isFatal: (err) => !(err instanceof UnknownTopic) || Date.now() >= deadline,
       },
-    ).then(
-      () => true,
-      (err: unknown) => {
-        if (err instanceof UnknownTopic) return false;
-        throw err;
-      },
-    );
-    if (!known) return undefined;
-    const { topics } = await this.admin.fetchTopicMetadata({ topics: [topic] });
-    return topics.find((t) => t.name === topic)?.partitions.length;
+    ).catch((err: unknown) => {
+      if (err instanceof UnknownTopic) return undefined;
+      throw err;
+    });
   }
+}
+
+/** kafkajs' error for a topic (or partition) the broker asked does not know (yet). */
+function isUnknownTopicError(err: unknown): boolean {
+  return (
+    typeof err === 'object' &&
+    err !== null &&
+    (err as { type?: unknown }).type === 'UNKNOWN_TOPIC_OR_PARTITION'
+  );
 }
 
 /** A topic the broker asked does not list (yet): retried by `partitionCount` until its deadline. */
