@@ -12,9 +12,18 @@ const MEMBERSHIP_ERRORS = new Set([
 
 /** True when `error` is a kafkajs protocol error of one of the membership types above. */
 export function isMembershipError(error: unknown): boolean {
-  return (
-    typeof error === 'object' &&
-    error !== null &&
-    MEMBERSHIP_ERRORS.has(String((error as { type?: unknown }).type))
-  );
+  return MEMBERSHIP_ERRORS.has(String(protocolErrorType(error)));
+}
+
+/**
+ * True when the broker asked does not know the topic or partition (yet): on a cluster, ordinary for
+ * a moment after a topic is created, while its metadata reaches every broker.
+ */
+export function isUnknownTopicError(error: unknown): boolean {
+  return protocolErrorType(error) === 'UNKNOWN_TOPIC_OR_PARTITION';
+}
+
+/** The `type` of a kafkajs protocol error (its Kafka error name), else undefined. */
+function protocolErrorType(error: unknown): unknown {
+  return typeof error === 'object' && error !== null ? (error as { type?: unknown }).type : undefined;
 }

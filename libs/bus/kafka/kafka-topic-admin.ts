@@ -3,6 +3,7 @@ import { retryWithBackoff } from '../../core/backoff.js';
 import { systemClock } from '../../core/system-clock.js';
 import type { TopicAdmin, TopicSpec } from '../../ports/event-bus.js';
 import { validateTopicSpecs } from '../validate.js';
+import { isUnknownTopicError } from './kafka-errors.js';
 
 // kafkajs is CommonJS and its enums are not detectable as named ESM exports: read them off the default.
 
@@ -132,15 +133,6 @@ export class KafkaTopicAdmin implements TopicAdmin {
       throw err;
     });
   }
-}
-
-/** kafkajs' error for a topic (or partition) the broker asked does not know (yet). */
-function isUnknownTopicError(err: unknown): boolean {
-  return (
-    typeof err === 'object' &&
-    err !== null &&
-    (err as { type?: unknown }).type === 'UNKNOWN_TOPIC_OR_PARTITION'
-  );
 }
 
 /** A topic the broker asked does not list (yet): retried by `partitionCount` until its deadline. */
