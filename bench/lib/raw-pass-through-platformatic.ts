@@ -2,17 +2,20 @@
  * The raw baseline of lib/raw-pass-through.ts (`one` and `two` modes) on a second Kafka client,
  * `@platformatic/kafka`, to measure in the same run what the client alone costs: a consumer that
  * forwards every input record to the results topic (and, in `two` mode, to the audit topic) with
- * nothing in between. The
- * producer is idempotent with acks=all; consumed records are forwarded in groups, one produce
- * request in flight, and each group's offsets are committed only after its outputs are
- * acknowledged. The client streams records one by one, so a group is what arrived while the
+ * nothing in between. The producer is idempotent with acks=all; consumed records are forwarded in
+ * groups, one produce request in flight, and each group's offsets are committed only after its
+ * outputs are acknowledged. The client streams records one by one, so a group is what arrived while the
  * previous send was in flight (or within one event-loop turn when idle), at most 512 KiB of it.
  */
 import { Consumer, Producer, ProduceAcks, type Message } from '@platformatic/kafka';
+import { takeWithin } from '../../libs/bus/coalescing-publisher.js';
 import { forwardProgress, type PassThrough } from './raw-pass-through.js';
 
 /** Most input bytes one send forwards, as the executor's coalescing publisher bounds its sends. */
 const MAX_GROUP_BYTES = 512 * 1024;
+
+/** A record's key and value bytes: what it adds to a send. */
+const recordBytes = (m: Message): number => (m.key?.length ?? 0) + (m.value?.length ?? 0);
 
 export interface PlatformaticPassThroughOptions {
   readonly brokers: readonly string[];
@@ -58,24 +61,10 @@ export async function startPlatformaticPassThrough(o: PlatformaticPassThroughOpt
 
   const pending: Message[] = [];
   let sending = false;
-  /** The oldest arrived records whose key and value bytes fit in one send (always at least one). */
-  const takeGroup = (): Message[] => {
-    let bytes = 0;
-    let n = 0;
-    while (n < pending.length) {
-      const m = pending[n]!;
-      const size = (m.key?.length ?? 0) + (m.value?.length ?? 0);
-      if (n > 0 && bytes + size > MAX_GROUP_BYTES) break;
-      bytes += size;
-      n += 1;
-    }
-    return pending.splice(0, n);
-  };
   const flush = async (): Promise<void> => {
-    sending = true;
     try {
       while (pending.length > 0) {
-        const group = takeGroup();
+        const group = takeWithin(pending, recordBytes, MAX_GROUP_BYTES);
         const messages = [];
         for (const m of group) {
           messages.push({ topic: o.results, key: m.key, value: m.value, partition: o.resultPartition });

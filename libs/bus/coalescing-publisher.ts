@@ -63,21 +63,14 @@ export function coalescingPublisher(inner: EventPublisher, options: CoalescingOp
     }
   };
 
-  /** Removes and returns the oldest publishes that fit in one send (always at least one). */
-  const takeGroup = (queue: Pending[]): Pending[] => {
-    let bytes = queue[0]!.bytes;
-    let n = 1;
-    while (n < queue.length && bytes + queue[n]!.bytes <= maxBatchBytes) {
-      bytes += queue[n]!.bytes;
-      n += 1;
-    }
-    return queue.splice(0, n);
-  };
-
   /** Sends the topic's waiting publishes, a group at a time, until none wait; never rejects. */
   const runLane = async (topic: string, queue: Pending[]): Promise<void> => {
     await new Promise((resolve) => setImmediate(resolve));
-    while (queue.length > 0) await send(topic, takeGroup(queue));
+    while (queue.length > 0)
+      await send(
+        topic,
+        takeWithin(queue, (p) => p.bytes, maxBatchBytes),
+      );
     lanes.delete(topic);
   };
 
@@ -103,6 +96,20 @@ export function coalescingPublisher(inner: EventPublisher, options: CoalescingOp
       });
     },
   };
+}
+
+/**
+ * Removes and returns the oldest items of a non-empty `queue` whose sizes together fit in
+ * `maxBytes`, always at least one (an item larger than `maxBytes` goes alone): one send's worth.
+ */
+export function takeWithin<T>(queue: T[], bytesOf: (item: T) => number, maxBytes: number): T[] {
+  let bytes = bytesOf(queue[0]!);
+  let n = 1;
+  while (n < queue.length && bytes + bytesOf(queue[n]!) <= maxBytes) {
+    bytes += bytesOf(queue[n]!);
+    n += 1;
+  }
+  return queue.splice(0, n);
 }
 
 /** Keys, values and headers of `messages`, in bytes: what a send of them carries, near enough. */
