@@ -47,9 +47,36 @@ export interface RoundTripRig {
   close(): Promise<void>;
 }
 
-/** The tag a raw record carries: the text before its first space. */
-const tagOf = (value: Buffer | undefined | null): string =>
-  value?.toString('utf8', 0, 64).split(' ')[0] ?? '';
+/** Raw round trips waiting for their echo, by the tag their record carries. */
+interface EchoWaits {
+  /** An echo arrived: the round trip its tag names ends now. */
+  received(value: Buffer | undefined | null): void;
+  /** Sends a record tagged `tag` with `send`; resolves with the time its echo arrived. */
+  roundTrip(tag: string, send: () => Promise<unknown>): Promise<number>;
+  pending(): number;
+}
+
+function echoWaits(): EchoWaits {
+  const waiting = new Map<string, (receivedAtMs: number) => void>();
+  return {
+    received(value) {
+      const at = nowMs();
+      // The tag is the text before the record's first space.
+      const tag = value?.toString('utf8', 0, 64).split(' ')[0] ?? '';
+      waiting.get(tag)?.(at);
+      waiting.delete(tag);
+    },
+    roundTrip: (tag, send) =>
+      new Promise<number>((resolve, reject) => {
+        waiting.set(tag, resolve);
+        send().catch((err: Error) => {
+          waiting.delete(tag);
+          reject(err);
+        });
+      }),
+    pending: () => waiting.size,
+  };
+}
 
 /** Starts both paths; the executor child runs with the given in-flight bounds. */
 export async function openRoundTripRig(
@@ -114,17 +141,14 @@ export async function openRoundTripRig(
     });
     await producer.connect();
     cleanups.push(() => producer.disconnect());
-    const echoes = new Map<string, (receivedAtMs: number) => void>();
+    const echoes = echoWaits();
     const consumer = kafka.consumer({ groupId: `${raw.prefix}-agent`, maxWaitTimeInMs: 1_000 });
     await consumer.connect();
     cleanups.push(() => consumer.disconnect());
     await consumer.subscribe({ topics: [raw.topics.results], fromBeginning: true });
     await consumer.run({
       eachMessage: ({ message }) => {
-        const at = nowMs();
-        const tag = tagOf(message.value);
-        echoes.get(tag)?.(at);
-        echoes.delete(tag);
+        echoes.received(message.value);
         return Promise.resolve();
       },
     });
@@ -142,7 +166,7 @@ export async function openRoundTripRig(
       toolgate: tg,
       raw,
       rawValue,
-      rawPending: () => echoes.size,
+      rawPending: () => echoes.pending(),
       ...(platformaticCall === undefined ? {} : { platformaticCall }),
       async toolgateCall(taskId, n) {
         const turn: ChatCompletionMessage = {
@@ -164,15 +188,9 @@ export async function openRoundTripRig(
         return { atMs: nowMs(), success: outcome.results[0]?.outcome === 'SUCCESS' };
       },
       rawCall(tag, key) {
-        return new Promise<number>((resolve, reject) => {
-          echoes.set(tag, resolve);
-          producer
-            .send({ topic: raw.topics.calls, acks: -1, messages: [{ key, value: rawValue(tag) }] })
-            .catch((err: Error) => {
-              echoes.delete(tag);
-              reject(err);
-            });
-        });
+        return echoes.roundTrip(tag, () =>
+          producer.send({ topic: raw.topics.calls, acks: -1, messages: [{ key, value: rawValue(tag) }] }),
+        );
       },
       close,
     };
@@ -211,24 +229,15 @@ async function openPlatformaticRoundTrip(
     maxWaitTime: 1_000,
     autocommit: false,
   });
-  const echoes = new Map<string, (receivedAtMs: number) => void>();
+  const echoes = echoWaits();
   const stream = await consumer.consume({ topics: [topics.topics.results], mode: 'earliest' });
   cleanups.push(() => consumer.close());
   cleanups.push(() => stream.close());
-  stream.on('data', (message: { value?: Buffer }) => {
-    const at = nowMs();
-    const tag = tagOf(message.value);
-    echoes.get(tag)?.(at);
-    echoes.delete(tag);
-  });
+  stream.on('data', (message: { value?: Buffer }) => echoes.received(message.value));
   return (tag, key) =>
-    new Promise<number>((resolve, reject) => {
-      echoes.set(tag, resolve);
-      producer
-        .send({ messages: [{ topic: topics.topics.calls, key: Buffer.from(key), value: rawValue(tag) }] })
-        .catch((err: Error) => {
-          echoes.delete(tag);
-          reject(err);
-        });
-    });
+    echoes.roundTrip(tag, () =>
+      producer.send({
+        messages: [{ topic: topics.topics.calls, key: Buffer.from(key), value: rawValue(tag) }],
+      }),
+    );
 }
