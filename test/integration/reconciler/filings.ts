@@ -80,23 +80,28 @@ export function filingTool(pool: pg.Pool, options: FilingToolOptions = {}): Tool
     auditFields: ['year'],
     conflictKey: (args, ctx) => `${ctx.tenant}:filing:${args.taxpayerId}`,
     downstream: 'filings',
-    retrySafety: { kind: 'status-check', check: (_args, inv) => filingStatus(pool, inv.idempotencyKey) },
-    execute: async (args, inv) => {
-      if (options.submissions) options.submissions.count += 1;
-      await insertFiling(pool, inv.idempotencyKey, 'pending', args.taxpayerId);
-      const accept = async (): Promise<void> => {
-        await pool.query(`UPDATE filings SET status = 'accepted' WHERE reference = $1`, [inv.idempotencyKey]);
-      };
-      const acceptAfterMs = options.acceptAfterMs ?? 0;
-      if (options.loseAnswer) {
-        // The service finishes on its own schedule; the client's answer is lost on the way back.
-        setTimeout(() => void accept().catch(() => undefined), acceptAfterMs);
-        await new Promise<never>((_, reject) => {
-          inv.signal.addEventListener('abort', () => reject(inv.signal.reason as Error), { once: true });
-        });
-      }
-      await accept();
-      return { confirmation: `CNF-${inv.idempotencyKey.slice(-6)}`, status: 'accepted' };
+    retrySafety: {
+      kind: 'status-check',
+      check: (_args, inv) => filingStatus(pool, inv.idempotencyKey),
+      apply: async (args, inv) => {
+        if (options.submissions) options.submissions.count += 1;
+        await insertFiling(pool, inv.idempotencyKey, 'pending', args.taxpayerId);
+        const accept = async (): Promise<void> => {
+          await pool.query(`UPDATE filings SET status = 'accepted' WHERE reference = $1`, [
+            inv.idempotencyKey,
+          ]);
+        };
+        const acceptAfterMs = options.acceptAfterMs ?? 0;
+        if (options.loseAnswer) {
+          // The service finishes on its own schedule; the client's answer is lost on the way back.
+          setTimeout(() => void accept().catch(() => undefined), acceptAfterMs);
+          await new Promise<never>((_, reject) => {
+            inv.signal.addEventListener('abort', () => reject(inv.signal.reason as Error), { once: true });
+          });
+        }
+        await accept();
+        return { confirmation: `CNF-${inv.idempotencyKey.slice(-6)}`, status: 'accepted' };
+      },
     },
   }) as unknown as ToolDefinition;
 }

@@ -59,9 +59,13 @@ export type Scripted = StatusCheckAnswer | Error | 'hang';
 const filingInput = z.object({ taxpayerId: z.string(), year: z.number().int() });
 const filingOutput = z.object({ confirmation: z.string(), status: z.string() });
 
+/** What a tool of these tests does when run: it rejects, since reconciling never runs a tool. */
+export const neverRuns = (): Promise<never> => Promise.reject(new Error('reconciling never runs the tool'));
+
 /**
- * A tool for reconciling tests: version 1.0.0, no scopes, and an `execute` that always rejects,
- * since reconciling never runs a tool; `def` gives the rest (name, description, schemas, owner, ...).
+ * A tool for reconciling tests: version 1.0.0, no scopes, and {@link neverRuns} as its `execute`
+ * (a status-check tool declares it as its `retrySafety.apply` instead); `def` gives the rest (name,
+ * description, schemas, owner, ...).
  */
 export function reconciledTool<I, O>(
   def: Omit<ToolDefinitionInput<I, O>, 'version' | 'scopes' | 'execute'>,
@@ -69,7 +73,7 @@ export function reconciledTool<I, O>(
   return defineTool({
     version: '1.0.0',
     scopes: [],
-    execute: () => Promise.reject(new Error('reconciling never runs the tool')),
+    ...(def.retrySafety?.kind === 'status-check' ? {} : { execute: neverRuns }),
     ...def,
   });
 }
@@ -141,6 +145,7 @@ export async function createHarness(overrides: Partial<ReconcilerDeps> = {}): Pr
           if (next instanceof Error) return Promise.reject(next);
           return Promise.resolve(next);
         },
+        apply: neverRuns,
       },
     }),
   );
