@@ -1,5 +1,6 @@
 import { attemptScope, raceAbort } from '../execution/attempt-scope.js';
 import type { Clock } from '../core/clock.js';
+import type { ReconciliationCase } from '../ports/case-store.js';
 import type { StatusCheckAnswer, ToolDefinition, ToolInvocation } from '../registry/tool-definition.js';
 
 /** A status check's answer, and why it is `unknown` when it is. */
@@ -59,4 +60,44 @@ function wellFormed(answer: unknown): CheckOutcome {
   if (state === 'not-applied') return { answer: { state } };
   if (state === 'unknown') return { answer: { state }, detail: 'the downstream does not know yet' };
   return { answer: { state: 'unknown' }, detail: 'the check gave a malformed answer' };
+}
+
+/**
+ * How long after the end of the call's last send a "not-applied" answer of the tool's status check
+ * becomes trustworthy (`retrySafety.settleMs`: the longest the downstream may still be working on
+ * a request its caller stopped waiting for). 0 when the tool declares none, or nothing usable (not
+ * a finite number > 0): the check's own answer is authoritative. Pure.
+ */
+export function settleMsOf(tool: Pick<ToolDefinition, 'retrySafety'>): number {
+  if (tool.retrySafety.kind !== 'status-check') return 0;
+  const settleMs = (tool.retrySafety as { readonly settleMs?: unknown }).settleMs;
+  return typeof settleMs === 'number' && Number.isFinite(settleMs) && settleMs > 0 ? settleMs : 0;
+}
+
+/**
+ * When the case's call ended, as the case knows it: the later of when the executor recorded its
+ * UNRESOLVED result (the dead letter's time, `context.deadLetteredAtMs`) and when the case was
+ * opened. Every send of the call had ended (answered or abandoned) by both. Pure.
+ */
+export function callEndedAtMs(c: Pick<ReconciliationCase, 'createdAtMs' | 'context'>): number {
+  const recorded = c.context.deadLetteredAtMs;
+  return typeof recorded === 'number' && Number.isFinite(recorded)
+    ? Math.max(c.createdAtMs, recorded)
+    : c.createdAtMs;
+}
+
+/**
+ * Whether a "not-applied" answer may be acted on: only when the check that gave it STARTED at
+ * least the tool's settle time ({@link settleMsOf}) after the call ended ({@link callEndedAtMs});
+ * an earlier one counts as "unknown". With no settle time the check's own answer is authoritative.
+ * `sinceEndMs` is how long after the call's end the check started. Pure.
+ */
+export function notAppliedTrust(
+  tool: Pick<ToolDefinition, 'retrySafety'>,
+  c: Pick<ReconciliationCase, 'createdAtMs' | 'context'>,
+  checkStartedAtMs: number,
+): { readonly trusted: boolean; readonly settleMs: number; readonly sinceEndMs: number } {
+  const settleMs = settleMsOf(tool);
+  const sinceEndMs = checkStartedAtMs - callEndedAtMs(c);
+  return { trusted: settleMs === 0 || sinceEndMs >= settleMs, settleMs, sinceEndMs };
 }

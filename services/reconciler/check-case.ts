@@ -8,7 +8,7 @@ import { caseRequest, type CaseRequest } from '../../libs/reconcile/case-request
 import { checksThisRound, nextWaitMs, redrivenAtMs } from '../../libs/reconcile/check-schedule.js';
 import { redactOutput } from '../../libs/reconcile/redact-output.js';
 import { notAppliedError, type Resolution } from '../../libs/reconcile/resolution.js';
-import { runStatusCheck } from '../../libs/reconcile/status-check.js';
+import { notAppliedTrust, runStatusCheck } from '../../libs/reconcile/status-check.js';
 import type { ToolDefinition } from '../../libs/registry/tool-definition.js';
 import { resolveCaseTool } from '../../libs/reconcile/resolve-tool.js';
 import {
@@ -51,7 +51,10 @@ export interface CheckerDeps extends DeliveryDeps {
  * - "applied": the case is resolved_succeeded; the idempotency record is settled to SUCCESS with the
  *   output-schema-validated, redacted result; an audit record and a superseding result (source
  *   'reconciler') go out. "not-applied": resolved_failed, settled as EXECUTION_ERROR (TIMEOUT,
- *   retryable: the model may try again as a new step), audited and answered likewise;
+ *   retryable: the model may try again as a new step), audited and answered likewise — but only
+ *   when the check STARTED at least the tool's settle time (`retrySafety.settleMs`) after the call
+ *   ended (libs/reconcile/status-check.ts notAppliedTrust); an earlier "not-applied" counts as
+ *   "unknown";
  * - "unknown": the check is recorded and the next one scheduled after the next wait; after the last
  *   wait of the schedule, or when there is no usable check at all, the case goes to needs_manual
  *   with a note saying what a person needs.
@@ -117,6 +120,7 @@ export async function checkCase(
     );
   }
 
+  const startedAtMs = deps.clock.now();
   const checked = await runStatusCheck(
     def,
     args.data,
@@ -151,7 +155,9 @@ export async function checkCase(
     return { kind: 'resolved', state: 'resolved_succeeded', delivery };
   }
 
-  if (answer.state === 'not-applied' && !resubmitted) {
+  // "Not applied" is acted on only once the tool's settle time has passed since the call ended.
+  const trust = notAppliedTrust(def, c, startedAtMs);
+  if (answer.state === 'not-applied' && !resubmitted && trust.trusted) {
     const note = `status check ${number} of ${of} answered not-applied`;
     const moved = await moveCase(deps.cases, deps.logger, c, {
       to: 'resolved_failed',
@@ -165,11 +171,14 @@ export async function checkCase(
     return { kind: 'resolved', state: 'resolved_failed', delivery };
   }
 
-  // For a re-submitted call "not applied" only means "not yet": it is recorded as unknown.
+  // For a re-submitted call "not applied" only means "not yet", and so it does before the tool's
+  // settle time has passed: it is recorded as unknown.
   const detail =
-    answer.state === 'not-applied'
-      ? 'not applied yet; the re-submitted call may still be queued'
-      : (checked.detail ?? 'unknown');
+    answer.state !== 'not-applied'
+      ? (checked.detail ?? 'unknown')
+      : resubmitted
+        ? 'not applied yet; the re-submitted call may still be queued'
+        : `answered not-applied ${trust.sinceEndMs} ms after the call ended, before ${def.name}@${def.version}'s settle time of ${trust.settleMs} ms: counted as unknown`;
   return roundGoesOn(c, request, deps, {
     number,
     atMs,
