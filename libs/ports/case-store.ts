@@ -33,6 +33,8 @@ export interface CaseTransitionRecord {
   readonly by: CaseActor;
   readonly note: string;
   readonly atMs: number;
+  /** Set (only) on the reconciler's own redrive of an open case; see {@link CaseChange.autoRedrive}. */
+  readonly autoRedrive?: true;
 }
 
 /**
@@ -105,6 +107,13 @@ export interface CaseChange {
   readonly statusCheck?: StatusCheckRecord;
   /** When the case is (or stays) `open`: when to check next. Required to stay open. */
   readonly nextCheckAtMs?: number;
+  /**
+   * The move is the reconciler's automatic redrive: it re-submits the call itself (an UNRESOLVED
+   * call of a tool that forwards its idempotency key; libs/reconcile/redrive-rule.ts). Only the
+   * checker may make it, from `open` to `open`; like a person's redrive it starts a new round of
+   * checks, and each one counts toward the case's limit of automatic redrives.
+   */
+  readonly autoRedrive?: true;
 }
 
 /** What the caller believes the case is: its state, or its exact version (stricter). */

@@ -15,7 +15,8 @@ import type {
  *
  * ```
  *            ┌── recheck (answer unknown; next check scheduled) ──┐
- *            ▼                                                    │
+ *            │   automatic redrive (the checker re-submits a call │
+ *            ▼   whose tool forwards its idempotency key)         │
  *  dead ─► open ──────────────────────────────────────────────────┘
  *  letter   │ ├─ status check "applied" / person ─► resolved_succeeded   (final)
  *           │ ├─ status check "not-applied" / person ─► resolved_failed
@@ -28,7 +29,8 @@ import type {
  * ```
  *
  * resolved_succeeded is final: the effect happened, and undoing it is a new call, not a case move.
- * Only a person (`operator:<id>`) may resolve a case in needs_manual or redrive one. The automatic
+ * Only a person (`operator:<id>`) may resolve a case in needs_manual or redrive one; the checker's
+ * own redrive (`autoRedrive`) is a move of an open case to open, with a note saying why. The automatic
  * checker may resolve an open case only with a status check whose answer says so ("applied" →
  * resolved_succeeded, "not-applied" → resolved_failed). A person must always give a note; so must any
  * escalation to needs_manual.
@@ -79,6 +81,14 @@ export function refusal(current: ReconciliationCase, change: CaseChange): string
     if (to !== 'open') return 'nextCheckAtMs applies only to a case that is (still) open';
     if (!Number.isFinite(change.nextCheckAtMs)) return 'nextCheckAtMs must be a finite number';
   }
+  if (change.autoRedrive !== undefined) {
+    if (change.autoRedrive !== true) return 'autoRedrive must be true when given';
+    if (by !== 'status-check')
+      return "an automatic redrive is the checker's move; a person's redrive is a redrive";
+    if (from !== 'open' || to !== 'open') return 'an automatic redrive moves an open case to open';
+    if (note.trim() === '') return 'an automatic redrive needs a note saying why';
+    if (change.statusCheck !== undefined) return 'an automatic redrive records no status check';
+  }
   return undefined;
 }
 
@@ -121,7 +131,17 @@ export function applyTransition(
       statusChecks,
       nextCheckAtMs: change.to === 'open' ? Math.ceil(change.nextCheckAtMs ?? now) : null,
       resolution: resolved ? { by, note, atMs: now } : null,
-      history: [...current.history, { from: current.state, to: change.to, by, note, atMs: now }],
+      history: [
+        ...current.history,
+        {
+          from: current.state,
+          to: change.to,
+          by,
+          note,
+          atMs: now,
+          ...(change.autoRedrive === true ? { autoRedrive: true as const } : {}),
+        },
+      ],
       version: current.version + 1,
       updatedAtMs: now,
     },

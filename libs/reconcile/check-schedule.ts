@@ -2,7 +2,8 @@ import type { ReconciliationCase } from '../ports/case-store.js';
 
 /**
  * The default waits before each status check of a round, in ms: 1, 2, 4, 8 and 16 s (31 s in
- * all). A round is the checks made after a case opens, or after a person redrives it.
+ * all). A round is the checks made after a case opens, or after it is redriven (by a person, or by
+ * the reconciler itself: an automatic redrive).
  */
 export const DEFAULT_CHECK_SCHEDULE_MS: readonly number[] = [1_000, 2_000, 4_000, 8_000, 16_000];
 
@@ -21,15 +22,21 @@ export function checkSchedule(schedule: readonly number[]): readonly number[] {
 }
 
 /**
- * When the case's current round began: when a person last moved it back to `open` (a redrive), or
- * undefined when it has been open since its dead letter arrived. Pure.
+ * When the case's current round began: when it was last redriven — a person moved it back to
+ * `open`, or the reconciler re-submitted the call itself (an `autoRedrive` move) — or undefined
+ * when it has been open since its dead letter arrived. Pure.
  */
 export function redrivenAtMs(c: Pick<ReconciliationCase, 'history'>): number | undefined {
   for (let i = c.history.length - 1; i >= 0; i--) {
     const entry = c.history[i]!;
-    if (entry.to === 'open' && entry.from !== 'open') return entry.atMs;
+    if (entry.to === 'open' && (entry.from !== 'open' || entry.autoRedrive === true)) return entry.atMs;
   }
   return undefined;
+}
+
+/** How often the reconciler has redriven the case by itself (its `autoRedrive` moves). Pure. */
+export function automaticRedrives(c: Pick<ReconciliationCase, 'history'>): number {
+  return c.history.filter((entry) => entry.autoRedrive === true).length;
 }
 
 /**

@@ -105,7 +105,8 @@ export interface Operations {
    * anything is written to the idempotency store or published (from the version read, so of a
    * redrive and a resolution racing on one case exactly one moves it); its checks start after
    * `resubmitGraceMs`. A re-submission that cannot be retired or published moves the case back to
-   * needs_manual. The audit record has the operator as principal (see caseAuditEvent).
+   * needs_manual. The audit record has the operator as principal (see caseAuditEvent). Carried out
+   * by redrive.ts, as the reconciler's automatic redrives are.
    */
   redrive(caseId: string, options: RedriveOptions): Promise<OperationResult>;
 }

@@ -1,22 +1,19 @@
-import { outcomeForCode } from '../core/errors.js';
-import { taskResourceKey } from '../core/idempotency-key.js';
 import type { ToolResolver } from '../pipeline/deps.js';
 import type { CaseActor, CaseStore, ReconciliationCase } from '../ports/case-store.js';
 import { caseRequest, type CaseRequest } from './case-request.js';
 import { checksThisRound, DEFAULT_CHECK_SCHEDULE_MS } from './check-schedule.js';
 import { redactOutput } from './redact-output.js';
-import { caseAuditEvent, type Resolution, type ResolutionMeta } from './resolution.js';
+import type { Resolution, ResolutionMeta } from './resolution.js';
 import type { ToolDefinition } from '../registry/tool-definition.js';
 import { deliver, resolutionPlan } from './deliver.js';
 import type { CaseView, OperationResult, Operations, OperationsDeps } from './operation-types.js';
 import { resolveCaseTool } from './resolve-tool.js';
-import { caseErrorCode, failedByHand, resubmission } from './resubmission.js';
+import { failedByHand } from './resubmission.js';
 import { retryUntil } from './retry.js';
-import { childSpanId, traceHeaders } from '../observability/trace-context.js';
-import type { ToolCallRequestedEvent } from '../events/contracts.js';
 import { holdCall, type CallHold } from './hold-call.js';
 import { fullArguments } from './original-call.js';
 import { redrivePlan, type RedrivePlan } from './redrive-rule.js';
+import { boundedBy, redriveCase, type RedriveOrder } from './redrive.js';
 
 /** Builds the operations over the given stores and bus. Every write is audited. */
 export function createOperations(deps: OperationsDeps): Operations {
@@ -26,57 +23,7 @@ export function createOperations(deps: OperationsDeps): Operations {
   const holdLeaseMs = 2 * (deps.deliveryTimeoutMs ?? 30_000);
 
   /** Runs `work` with a signal that aborts after the delivery timeout. */
-  const bounded = async <T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> => {
-    const timeout = new AbortController();
-    const timer = new AbortController();
-    deps.clock.sleep(deps.deliveryTimeoutMs ?? 30_000, timer.signal).then(
-      () => timeout.abort(new Error('operation timed out')),
-      () => undefined,
-    );
-    try {
-      return await work(timeout.signal);
-    } finally {
-      timer.abort();
-    }
-  };
-
-  /**
-   * Why a re-submission of the call would not run it, or undefined when it would. A call a person
-   * (or a check) resolved has its verdict in the idempotency record, so the executor would answer the
-   * re-submission with it; with `unresolvedIsFree` (an UNRESOLVED call the redrive retires the
-   * answer of, see `retireUnresolved`) an UNRESOLVED record does not count. Read with a peek, so
-   * looking changes nothing; a record of other arguments, a lapsed lease (the next claim takes it
-   * over) or a call without a trackable key is not in the way.
-   */
-  const answeredByResolution = async (
-    request: CaseRequest,
-    unresolvedIsFree: boolean,
-  ): Promise<string | undefined> => {
-    if (request.idempotencyKey === '' || request.argumentsFingerprint === undefined) return undefined;
-    const record = await deps.idempotency.peek(request.idempotencyKey);
-    if (record.kind === 'absent' || record.fingerprint !== request.argumentsFingerprint) return undefined;
-    if (record.kind === 'in-flight') {
-      return record.leaseExpired
-        ? undefined
-        : `the call is running right now (${record.owner}); look again once it has finished`;
-    }
-    if (unresolvedIsFree && record.stored.outcome === 'UNRESOLVED') return undefined;
-    return `the call's idempotency record already answers with ${record.stored.outcome} (a verdict), so a re-submission would only repeat it; run it again as a new step`;
-  };
-
-  /**
-   * Retires the UNRESOLVED answer of a call that is safe to run again (its tool forwards the
-   * idempotency key, or is read-only): the record is settled to expire at once, so the executor
-   * claims the re-submission afresh and runs it instead of answering "unknown" again. Only an
-   * UNRESOLVED record is touched (IdempotencyStore.settle); a verdict recorded meanwhile stays, and
-   * the executor answers the re-submission with it. Resolves whether the record was retired.
-   */
-  const retireUnresolved = (request: CaseRequest): Promise<boolean> =>
-    deps.idempotency.settle(
-      request.idempotencyKey,
-      { outcome: 'UNRESOLVED', result: null, completedAtMs: deps.clock.now() },
-      1,
-    );
+  const bounded = boundedBy(deps.clock, deps.deliveryTimeoutMs ?? 30_000);
 
   const meta = (actor: CaseActor): ResolutionMeta => ({
     source: 'operator',
@@ -211,15 +158,8 @@ export function createOperations(deps: OperationsDeps): Operations {
       const plan = redrivePlan(c, request, tool);
       if (plan.kind === 'refuse') return refused(c, plan.reason, plan.detail);
       const resubmit = plan.kind === 'resubmit';
-      const now = deps.clock.now();
-      const retrying = (signal: AbortSignal) => ({
-        clock: deps.clock,
-        backoff: deps.backoff,
-        logger: deps.logger,
-        signal,
-      });
 
-      let outgoing: { request: CaseRequest; event: ToolCallRequestedEvent } | undefined;
+      let outgoing: RedriveOrder['resubmit'];
       if (resubmit) {
         if (request?.arguments === undefined) {
           return refused(
@@ -240,7 +180,7 @@ export function createOperations(deps: OperationsDeps): Operations {
           retryUntil(
             'reading the original call',
             () => fullArguments(c, request, deps.originalCalls),
-            retrying(signal),
+            { clock: deps.clock, backoff: deps.backoff, logger: deps.logger, signal },
             { caseId: c.caseId, callId: request.callId },
           ),
         );
@@ -252,101 +192,33 @@ export function createOperations(deps: OperationsDeps): Operations {
           );
         }
         if (!args.value.ok) return refused(c, 'not-redrivable', `cannot re-submit: ${args.value.why}`);
-        if (c.state === 'resolved_failed' || plan.retireUnresolved) {
-          const answered = await answeredByResolution(request, plan.retireUnresolved);
-          if (answered !== undefined) return refused(c, 'not-redrivable', answered);
-        }
-        outgoing = { request, event: resubmission(request, args.value.arguments, assertion, now) };
+        outgoing = { request, arguments: args.value.arguments, assertion };
       }
-      // The case moves first, from the version read: of a redrive and a resolution racing on one
-      // case exactly one decides, and nothing is published for a redrive that lost. A resolution
-      // landing after this move holds the call's key first (see resolveByHand), so the
-      // re-submission is then answered with the resolution instead of running. An UNRESOLVED call's
-      // answer is retired only after this move, so a redrive that lost changes nothing; a resolution
-      // that settles the record first keeps its verdict (retiring touches UNRESOLVED records only).
-      const moved = await deps.cases.transition(
-        c.caseId,
-        {
-          to: 'open',
-          by: actor,
-          note: options.note,
-          nextCheckAtMs: now + (resubmit ? resubmitGraceMs : firstWaitMs),
-        },
-        { state: c.state, version: c.version },
-      );
-      if (!moved.ok) return notMoved(c, moved);
-      if (outgoing !== undefined) {
-        const { request: req, event } = outgoing;
-        const retired =
-          plan.kind === 'resubmit' && plan.retireUnresolved && req.idempotencyKey !== ''
-            ? await bounded((signal) =>
-                retryUntil(
-                  "retiring the call's UNRESOLVED answer",
-                  () => retireUnresolved(req),
-                  retrying(signal),
-                  { caseId: c.caseId, callId: req.callId },
-                ),
-              )
-            : { value: false };
-        const published =
-          retired === undefined
-            ? undefined
-            : await bounded((signal) =>
-                retryUntil(
-                  're-submitting the request',
-                  async () =>
-                    deps.publisher.publish(deps.topics.calls, [
-                      {
-                        key: req.resourceKey || taskResourceKey(req),
-                        value: await deps.codec.encode('calls', event),
-                        headers: traceHeaders(req.traceId, childSpanId()),
-                      },
-                    ]),
-                  retrying(signal),
-                  { caseId: c.caseId, callId: req.callId },
-                ),
-              );
-        if (published === undefined) {
-          // Nothing went out: hand the case back to a person rather than wait for a call never sent.
-          const back = await deps.cases.transition(
-            c.caseId,
-            {
-              to: 'needs_manual',
-              by: actor,
-              note:
-                retired === undefined
-                  ? "the call's UNRESOLVED answer could not be retired (idempotency store unreachable); nothing was re-submitted"
-                  : 'the re-submission could not be published; nothing was re-submitted',
-            },
-            { state: 'open', version: moved.case.version },
-          );
-          return refused(
-            back.ok ? back.case : moved.case,
-            'not-allowed',
-            retired === undefined
-              ? 'the idempotency store could not be reached; nothing was re-submitted, try again'
-              : 'the calls topic could not be reached; nothing was re-submitted, try again',
-          );
-        }
-      }
-      const errorCode = caseErrorCode(c);
-      const audit = caseAuditEvent({
-        case: moved.case,
+      const done = await redriveCase(deps, {
+        case: c,
         request,
-        outcome:
-          c.reason === 'UNRESOLVED' || errorCode === undefined ? 'UNRESOLVED' : outcomeForCode(errorCode),
-        ...(errorCode === undefined ? {} : { errorCode }),
-        decision: 'short-circuit',
-        reason: resubmit
+        tool,
+        plan,
+        ...(outgoing === undefined ? {} : { resubmit: outgoing }),
+        by: actor,
+        note: options.note,
+        automatic: false,
+        nextCheckAtMs: deps.clock.now() + (resubmit ? resubmitGraceMs : firstWaitMs),
+        auditReason: resubmit
           ? `re-submitted by ${actor}; the executor answers the call: ${options.note}`
           : `redriven by ${actor}: another round of status checks: ${options.note}`,
-        recordId: `operator:${c.caseId}:v${moved.case.version}`,
-        auditFields: tool?.auditFields,
-        toolVersion: tool?.version,
         meta: meta(actor),
+        bounded,
       });
-      const delivery = await bounded((signal) => deliver(deps, audit === undefined ? {} : { audit }, signal));
-      return { ok: true, case: moved.case, delivery, resubmitted: resubmit };
+      if (done.ok) return { ok: true, case: done.case, delivery: done.delivery, resubmitted: resubmit };
+      switch (done.kind) {
+        case 'not-redrivable':
+          return refused(c, 'not-redrivable', done.detail);
+        case 'not-moved':
+          return notMoved(c, done.moved);
+        case 'handed-back':
+          return refused(done.case, 'not-allowed', done.detail);
+      }
     },
   };
 }

@@ -35,6 +35,8 @@ export type CheckStep =
       readonly delivery: DeliveryReport | undefined;
     }
   | { readonly kind: 'rescheduled'; readonly nextCheckAtMs: number }
+  /** The reconciler re-submitted the call itself (an automatic redrive); its answer is read from then. */
+  | { readonly kind: 'redriven'; readonly nextCheckAtMs: number }
   | { readonly kind: 'escalated' }
   /** The case moved under us (another checker, a person) or the move was refused: nothing done. */
   | { readonly kind: 'skipped' };

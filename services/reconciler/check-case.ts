@@ -19,6 +19,7 @@ import {
 } from '../../libs/reconcile/deliver.js';
 import { fullArguments, type OriginalCalls } from '../../libs/reconcile/original-call.js';
 import { escalate, moveCase, type CheckStep } from './case-moves.js';
+import { redriveOrEscalate } from './auto-redrive.js';
 import { triage } from './triage.js';
 import { manualNote, reasonNote } from './manual-note.js';
 
@@ -37,6 +38,21 @@ export interface CheckerDeps extends DeliveryDeps {
    * fields). Undefined: only cases whose dead letter kept the full arguments can be checked.
    */
   readonly originalCalls?: OriginalCalls;
+  /**
+   * At most this many automatic redrives per case (see auto-redrive.ts); then a person. 0: none.
+   */
+  readonly autoRedriveMax: number;
+  /** After an automatic re-submission, how long the executor gets before its answer is first read. */
+  readonly resubmitGraceMs: number;
+  /**
+   * The signed principal assertion an automatic re-submission of `request` is sent with (dead
+   * letters keep none), for `tool`, the version the re-submission runs. Undefined (or answering
+   * undefined): no automatic redrive; the case goes to a person.
+   */
+  readonly resubmissionAssertion?: (
+    request: CaseRequest,
+    tool: ToolDefinition,
+  ) => Promise<string | undefined>;
 }
 
 /**
@@ -57,7 +73,10 @@ export interface CheckerDeps extends DeliveryDeps {
  *   "unknown";
  * - "unknown": the check is recorded and the next one scheduled after the next wait; after the last
  *   wait of the schedule, or when there is no usable check at all, the case goes to needs_manual
- *   with a note saying what a person needs.
+ *   with a note saying what a person needs;
+ * - a tool without a status check whose retry safety is `forwards-key` (re-sending with the same
+ *   key is safe by its own declaration) is redriven by the reconciler itself, within its limit of
+ *   automatic redrives (auto-redrive.ts); any other goes to a person.
  *
  * The case moves first, from the exact version read, and only then are the outputs delivered: of
  * concurrent visitors exactly one acts, so a requester never gets two different resolutions. The
@@ -73,7 +92,9 @@ export interface CheckerDeps extends DeliveryDeps {
  * person at once; none yet (absent, in flight) falls back to the tool's status check when it has
  * one — where "not-applied" only means "not yet" and counts as unknown — or else to waiting out the
  * schedule, then needs_manual. A read-only tool keeps no record, so without a status check its case
- * goes to a person at once. `signal` stops the check and the delivery retries (shutdown).
+ * goes to a person at once. A re-submission that ended UNRESOLVED again is redriven automatically
+ * when the rule allows it (auto-redrive.ts), else it goes to a person. `signal` stops the check and
+ * the delivery retries (shutdown).
  */
 export async function checkCase(
   c: ReconciliationCase,
@@ -96,19 +117,17 @@ export async function checkCase(
   const of = deps.schedule.length;
   let pending: string | undefined;
   if (resubmitted) {
-    const read = await readAnswer(c, request, deps, def, number);
+    const read = await readAnswer(c, request, deps, def, number, signal);
     if (read.kind === 'step') return read.step;
     pending = read.detail;
   }
   const full = await fullArguments(c, request, deps.originalCalls);
   if (!full.ok) return escalate(c, request, deps, `Nothing can be checked: ${full.why}`);
   if (def.retrySafety.kind !== 'status-check') {
-    return escalate(
-      c,
-      request,
-      deps,
-      `${def.name}@${def.version} has no status check (retry safety "${def.retrySafety.kind}"), so only a person can tell whether the effect happened`,
-    );
+    const why = `${def.name}@${def.version} has no status check (retry safety "${def.retrySafety.kind}"), so only a person can tell whether the effect happened`;
+    if (def.retrySafety.kind !== 'forwards-key') return escalate(c, request, deps, why);
+    const reason = `the outcome is unknown and ${def.name}@${def.version} has no status check`;
+    return redriveOrEscalate(c, request, deps, { why, reason, full }, signal);
   }
   const args = await def.input.safeParseAsync(full.arguments);
   if (!args.success) {
@@ -240,6 +259,7 @@ async function readAnswer(
   deps: CheckerDeps,
   def: ToolDefinition,
   number: number,
+  signal: AbortSignal,
 ): Promise<
   { readonly kind: 'step'; readonly step: CheckStep } | { readonly kind: 'pending'; readonly detail: string }
 > {
@@ -250,6 +270,17 @@ async function readAnswer(
     return { kind: 'step', step: await escalate(c, request, deps, why) };
   }
   const verdict = resubmissionVerdict(await peekRecord(deps, request.idempotencyKey), request);
+  if (
+    verdict.kind === 'needs-person' &&
+    verdict.unresolvedAgain === true &&
+    def.retrySafety.kind === 'forwards-key'
+  ) {
+    const reason = 'the re-submitted call ended UNRESOLVED again';
+    return {
+      kind: 'step',
+      step: await redriveOrEscalate(c, request, deps, { why: verdict.why, reason }, signal),
+    };
+  }
   if (verdict.kind !== 'pending') {
     return { kind: 'step', step: await closeResubmitted(c, request, deps, def, verdict) };
   }
@@ -337,6 +368,7 @@ function completedVerdict(outcome: string, result: unknown): ResubmissionVerdict
     return {
       kind: 'needs-person',
       why: 'The call was re-submitted and ended UNRESOLVED again: its idempotency record says the executor could not tell whether the effect happened',
+      unresolvedAgain: true,
     };
   }
   const code = errorCode(result);
@@ -357,7 +389,12 @@ function completedVerdict(outcome: string, result: unknown): ResubmissionVerdict
 export type ResubmissionVerdict =
   | { readonly kind: 'applied'; readonly result: unknown; readonly note: string }
   | { readonly kind: 'not-applied'; readonly note: string }
-  | { readonly kind: 'needs-person'; readonly why: string }
+  | {
+      readonly kind: 'needs-person';
+      readonly why: string;
+      /** The re-submission ended UNRESOLVED again (its tool may allow another, automatic, redrive). */
+      readonly unresolvedAgain?: true;
+    }
   | { readonly kind: 'pending'; readonly detail: string };
 
 /** The record of `key` read without changing it, or the error that kept it from being read. */

@@ -5,6 +5,9 @@ import type { ReconciliationCase } from '../../libs/ports/case-store.js';
 /** Longest single detail (an error message, a check's failure) quoted in a note. */
 const MAX_DETAIL = 300;
 
+/** Longest reason a note gives for needing a person (it may quote a detail). */
+const MAX_WHY = 1_000;
+
 /**
  * The note a case carries into `needs_manual`: why automation gave up, what the call was, what was
  * checked, and what a person can do next. The case itself keeps the full request, attempt history,
@@ -33,7 +36,7 @@ export function manualNote(
   const next =
     ' Find out from the downstream whether the effect exists, then resolve the case by hand' +
     ' (succeeded, with its result, or failed), or redrive it.';
-  return cut(`${cut(why)}.${checked} About: ${call}.${next}`, MAX_NOTE_LENGTH);
+  return cut(`${cut(why, MAX_WHY)}.${checked} About: ${call}.${next}`, MAX_NOTE_LENGTH);
 }
 
 /** Why a case of each dead-letter reason needs a person from the start. */

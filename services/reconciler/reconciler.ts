@@ -12,6 +12,9 @@ import { createDeadLetterConsumer } from './dead-letter-consumer.js';
 import { createDueChecker } from './due-checker.js';
 import type { Logger } from '../../libs/ports/logger.js';
 import { DEFAULT_BACKOFF, type Backoff } from '../../libs/core/backoff.js';
+import type { CaseRequest } from '../../libs/reconcile/case-request.js';
+import type { ToolDefinition } from '../../libs/registry/tool-definition.js';
+import { DEFAULT_AUTO_REDRIVE_MAX, DEFAULT_RESUBMIT_GRACE_MS } from './auto-redrive.js';
 
 /** Everything a reconciler uses. main.ts wires Kafka, Postgres and Redis; tests wire memory adapters. */
 export interface ReconcilerDeps {
@@ -46,6 +49,26 @@ export interface ReconcilerDeps {
    * and cases keep only the tool's audit allow-listed fields). service.ts wires a Kafka reader.
    */
   readonly originalCalls?: OriginalCalls;
+  /**
+   * At most this many automatic redrives per case (services/reconciler/auto-redrive.ts): an open
+   * UNRESOLVED call of a tool that forwards its idempotency key is re-submitted with that key by
+   * the reconciler itself, up to this often, then handed to a person. 0 turns them off. Default 2.
+   */
+  readonly autoRedriveMax?: number;
+  /**
+   * After an automatic re-submission, how long the executor gets before its answer is first read.
+   * Default 30 s.
+   */
+  readonly resubmitGraceMs?: number;
+  /**
+   * Signs the principal assertion an automatic re-submission is sent with (dead letters keep none);
+   * `tool` is the version the re-submission runs. service.ts wires one when a signing key is
+   * configured. Undefined: no automatic redrive (the case goes to a person, saying so).
+   */
+  readonly resubmissionAssertion?: (
+    request: CaseRequest,
+    tool: ToolDefinition,
+  ) => Promise<string | undefined>;
   readonly pollIntervalMs?: number;
   readonly pageSize?: number;
   readonly checkConcurrency?: number;
@@ -73,6 +96,8 @@ export interface Reconciler {
 /**
  * Builds a reconciler: dead letters become cases (none is silently dropped); UNRESOLVED
  * cases are status-checked on the schedule and settled, answered and audited, or handed to a person;
+ * those of a tool that forwards its idempotency key (and has no status check) are re-submitted by
+ * the reconciler itself, at most `autoRedriveMax` times, and settled by the executor's answer;
  * POISON and EXHAUSTED ones go to a person at once. Any number may run side by side.
  */
 export function createReconciler(deps: ReconcilerDeps): Reconciler {
@@ -80,6 +105,8 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     ...deps,
     backoff: deps.backoff ?? DEFAULT_BACKOFF,
     schedule: checkSchedule(deps.checkScheduleMs ?? DEFAULT_CHECK_SCHEDULE_MS),
+    autoRedriveMax: wholeNumber('autoRedriveMax', deps.autoRedriveMax ?? DEFAULT_AUTO_REDRIVE_MAX, 0),
+    resubmitGraceMs: wholeNumber('resubmitGraceMs', deps.resubmitGraceMs ?? DEFAULT_RESUBMIT_GRACE_MS, 1),
   };
   const consumer = createDeadLetterConsumer(checker);
   const due = createDueChecker(checker, {
@@ -120,4 +147,12 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       return stopping;
     },
   };
+}
+
+/** `value` when it is a whole number >= `min`; throws RangeError naming the setting otherwise. */
+function wholeNumber(name: string, value: number, min: number): number {
+  if (!Number.isSafeInteger(value) || value < min) {
+    throw new RangeError(`${name} must be a whole number >= ${min}, got ${value}`);
+  }
+  return value;
 }

@@ -17,6 +17,7 @@ import {
 import { loadReconcilerConfig, type ReconcilerConfig } from './config.js';
 import { createReconciler } from './reconciler.js';
 import { kafkaOriginalCalls } from '../../libs/reconcile/original-call.js';
+import { resubmissionSigner } from './resubmission-signer.js';
 
 /** What a caller may supply instead of what the configuration names. */
 export type ReconcilerServiceOptions = CatalogServiceOptions;
@@ -29,7 +30,8 @@ export type ReconcilerServiceOptions = CatalogServiceOptions;
  * (`postgresCaseCounts`) and the group's lag on the dead-letter topic, both read at scrape time.
  * /readyz adds "Postgres answers" and "Redis answers" to the lifecycle check (see `createService`).
  * Stopping: no new dead letter or check starts, checks in progress finish, deliveries get
- * SHUTDOWN_GRACE_MS.
+ * SHUTDOWN_GRACE_MS. With RECONCILER_SIGNING_KEY_FILE set, UNRESOLVED calls of tools that forward
+ * their idempotency key are re-submitted automatically (at most AUTO_REDRIVE_MAX times per case).
  */
 export function createReconcilerService(
   config: ReconcilerConfig,
@@ -74,6 +76,14 @@ export function createReconcilerService(
       checkConcurrency: config.checkConcurrency,
       partitionsConcurrently: config.partitionsConcurrently,
       shutdownGraceMs: config.shutdownGraceMs,
+      autoRedriveMax: config.autoRedriveMax,
+      resubmitGraceMs: config.resubmitGraceMs,
+      // Automatic re-submissions need a principal assertion the executors accept.
+      ...(config.resubmissionSigning === undefined
+        ? {}
+        : {
+            resubmissionAssertion: resubmissionSigner(config.resubmissionSigning, config.reconcilerId, clock),
+          }),
     });
   });
 }

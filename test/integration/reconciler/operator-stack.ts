@@ -14,6 +14,8 @@ import type { Executor } from '../../../services/executor/executor.js';
 import { createOperations, type Operations } from '../../../libs/reconcile/operations.js';
 import { kafkaOriginalCalls, type OriginalCalls } from '../../../libs/reconcile/original-call.js';
 import { createReconciler, type Reconciler } from '../../../services/reconciler/reconciler.js';
+import { resubmissionSigner } from '../../../services/reconciler/resubmission-signer.js';
+import { systemClock } from '../../../libs/core/system-clock.js';
 import { schemaRegistryUrl, REDIS_URL } from '../../helpers/env.js';
 import type { TestSchema } from '../../helpers/postgres.js';
 import { signedRequest } from '../../unit/executor/call-requests.js';
@@ -156,7 +158,20 @@ export interface OperatorStack {
   close(): Promise<void>;
 }
 
-export async function startOperatorStack(name: string): Promise<OperatorStack> {
+/** How the stack's reconciler runs. */
+export interface OperatorStackOptions {
+  /**
+   * The reconciler redrives UNRESOLVED calls of `vault_transfer_keyed` by itself, signing each
+   * re-submission with a key the executor trusts (as RECONCILER_SIGNING_KEY_FILE does), with this
+   * grace before it reads the executor's answer. Undefined: no automatic redrives.
+   */
+  readonly autoRedriveGraceMs?: number;
+}
+
+export async function startOperatorStack(
+  name: string,
+  options: OperatorStackOptions = {},
+): Promise<OperatorStack> {
   const servers = await openReconcilerServers(name);
   const { stack, db, redis, idempotency, cases } = servers;
   const ledger: Ledger = new Map();
@@ -181,12 +196,28 @@ export async function startOperatorStack(name: string): Promise<OperatorStack> {
     groupPrefix: `${stack.prefix}-reads`,
   });
   const common = { ...reconcilerDeps(stack, { cases, idempotency, tools: registry }), originalCalls };
+  const reconcilerId = `${stack.prefix}-reconciler`;
   const reconciler: Reconciler = createReconciler({
     ...common,
-    reconcilerId: `${stack.prefix}-reconciler`,
+    reconcilerId,
     groupId: `${stack.prefix}-reconcilers`,
     checkScheduleMs: [100],
     pollIntervalMs: 50,
+    ...(options.autoRedriveGraceMs === undefined
+      ? {}
+      : {
+          resubmitGraceMs: options.autoRedriveGraceMs,
+          resubmissionAssertion: resubmissionSigner(
+            {
+              keyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+              kid: 'k1',
+              issuer: ISSUER,
+              audience: AUDIENCE,
+            },
+            reconcilerId,
+            systemClock,
+          ),
+        }),
   });
   await Promise.all([executor.start(), reconciler.start()]);
 

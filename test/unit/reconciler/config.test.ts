@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { AuditSinkConfigError, loadAuditSinkConfig } from '../../../services/audit-sink/config.js';
 import { loadReconcilerConfig, ReconcilerConfigError } from '../../../services/reconciler/config.js';
@@ -43,6 +44,60 @@ describe('reconciler configuration', () => {
     expect(message).toMatch(/REDIS_URL/);
     expect(message).toMatch(/DATABASE_URL/);
     expect(message).not.toContain('hunter2');
+  });
+});
+
+describe('reconciler configuration: automatic redrives', () => {
+  const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const files = (path: string): string => {
+    if (path === '/keys/reconciler.pem') return pem;
+    if (path === '/keys/not-a-key.pem') return 'hello';
+    throw Object.assign(new Error('no such file'), { code: 'ENOENT' });
+  };
+
+  it('defaults to at most 2 per case, a 30 s grace, and none signed without a key', () => {
+    expect(loadReconcilerConfig(BASE)).toMatchObject({
+      autoRedriveMax: 2,
+      resubmitGraceMs: 30_000,
+      resubmissionSigning: undefined,
+    });
+  });
+
+  it('reads the limit (0 turns them off), the grace and the signing key with its issuer and audience', () => {
+    const config = loadReconcilerConfig(
+      {
+        ...BASE,
+        AUTO_REDRIVE_MAX: '0',
+        RESUBMIT_GRACE_MS: '5000',
+        RECONCILER_SIGNING_KEY_FILE: '/keys/reconciler.pem',
+        RECONCILER_SIGNING_KID: 'rc-2025',
+        PRINCIPAL_ISSUER: 'agent-backend',
+        PRINCIPAL_AUDIENCE: 'executors',
+      },
+      files,
+    );
+    expect(config).toMatchObject({
+      autoRedriveMax: 0,
+      resubmitGraceMs: 5_000,
+      resubmissionSigning: { keyPem: pem, kid: 'rc-2025', issuer: 'agent-backend', audience: 'executors' },
+    });
+    expect(
+      loadReconcilerConfig({ ...BASE, RECONCILER_SIGNING_KEY_FILE: '/keys/reconciler.pem' }, files)
+        .resubmissionSigning,
+    ).toMatchObject({ kid: undefined, issuer: 'toolgate-agent-backend', audience: 'toolgate-executor' });
+  });
+
+  it('refuses a bad limit or grace, and a key file that cannot be read or holds no key, by name', () => {
+    for (const bad of ['-1', '1.5', 'many', '101']) {
+      expect(() => loadReconcilerConfig({ ...BASE, AUTO_REDRIVE_MAX: bad })).toThrow(/AUTO_REDRIVE_MAX/);
+    }
+    expect(() => loadReconcilerConfig({ ...BASE, RESUBMIT_GRACE_MS: '0' })).toThrow(/RESUBMIT_GRACE_MS/);
+    expect(() =>
+      loadReconcilerConfig({ ...BASE, RECONCILER_SIGNING_KEY_FILE: '/keys/missing.pem' }, files),
+    ).toThrow(/RECONCILER_SIGNING_KEY_FILE: cannot read the file it names/);
+    expect(() =>
+      loadReconcilerConfig({ ...BASE, RECONCILER_SIGNING_KEY_FILE: '/keys/not-a-key.pem' }, files),
+    ).toThrow(/RECONCILER_SIGNING_KEY_FILE: the file holds no PEM private key/);
   });
 });
 

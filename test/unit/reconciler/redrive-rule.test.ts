@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { CaseReason, CaseState } from '../../../libs/ports/case-store.js';
 import type { CaseRequest } from '../../../libs/reconcile/case-request.js';
 import type { RetrySafety } from '../../../libs/registry/tool-definition.js';
-import { redrivePlan } from '../../../libs/reconcile/redrive-rule.js';
+import { automaticRedrivePlan, redrivePlan } from '../../../libs/reconcile/redrive-rule.js';
 
 const REQUEST = { arguments: { orderId: 'O-1' } } as unknown as CaseRequest;
 const NO_ARGS = { arguments: undefined } as unknown as CaseRequest;
@@ -59,5 +59,75 @@ describe('the redrive rule', () => {
         detail: `a ${state} case cannot be redriven`,
       });
     }
+  });
+});
+
+describe('the automatic redrive rule', () => {
+  const open = (reason: CaseReason = 'UNRESOLVED', autoRedrives = 0, state: CaseState = 'open') => ({
+    reason,
+    state,
+    history: [
+      { from: 'open' as const, to: 'open' as const, by: 'status-check' as const, note: 'triaged', atMs: 1 },
+      ...Array.from({ length: autoRedrives }, (_, i) => ({
+        from: 'open' as const,
+        to: 'open' as const,
+        by: 'status-check' as const,
+        note: `automatic redrive ${i + 1}`,
+        atMs: 2 + i,
+        autoRedrive: true as const,
+      })),
+    ],
+  });
+  const keyed = { ran: tool('forwards-key'), runs: tool('forwards-key') };
+
+  it('re-submits an open UNRESOLVED call whose tool forwards the key, numbering each, up to the limit', () => {
+    expect(automaticRedrivePlan(open(), REQUEST, keyed, 2)).toEqual({
+      kind: 'resubmit',
+      retireUnresolved: true,
+      number: 1,
+    });
+    expect(automaticRedrivePlan(open('UNRESOLVED', 1), REQUEST, keyed, 2)).toMatchObject({ number: 2 });
+    expect(automaticRedrivePlan(open('UNRESOLVED', 2), REQUEST, keyed, 2)).toEqual({
+      kind: 'limit-reached',
+      detail: 'the reconciler has redriven it by itself 2 times, its limit',
+    });
+    expect(automaticRedrivePlan(open(), REQUEST, keyed, 0)).toEqual({
+      kind: 'limit-reached',
+      detail: 'automatic redrives are off (limit 0)',
+    });
+  });
+
+  it('leaves every other case to a person: other tools, reasons and states, unknown versions, no request', () => {
+    for (const kind of ['none', 'read-only', 'status-check'] as const) {
+      expect(automaticRedrivePlan(open(), REQUEST, { ran: tool(kind), runs: tool(kind) }, 2)).toMatchObject({
+        kind: 'not-eligible',
+        detail: expect.stringContaining(`retry safety "${kind}"`),
+      });
+      // The version a re-submission would run must forward the key too.
+      expect(
+        automaticRedrivePlan(open(), REQUEST, { ran: tool('forwards-key'), runs: tool(kind) }, 2),
+      ).toMatchObject({ kind: 'not-eligible' });
+    }
+    expect(
+      automaticRedrivePlan(open(), REQUEST, { ran: undefined, runs: tool('forwards-key') }, 2),
+    ).toMatchObject({
+      kind: 'not-eligible',
+      detail: expect.stringContaining('no longer registered'),
+    });
+    expect(
+      automaticRedrivePlan(open(), REQUEST, { ran: tool('forwards-key'), runs: undefined }, 2),
+    ).toMatchObject({
+      kind: 'not-eligible',
+    });
+    for (const reason of ['POISON', 'EXHAUSTED'] as const) {
+      expect(automaticRedrivePlan(open(reason), REQUEST, keyed, 2)).toMatchObject({ kind: 'not-eligible' });
+    }
+    for (const state of ['needs_manual', 'resolved_failed', 'resolved_succeeded'] as const) {
+      expect(automaticRedrivePlan(open('UNRESOLVED', 0, state), REQUEST, keyed, 2)).toMatchObject({
+        kind: 'not-eligible',
+      });
+    }
+    expect(automaticRedrivePlan(open(), NO_ARGS, keyed, 2)).toMatchObject({ kind: 'not-eligible' });
+    expect(automaticRedrivePlan(open(), undefined, keyed, 2)).toMatchObject({ kind: 'not-eligible' });
   });
 });
