@@ -11,6 +11,8 @@ export interface AttemptScope {
   readonly signal: AbortSignal;
   /** What fired the signal, or undefined while it has not fired. */
   cause(): AbortCause | undefined;
+  /** When the attempt's time limit ends (epoch ms by the scope's clock); Infinity without one. */
+  readonly endsAtMs: number;
   /**
    * Throws (the signal's reason) when the signal has fired, or when the attempt's time limit has
    * passed by the clock even though its timer has not run yet — it then fires the signal first. A
@@ -68,6 +70,7 @@ export function attemptScope(
   return {
     signal: controller.signal,
     cause: () => cause,
+    endsAtMs,
     assertLive() {
       if (!controller.signal.aborted && clock.now() >= endsAtMs) fire(limitedBy, timeoutError(limitedBy));
       if (controller.signal.aborted) throw controller.signal.reason as Error;

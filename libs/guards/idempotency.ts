@@ -10,6 +10,7 @@ import type { GuardStage, Layer, StageResult } from '../pipeline/stage.js';
 import type { ClaimResult, StoredResult } from '../ports/idempotency-store.js';
 import type { ToolDefinition } from '../registry/tool-definition.js';
 import { isReadOnlyTool, resourceKeyOf, settleClaim } from './claim-record.js';
+import { settleBudgetMs } from './safe-path.js';
 import { recordFacts } from './record-facts.js';
 
 /**
@@ -77,7 +78,11 @@ export const claimStage: GuardStage = async (state, deps) => {
   if (isReadOnlyTool(tool)) return { kind: 'continue', reason: 'read-only' };
 
   const leaseMs = claimLeaseMs(tool, deps.settings);
-  const claim = () => deps.idempotency.claim(key, fingerprint, deps.owner, leaseMs);
+  let askedAtMs = deps.clock.now();
+  const claim = (): Promise<ClaimResult> => {
+    askedAtMs = deps.clock.now();
+    return deps.idempotency.claim(key, fingerprint, deps.owner, leaseMs);
+  };
   let answer: ClaimResult;
   let claimedBefore: boolean;
   try {
@@ -101,6 +106,7 @@ export const claimStage: GuardStage = async (state, deps) => {
     if (waited.kind === 'store-down') return storeDown(waited.error);
     answer = waited.answer;
   }
+  if (answer.kind === 'claimed' || answer.kind === 'taken-over') state.leaseExpiresAtMs = askedAtMs + leaseMs;
   switch (answer.kind) {
     case 'claimed':
       if (!claimedBefore) return { kind: 'continue' };
@@ -132,14 +138,17 @@ export const claimStage: GuardStage = async (state, deps) => {
 };
 
 /**
- * The lease a claim takes: every attempt at its full timeout (twice for status-check tools, whose
- * checks run before retries), the longest backoff between them, and a margin. A lease shorter than
- * the real run time would let a duplicate take over a call that is still running.
+ * The lease a claim takes: every attempt at its full timeout, the longest backoff between them, and
+ * a margin — for a status-check tool also the checks around them (one settling before the first
+ * send and one after each, see `settleBudgetMs`). A lease shorter than the real run time would let a
+ * duplicate take over a call that is still running.
  */
 export function claimLeaseMs(tool: ToolDefinition, settings: PipelineSettings): number {
   const attempts = maxAttempts(tool.retry);
-  const perAttempt = tool.retrySafety.kind === 'status-check' ? 2 * tool.timeoutMs : tool.timeoutMs;
-  return Math.ceil(perAttempt * attempts + worstCaseBackoffMs(tool.retry) + settings.leaseMarginMs);
+  const checks = tool.retrySafety.kind === 'status-check' ? (attempts + 1) * settleBudgetMs(tool) : 0;
+  return Math.ceil(
+    tool.timeoutMs * attempts + checks + worstCaseBackoffMs(tool.retry) + settings.leaseMarginMs,
+  );
 }
 
 /** The first wait while another owner runs the call, and the longest; doubles in between. */

@@ -11,6 +11,15 @@ export type AttemptOutcome =
   | { readonly ok: true; readonly value: unknown }
   | { readonly ok: false; readonly error: ToolgateError; readonly invoked: boolean };
 
+/** What a piece of work run by {@link runGuarded} receives: its limits, for the tool's invocation. */
+export interface AttemptLimits {
+  readonly signal: AbortSignal;
+  /** Throws when the attempt's time limit or the call's lease has run out (see `ToolInvocation`). */
+  readonly assertLive: () => void;
+  /** The earlier of the attempt's end and the lease's end; undefined when neither is finite. */
+  readonly effectDeadlineMs: number | undefined;
+}
+
 /** The breaker (and outbound budget) group of a tool: its downstream, or the tool alone. */
 export function breakerKey(tool: ToolDefinition): string {
   return tool.downstream ?? `tool:${tool.name}`;
@@ -31,10 +40,20 @@ export async function runGuarded(
   state: CallState,
   deps: PipelineDeps,
   tool: ToolDefinition,
-  work: (signal: AbortSignal, assertLive: () => void) => Promise<unknown>,
+  work: (limits: AttemptLimits) => Promise<unknown>,
   onInvoke?: () => void,
 ): Promise<AttemptOutcome> {
   const scope = attemptScope(state.signal, tool.timeoutMs, state.ctx.deadlineMs, deps.clock);
+  const lease = state.leaseExpiresAtMs;
+  const end = lease === undefined ? scope.endsAtMs : Math.min(scope.endsAtMs, lease);
+  const limits: AttemptLimits = {
+    signal: scope.signal,
+    assertLive: () => {
+      scope.assertLive();
+      if (lease !== undefined && deps.clock.now() >= lease) throw leaseLost();
+    },
+    effectDeadlineMs: Number.isFinite(end) ? end : undefined,
+  };
   let invoked = false;
   try {
     if (tool.downstream !== undefined) {
@@ -54,7 +73,7 @@ export async function runGuarded(
       invoked = true;
       onInvoke?.();
       return raceAbort(
-        Promise.resolve().then(() => work(scope.signal, () => scope.assertLive())),
+        Promise.resolve().then(() => work(limits)),
         scope.signal,
       );
     });
@@ -84,10 +103,24 @@ export function invocation(
   state: CallState,
   key: string,
   attempt: number,
-  signal: AbortSignal,
-  assertLive: () => void,
+  limits: AttemptLimits,
 ): ToolInvocation {
-  return { ctx: state.ctx, idempotencyKey: key, attempt, signal, assertLive };
+  const { signal, assertLive, effectDeadlineMs } = limits;
+  return effectDeadlineMs === undefined
+    ? { ctx: state.ctx, idempotencyKey: key, attempt, signal, assertLive }
+    : { ctx: state.ctx, idempotencyKey: key, attempt, signal, assertLive, effectDeadlineMs };
+}
+
+/** Whether this executor's lease on the call has run out by its clock (no lease: never). */
+export function leaseRunOut(state: CallState, deps: PipelineDeps): boolean {
+  return state.leaseExpiresAtMs !== undefined && deps.clock.now() >= state.leaseExpiresAtMs;
+}
+
+function leaseLost(): ToolgateError {
+  return new ToolgateError(
+    'TIMEOUT',
+    "This executor's lease on the call ran out (the process was paused or too slow); another executor may own the call now, so nothing more may be sent.",
+  );
 }
 
 /**

@@ -4,62 +4,44 @@ import type { ErrorCode } from '../core/errors.js';
 import { attemptScope, raceAbort } from '../execution/attempt-scope.js';
 import type { Clock } from '../core/clock.js';
 import { silentLogger, type Logger } from '../ports/logger.js';
+import type { ToolInvocation } from '../registry/tool-definition.js';
 import type { SubmissionLedger } from './submission-ledger.js';
 
 /**
- * A downstream without idempotency keys that can be asked, by a natural key, what it holds.
- * `Req` is one submission; `Rec` what the system stores for it.
+ * A downstream without idempotency keys that can be asked, by a natural key, what it holds, and told
+ * a deadline after which it must not record a submission. `Req` is one submission; `Rec` what the
+ * system stores for it.
  */
 export interface StatusCheckedSystem<Req, Rec> {
   /** Everything the system holds under `req`'s natural key (empty when nothing). Read-only. */
   lookup(req: Req, signal: AbortSignal): Promise<readonly Rec[]>;
   /** Whether `rec` is `req`'s effect (same content), not merely something under the same key. */
   isSameEffect(req: Req, rec: Rec): boolean;
-  submit(req: Req, signal: AbortSignal): Promise<Rec>;
+  /**
+   * Sends `req` once, telling the system to record it only if it can do so by `notAfterMs` (epoch
+   * ms) — THE assumption this pattern rests on: a submission is recorded before its deadline or
+   * never, however late the system gets to it.
+   */
+  submit(req: Req, notAfterMs: number, signal: AbortSignal): Promise<Rec>;
   /** The refusal when the natural key already holds a different effect (this adapter never amends). */
   conflict(req: Req, existing: readonly Rec[]): ToolgateError;
+  /** `req`'s natural key as a string: sends are noted per natural key, whichever call made them. */
+  naturalKey(req: Req): string;
 }
 
 /** Timing of {@link StatusCheckAdapter}. All in ms. */
 export interface StatusCheckTiming {
   readonly lookupTimeoutMs: number;
+  /** The longest a submission may take: its deadline is at most this long after it is sent. */
   readonly submitTimeoutMs: number;
   /**
-   * The system's commit window — THE assumption this pattern rests on: a submission is committed
-   * within this long after it was sent, or never (the system abandons work it could not finish in
-   * time). Before it has passed, "not found" proves nothing: the submission may still be in flight.
+   * Added to a deadline before "not found" is believed: the difference between this process's clock
+   * and the system's (and the ledger's), and the system's commit itself.
    */
-  readonly commitWindowMs: number;
-  /** Added to the window for transit and clock granularity. */
   readonly settleMarginMs: number;
-  /** First wait before polling after an unanswered submit; doubles up to `maxPollDelayMs`. */
-  readonly firstPollDelayMs: number;
-  readonly maxPollDelayMs: number;
-  /** Polling stops this long after the send (at least one poll happens after the window). */
-  readonly pollBudgetMs: number;
-  /** Re-submissions after a send proven absent: 0 or 1. */
-  readonly resubmits: 0 | 1;
 }
 
-/** How a submission ended up applied. */
-export type SubmitPath =
-  /** Found under the natural key before sending: not sent again. */
-  | 'already-applied'
-  /** Sent once, answered. */
-  | 'submitted'
-  /** Sent, the answer was lost, a status check found it. */
-  | 'confirmed-by-status-check'
-  /** The first send was proven absent, a second one applied it (answered or found). */
-  | 'resubmitted';
-
-export interface SubmitOutcome<Rec> {
-  readonly record: Rec;
-  readonly path: SubmitPath;
-  /** Status lookups made after sends that went unanswered. */
-  readonly polls: number;
-}
-
-/** A status check's answer for the pipeline or the reconciler; `applied` carries the record. */
+/** A status check's answer; `applied` carries the record. */
 export type CheckAnswer<Rec> =
   | { readonly state: 'applied'; readonly record: Rec }
   | { readonly state: 'not-applied' }
@@ -87,37 +69,29 @@ const DEFINITELY_NOT_APPLIED: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'SCHEMA_INVALID',
 ]);
 
-type PollVerdict<Rec> =
-  | { readonly kind: 'found'; readonly record: Rec }
-  | { readonly kind: 'absent'; readonly others: readonly Rec[] }
-  | { readonly kind: 'unknown' };
-
 /**
- * The status-check pattern for a system without idempotency keys, as one reusable piece.
+ * The status-check pattern for a system without idempotency keys: the `check` and `apply` of a
+ * status-check tool (see `StatusCheckSafety`). The executor runs the protocol between them.
  *
- * {@link StatusCheckAdapter.submit}:
- * 1. Looks the natural key up first. The same effect already there → returned, NOT sent again
- *    (another call, a crashed attempt or a person filed it). A different effect there → the
- *    system's `conflict` refusal. The lookup failing → SERVER_ERROR "nothing was submitted".
- * 2. Notes the send in the shared ledger, then submits under `submitTimeoutMs`. A refusal or a
- *    request that never left (CALLER_ERROR, RATE_LIMITED, BREAKER_OPEN, …) is rethrown: not applied.
- * 3. Anything else — timeout, connection lost, a 5xx (a legacy system may fail after committing),
- *   a garbled answer — leaves the outcome unknown: the natural key is polled with backoff
- *   (`firstPollDelayMs`, doubling to `maxPollDelayMs`, until `pollBudgetMs` after the send).
- *    Found → applied (`confirmed-by-status-check`). Absent in a lookup that STARTED after the commit
- *    window (plus margin) → definitely not applied.
- * 4. Definitely not applied, with a resubmit left → back to 2, once. This is safe only because of the
- *    commit-window assumption: after the window, the first send can no longer commit, so the second
- *    cannot duplicate it. (Calls for one natural key must also be serialized — the tool's conflict
- *    key does that — or two calls could both see "absent" and both send.) Definitely not applied
- *    with none left → SERVER_ERROR "nothing was filed" (an honest failure: the effect is absent).
- * 5. Polls that never got an answer → TIMEOUT "outcome unknown": never a failure. The pipeline then
- *    asks {@link StatusCheckAdapter.check} once more and, if still unknown, ends UNRESOLVED for the
- *    reconciler, which runs the same check later.
+ * {@link StatusCheckAdapter.apply} sends once: it takes the deadline — the earlier of the executor's
+ * effect deadline (`inv.effectDeadlineMs`, never past the call's lease) and `submitTimeoutMs` from
+ * now — notes it in the shared ledger under the natural key (durably, BEFORE sending: a send whose
+ * deadline is not noted could land unseen), and submits with it. A refusal or a request that never
+ * left (CALLER_ERROR, RATE_LIMITED, BREAKER_OPEN, …) is rethrown: not applied. Anything else — a
+ * timeout, a lost connection, a 5xx (a legacy system may fail after recording), a garbled answer —
+ * is TIMEOUT: the outcome is unknown.
  *
- * {@link StatusCheckAdapter.check} (the tool's `retrySafety.check`): found → applied; lookup failed →
- * unknown; absent while the last noted send for this call is younger than the window → unknown;
- * otherwise not-applied. Read-only; safe from any process that shares the ledger.
+ * {@link StatusCheckAdapter.check}: the same effect under the natural key → applied; a different one
+ * → the system's `conflict` refusal (nothing is sent); the lookup or the ledger failing → unknown;
+ * nothing found while a noted deadline (plus `settleMarginMs`) has not passed → unknown (a send may
+ * still be recorded); otherwise not-applied — certain, because every send was told to be recorded
+ * by its deadline or never, however late the system gets to it (a starved machine, a queue). Read-
+ * only; safe from any process that shares the ledger.
+ *
+ * Why a deadline and not a "commit window" counted from the send: a system that records work
+ * within W of *receiving* it says nothing about when it receives it. Under CPU starvation a
+ * request can wait in a socket buffer or a pool queue for longer than any margin, and a "not found"
+ * judged by send time plus W then lies: the call is sent again and filed twice.
  */
 export class StatusCheckAdapter<Req, Rec> {
   readonly #system: StatusCheckedSystem<Req, Rec>;
@@ -125,120 +99,30 @@ export class StatusCheckAdapter<Req, Rec> {
   readonly #logger: Logger;
 
   constructor(system: StatusCheckedSystem<Req, Rec>, options: StatusCheckAdapterOptions) {
-    const t = options.timing;
-    for (const [name, value] of Object.entries(t)) {
+    for (const [name, value] of Object.entries(options.timing)) {
       if (!Number.isFinite(value) || value < 0) throw new RangeError(`timing.${name} must be >= 0`);
     }
-    if (t.firstPollDelayMs <= 0 || t.maxPollDelayMs < t.firstPollDelayMs) {
-      throw new RangeError('poll delays must satisfy 0 < firstPollDelayMs <= maxPollDelayMs');
-    }
+    if (options.timing.submitTimeoutMs <= 0) throw new RangeError('timing.submitTimeoutMs must be > 0');
     this.#system = system;
     this.#o = options;
     this.#logger = options.logger ?? silentLogger;
   }
 
   /**
-   * The longest {@link StatusCheckAdapter.submit} can take: use it (plus a margin) as the tool's
-   * timeout, so the pipeline never cuts a poll short inside the commit window.
+   * The longest one {@link StatusCheckAdapter.apply} or {@link StatusCheckAdapter.check} takes (plus
+   * the margin): use it, plus a little, as the tool's timeout.
    */
   worstCaseMs(): number {
     const t = this.#o.timing;
-    const round = t.submitTimeoutMs + this.#pollSpanMs() + t.lookupTimeoutMs;
-    return t.lookupTimeoutMs + (1 + t.resubmits) * round;
+    return Math.max(t.submitTimeoutMs + t.settleMarginMs, t.lookupTimeoutMs);
   }
 
-  async submit(
-    req: Req,
-    callKey: string,
-    signal: AbortSignal,
-    assertLive: () => void = () => undefined,
-  ): Promise<SubmitOutcome<Rec>> {
+  async apply(req: Req, inv: ToolInvocation): Promise<Rec> {
     const t = this.#o.timing;
-    const existing = await this.#lookupBeforeSend(req, signal);
-    const same = existing.find((rec) => this.#system.isSameEffect(req, rec));
-    if (same !== undefined) return { record: same, path: 'already-applied', polls: 0 };
-    if (existing.length > 0) throw this.#system.conflict(req, existing);
-
-    let polls = 0;
-    for (let round = 0; round <= t.resubmits; round++) {
-      const sentAtMs = await this.#noteSend(callKey);
-      let uncertain: ToolgateError;
-      try {
-        const record = await this.#bounded(t.submitTimeoutMs, signal, (s) => {
-          // The submission cannot be deduplicated by the system: never send it late.
-          assertLive();
-          return this.#system.submit(req, s);
-        });
-        return { record, path: round === 0 ? 'submitted' : 'resubmitted', polls };
-      } catch (err) {
-        uncertain = classify(err, { nowMs: this.#o.clock.now() });
-        if (DEFINITELY_NOT_APPLIED.has(uncertain.code)) throw uncertain;
-      }
-      this.#logger.info(
-        { system: this.#o.system, round, code: uncertain.code },
-        'submission unanswered; checking its status',
-      );
-      const verdict = await this.#poll(req, sentAtMs, signal, () => (polls += 1));
-      if (verdict.kind === 'found') {
-        return {
-          record: verdict.record,
-          path: round === 0 ? 'confirmed-by-status-check' : 'resubmitted',
-          polls,
-        };
-      }
-      if (verdict.kind === 'unknown') {
-        throw new ToolgateError(
-          'TIMEOUT',
-          'The service stopped answering and its status could not be checked; the outcome is unknown.',
-          { cause: uncertain },
-        );
-      }
-      if (verdict.others.length > 0) throw this.#system.conflict(req, verdict.others);
-    }
-    throw new ToolgateError(
-      'SERVER_ERROR',
-      'The service did not record the submission (confirmed by a status check after it stopped answering); nothing was submitted. Try again later.',
-      { retryable: true },
-    );
-  }
-
-  async check(req: Req, callKey: string, signal: AbortSignal): Promise<CheckAnswer<Rec>> {
-    let records: readonly Rec[];
+    const clock = this.#o.clock;
+    const notAfterMs = Math.min(inv.effectDeadlineMs ?? Infinity, clock.now() + t.submitTimeoutMs);
     try {
-      records = await this.#bounded(this.#o.timing.lookupTimeoutMs, signal, (s) =>
-        this.#system.lookup(req, s),
-      );
-    } catch {
-      return { state: 'unknown' };
-    }
-    const same = records.find((rec) => this.#system.isSameEffect(req, rec));
-    if (same !== undefined) return { state: 'applied', record: same };
-    let since: number | undefined;
-    try {
-      since = await this.#o.ledger.sinceLastSend(this.#ledgerKey(callKey));
-    } catch {
-      return { state: 'unknown' };
-    }
-    if (since !== undefined && since < this.#windowMs()) return { state: 'unknown' };
-    return { state: 'not-applied' };
-  }
-
-  async #lookupBeforeSend(req: Req, signal: AbortSignal): Promise<readonly Rec[]> {
-    try {
-      return await this.#bounded(this.#o.timing.lookupTimeoutMs, signal, (s) => this.#system.lookup(req, s));
-    } catch (err) {
-      if (signal.aborted) throw err;
-      throw new ToolgateError(
-        'SERVER_ERROR',
-        'The service could not be asked whether this was already submitted, so nothing was submitted. Try again later.',
-        { retryable: true, cause: err },
-      );
-    }
-  }
-
-  async #noteSend(callKey: string): Promise<number> {
-    try {
-      await this.#o.ledger.noteSend(this.#ledgerKey(callKey));
+      await this.#o.ledger.noteSend(this.#ledgerKey(req), notAfterMs);
     } catch (err) {
       throw new ToolgateError(
         'DEPENDENCY_UNAVAILABLE',
@@ -246,44 +130,51 @@ export class StatusCheckAdapter<Req, Rec> {
         { retryable: true, cause: err },
       );
     }
-    return this.#o.clock.now();
+    // The ledger write took time: a paused process must not send now (the deadline guards too).
+    inv.assertLive();
+    try {
+      // Wait past the deadline by the margin: an answer for a submission recorded just in time.
+      return await this.#bounded(notAfterMs - clock.now() + t.settleMarginMs, inv.signal, (s) =>
+        this.#system.submit(req, notAfterMs, s),
+      );
+    } catch (err) {
+      const error = classify(err, { nowMs: clock.now() });
+      if (DEFINITELY_NOT_APPLIED.has(error.code)) throw error;
+      this.#logger.info({ system: this.#o.system, code: error.code }, 'submission unanswered');
+      throw new ToolgateError(
+        'TIMEOUT',
+        'The service did not answer the submission; whether it recorded it is unknown until its status is checked.',
+        { cause: error },
+      );
+    }
   }
 
-  async #poll(
-    req: Req,
-    sentAtMs: number,
-    signal: AbortSignal,
-    counted: () => void,
-  ): Promise<PollVerdict<Rec>> {
-    const t = this.#o.timing;
-    const clock = this.#o.clock;
-    const windowEndsAt = sentAtMs + this.#windowMs();
-    const stopAt = sentAtMs + this.#pollSpanMs();
-    let delay = t.firstPollDelayMs;
-    for (;;) {
-      const now = clock.now();
-      if (now >= stopAt) return { kind: 'unknown' };
-      await clock.sleep(Math.min(delay, stopAt - now), signal);
-      delay = Math.min(delay * 2, t.maxPollDelayMs);
-      const startedAt = clock.now();
-      let records: readonly Rec[];
-      try {
-        records = await this.#bounded(t.lookupTimeoutMs, signal, (s) => this.#system.lookup(req, s));
-      } catch (err) {
-        if (signal.aborted) throw err;
-        counted();
-        continue;
-      }
-      counted();
-      const same = records.find((rec) => this.#system.isSameEffect(req, rec));
-      if (same !== undefined) return { kind: 'found', record: same };
-      if (startedAt >= windowEndsAt) return { kind: 'absent', others: records };
+  async check(req: Req, inv: ToolInvocation): Promise<CheckAnswer<Rec>> {
+    let records: readonly Rec[];
+    try {
+      records = await this.#bounded(this.#o.timing.lookupTimeoutMs, inv.signal, (s) =>
+        this.#system.lookup(req, s),
+      );
+    } catch {
+      return { state: 'unknown' };
     }
+    const same = records.find((rec) => this.#system.isSameEffect(req, rec));
+    if (same !== undefined) return { state: 'applied', record: same };
+    if (records.length > 0) throw this.#system.conflict(req, records);
+    let pastDeadline: number | undefined;
+    try {
+      pastDeadline = await this.#o.ledger.sinceLastDeadline(this.#ledgerKey(req));
+    } catch {
+      return { state: 'unknown' };
+    }
+    if (pastDeadline !== undefined && pastDeadline <= this.#o.timing.settleMarginMs)
+      return { state: 'unknown' };
+    return { state: 'not-applied' };
   }
 
   /** Runs `work` under its own timeout and the caller's signal (abandoned if it ignores them). */
   async #bounded<T>(ms: number, signal: AbortSignal, work: (s: AbortSignal) => Promise<T>): Promise<T> {
-    const scope = attemptScope(signal, ms, undefined, this.#o.clock);
+    const scope = attemptScope(signal, Math.max(1, ms), undefined, this.#o.clock);
     try {
       return await raceAbort(
         Promise.resolve().then(() => work(scope.signal)),
@@ -294,17 +185,7 @@ export class StatusCheckAdapter<Req, Rec> {
     }
   }
 
-  #windowMs(): number {
-    return this.#o.timing.commitWindowMs + this.#o.timing.settleMarginMs;
-  }
-
-  /** How long polling may go on after a send: the budget, but never less than one poll past the window. */
-  #pollSpanMs(): number {
-    const t = this.#o.timing;
-    return Math.max(t.pollBudgetMs, this.#windowMs() + t.maxPollDelayMs);
-  }
-
-  #ledgerKey(callKey: string): string {
-    return `${this.#o.system}:${callKey}`;
+  #ledgerKey(req: Req): string {
+    return `${this.#o.system}:${this.#system.naturalKey(req)}`;
   }
 }

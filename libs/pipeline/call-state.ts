@@ -76,6 +76,12 @@ export interface CallState {
   resourceKey?: string;
   /** Set by `idempotency` when the call must take the tool's safe path (a dead owner's lease). */
   takenOver?: boolean;
+  /**
+   * Set by `idempotency` with a claim: when this executor's lease on the call ends, by its own
+   * clock, counted from before the claim was asked for (so never later than the store's). Past it,
+   * another executor may own the call: the execute stage sends nothing after it.
+   */
+  leaseExpiresAtMs?: number;
   /** Set by `execute`: the raw tool output (or the result a status check found), before output validation. */
   rawOutput?: unknown;
   /**

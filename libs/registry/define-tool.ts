@@ -38,7 +38,11 @@ export interface ToolDefinitionInput<I, O> {
   /** Scopes the principal must all hold to see and call the tool. `[]` = any principal of its tenants. */
   readonly scopes: readonly string[];
   readonly owner: string;
-  readonly execute: (args: I, inv: ToolInvocation) => Promise<O>;
+  /**
+   * Runs the tool once. Required, except for a status-check tool: it declares `retrySafety.apply`
+   * instead (and must not declare `execute`), so the executor can fence the effect.
+   */
+  readonly execute?: (args: I, inv: ToolInvocation) => Promise<O>;
   readonly authorize?: (principal: Principal, args: I, ctx: ExecutionContext) => boolean | Promise<boolean>;
   readonly rateLimit?: RateLimitSpec;
   readonly cost?: CostEstimate;
@@ -53,7 +57,7 @@ export interface ToolDefinitionInput<I, O> {
   /** Missing fields come from {@link DEFAULT_RETRY}. */
   readonly retry?: Partial<RetryPolicy>;
   /** Default: `read-only` for tools with stateChanging=false, `none` otherwise. */
-  readonly retrySafety?: RetrySafety<I>;
+  readonly retrySafety?: RetrySafety<I, O>;
   readonly downstream?: string;
   /** Default `[]`: every argument is redacted in the audit record. */
   readonly auditFields?: readonly string[];
@@ -62,8 +66,37 @@ export interface ToolDefinitionInput<I, O> {
   readonly longRunning?: LongRunning;
 }
 
-function freezeRetrySafety<I>(safety: RetrySafety<I>): RetrySafety<I> {
+function freezeRetrySafety<I, O>(safety: RetrySafety<I, O>): RetrySafety<I, O> {
   return Object.freeze({ ...safety });
+}
+
+/**
+ * The function the pipeline runs: `execute`, or a status-check tool's `apply`. A status-check tool
+ * that declares `execute` is refused: code there could wait, then apply the effect after the
+ * executor lost the call, and nothing would stop it.
+ */
+function executeOf<I, O>(
+  name: string,
+  def: ToolDefinitionInput<I, O>,
+  safety: RetrySafety<I, O>,
+): (args: I, inv: ToolInvocation) => Promise<O> {
+  if (safety.kind === 'status-check') {
+    const problems: string[] = [];
+    if (def.execute !== undefined) {
+      problems.push(
+        'a status-check tool declares retrySafety.apply (the one request that makes the effect) instead of execute: the executor checks its lease right before apply, and it cannot fence code inside an execute.',
+      );
+    }
+    if (typeof safety.apply !== 'function') {
+      problems.push(
+        "retrySafety 'status-check' needs an apply function (the one request that makes the effect).",
+      );
+    }
+    if (problems.length > 0) throw new ToolDefinitionError(name, problems);
+    return safety.apply;
+  }
+  if (def.execute === undefined) throw new ToolDefinitionError(name, ['execute is required.']);
+  return def.execute;
 }
 
 /**
@@ -93,11 +126,13 @@ export function defineTool<I, O>(def: ToolDefinitionInput<I, O>): ToolDefinition
     ]);
   }
   const stateChanging = def.stateChanging ?? true;
-  const retrySafety: RetrySafety<I> =
+  const retrySafety: RetrySafety<I, O> =
     def.retrySafety ?? (stateChanging ? { kind: 'none' } : { kind: 'read-only' });
+  const execute = executeOf(String(def.name), def, retrySafety);
   const input = z.preprocess((args) => normalizeStrictNulls(object, args), def.input);
   const full: ToolDefinition<I, O> = {
     ...def,
+    execute,
     input,
     scopes: Object.freeze([...def.scopes]),
     destructive: def.destructive ?? false,

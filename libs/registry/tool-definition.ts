@@ -3,15 +3,51 @@ import type { Backoff } from '../core/backoff.js';
 import type { ExecutionContext, Principal, StatusCheckAnswer } from '../core/types.js';
 
 /** How a tool is made safe to run again when an earlier attempt's outcome is unknown. */
-export type RetrySafety<I> =
+export type RetrySafety<I, O = unknown> =
   /** No side effects: always safe to re-run. */
   | { readonly kind: 'read-only' }
   /** The downstream deduplicates on the idempotency key we forward (`ToolInvocation.idempotencyKey`). */
   | { readonly kind: 'forwards-key' }
-  /** The downstream has no key, but its state can be queried by a natural key. */
-  | { readonly kind: 'status-check'; readonly check: StatusCheck<I> }
+  /** The downstream has no key, but its state can be queried: see {@link StatusCheckSafety}. */
+  | StatusCheckSafety<I, O>
   /** Nothing makes it safe: an unknown outcome is UNRESOLVED and goes to reconciliation. */
   | { readonly kind: 'none' };
+
+/**
+ * A downstream without idempotency keys whose state can be asked. The tool declares the question and
+ * the effect separately, and the executor runs the protocol between them (`libs/guards/execute.ts`):
+ * `check` first; `apply` only after a decisive "not applied", and only right after the executor has
+ * verified that it still holds the call's lease (the fence); after an `apply` whose outcome is
+ * unknown, `check` again until its answer is decisive. The rules a tool author relies on are in
+ * ARCHITECTURE.md, "Status checks: when is “not applied” true?".
+ */
+export interface StatusCheckSafety<I, O = unknown> {
+  readonly kind: 'status-check';
+  /**
+   * Read-only: does this call's effect exist? Answer `not-applied` only when that is certain — no
+   * send of this call can still land (the downstream reports a final state, or every send's
+   * deadline has passed); answer `unknown` while it is not. Throwing a `callerError` refuses the
+   * call without sending (e.g. the natural key already holds a different effect); any other throw
+   * counts as `unknown`. `inv.attempt` is the number of sends this execution made before the check
+   * (0: none yet).
+   */
+  readonly check: StatusCheck<I>;
+  /**
+   * The effect: one request to the downstream, sent at once (no waiting before it: a pause there is
+   * a pause after the fence). Pass `inv.effectDeadlineMs` on when the downstream can be told a
+   * deadline: that turns the fence into one no pause of this process can break. Never retries by
+   * itself; the executor decides.
+   */
+  readonly apply: (args: I, inv: ToolInvocation) => Promise<O>;
+  /**
+   * How long after a send ended (answered, abandoned at its timeout, or taken over from a stopped
+   * executor) a `not-applied` answer becomes trustworthy: the longest the downstream may still be
+   * working on a request its caller stopped waiting for. Earlier, `not-applied` is treated as
+   * `unknown`. Default 0: the check's own answer is authoritative (it answers `unknown` itself
+   * until it can tell, as `StatusCheckAdapter` does from the ledger of send deadlines).
+   */
+  readonly settleMs?: number;
+}
 
 /** Asks the downstream whether the effect of this call exists. Must itself be read-only. */
 export type StatusCheck<I> = (args: I, inv: ToolInvocation) => Promise<StatusCheckAnswer>;
@@ -53,9 +89,17 @@ export interface ToolInvocation {
    * on. By then the call's idempotency lease may have run out and another executor taken the call
    * over. Call it right before an effect the downstream cannot deduplicate (tools made safe by a
    * status check): it closes that window to the few instructions between the check and the request.
-   * Tools that forward their idempotency key need not; the downstream's dedupe fences them.
+   * Tools that forward their idempotency key need not; the downstream's dedupe fences them. It also
+   * throws once the call's idempotency lease has run out by this process's clock.
    */
   readonly assertLive: () => void;
+  /**
+   * Epoch ms, by this process's clock: the latest instant at which this attempt's effect may still
+   * be applied — the earlier of the attempt's time limit and the end of the call's idempotency lease
+   * (after which another executor may take the call over). A downstream that can be told to refuse a
+   * request after a deadline should be given this one. Undefined for read-only tools (no lease).
+   */
+  readonly effectDeadlineMs?: number;
 }
 
 /**
@@ -92,7 +136,7 @@ export interface ToolDefinition<I = unknown, O = unknown> {
   readonly conflictKey?: (args: I, ctx: ExecutionContext) => string;
   readonly timeoutMs: number;
   readonly retry: RetryPolicy;
-  readonly retrySafety: RetrySafety<I>;
+  readonly retrySafety: RetrySafety<I, O>;
   /** Breaker and outbound-limiter group shared by every tool calling the same downstream. */
   readonly downstream?: string;
   /** Argument fields the audit record may keep verbatim; all others are recorded as redacted. */
@@ -106,6 +150,7 @@ export interface ToolDefinition<I = unknown, O = unknown> {
    * task only when the result is late.
    */
   readonly longRunning?: LongRunning;
+  /** Runs the tool once. For a status-check tool it is its `retrySafety.apply`. */
   readonly execute: (args: I, inv: ToolInvocation) => Promise<O>;
 }
 

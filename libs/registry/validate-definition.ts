@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ToolDefinitionError } from './definition-error.js';
 import { isSemver } from './semver.js';
-import type { ToolDefinition } from './tool-definition.js';
+import type { StatusCheckSafety, ToolDefinition } from './tool-definition.js';
 import { isValidToolName } from './tool-name.js';
 import { inputObjectOf, isZodSchema } from './zod-introspect.js';
 
@@ -64,8 +64,31 @@ function retryProblems(def: ToolDefinition<unknown, unknown>): string[] {
       `a tool with stateChanging=false must have retrySafety 'read-only' (got '${retrySafety.kind}').`,
     );
   }
-  if (retrySafety.kind === 'status-check' && typeof retrySafety.check !== 'function') {
-    problems.push("retrySafety 'status-check' needs a check function.");
+  if (retrySafety.kind === 'status-check') problems.push(...statusCheckProblems(def, retrySafety));
+  return problems;
+}
+
+/**
+ * A status-check tool's effect must be fenceable: the executor calls `apply` itself, right after
+ * checking its lease, so `execute` must be that very function (defineTool sets it so).
+ */
+function statusCheckProblems(
+  def: ToolDefinition<unknown, unknown>,
+  safety: StatusCheckSafety<unknown, unknown>,
+): string[] {
+  const problems: string[] = [];
+  if (typeof safety.check !== 'function') problems.push("retrySafety 'status-check' needs a check function.");
+  if (typeof safety.apply !== 'function') {
+    problems.push(
+      "retrySafety 'status-check' needs an apply function (the one request that makes the effect).",
+    );
+  } else if (def.execute !== safety.apply) {
+    problems.push(
+      "a status-check tool's execute must be its retrySafety.apply: the executor fences the effect only there.",
+    );
+  }
+  if (safety.settleMs !== undefined && !(Number.isFinite(safety.settleMs) && safety.settleMs >= 0)) {
+    problems.push(`retrySafety.settleMs must be a finite number >= 0 (got ${String(safety.settleMs)}).`);
   }
   return problems;
 }

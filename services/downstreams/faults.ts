@@ -13,7 +13,8 @@ import { seededRandom } from './seeded-random.js';
 export type Fault = 'fail' | 'hang' | 'lose-response';
 
 interface PlannedFault {
-  readonly fault: Fault;
+  /** `none`: a request planned to be handled normally, so the faults planned after it wait their turn. */
+  readonly fault: Fault | 'none';
   readonly silently: boolean;
 }
 
@@ -65,6 +66,11 @@ export class FaultInjector {
     this.#clock = options.clock;
     this.#random = seededRandom(options.seed ?? 1);
     this.#hangLimitMs = options.hangLimitMs ?? 60_000;
+  }
+
+  /** The next `n` requests are handled normally; faults planned after them meet the requests after. */
+  passNext(n = 1): this {
+    return this.#plan('none', n);
   }
 
   /** The next `n` requests are answered 503 without being applied. */
@@ -136,7 +142,9 @@ export class FaultInjector {
   async around<T>(operation: string, signal: AbortSignal | undefined, apply: () => Promise<T>): Promise<T> {
     this.#received.set(operation, (this.#received.get(operation) ?? 0) + 1);
     const next = this.#next();
-    if (next !== undefined) this.#applied.set(next.fault, (this.#applied.get(next.fault) ?? 0) + 1);
+    if (next !== undefined && next.fault !== 'none') {
+      this.#applied.set(next.fault, (this.#applied.get(next.fault) ?? 0) + 1);
+    }
     if (this.#delayMs > 0) await this.#clock.sleep(this.#delayMs, signal);
     switch (next?.fault) {
       case 'fail':
@@ -158,7 +166,7 @@ export class FaultInjector {
     throw Object.assign(new Error('request timed out'), { code: 'ETIMEDOUT' });
   }
 
-  #plan(fault: Fault, n: number, silently = false): this {
+  #plan(fault: PlannedFault['fault'], n: number, silently = false): this {
     if (!Number.isInteger(n) || n < 0) throw new RangeError(`count must be a non-negative integer, got ${n}`);
     for (let i = 0; i < n; i++) this.#planned.push({ fault, silently });
     return this;

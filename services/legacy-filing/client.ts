@@ -7,6 +7,7 @@ import {
   isoFromLegacyTimestamp,
   legacyLookupAnswer,
   legacySubmitAnswer,
+  legacyTimestampMs,
   type LegacyFilingRecord,
   type LegacyFormCode,
 } from './wire.js';
@@ -97,8 +98,11 @@ export class LegacyFilingClient {
     return answer.Filings.map(modernRecord);
   }
 
-  /** Files once. Not idempotent: a second call files a second time. Rejections throw CALLER_ERROR. */
-  async submit(filing: FilingSubmission, signal?: AbortSignal): Promise<FilingRecord> {
+  /**
+   * Files once. Not idempotent: a second call files a second time. Rejections throw CALLER_ERROR.
+   * With `notAfterMs`, the service records the filing only if it can by then (its `ExpiresAt`).
+   */
+  async submit(filing: FilingSubmission, notAfterMs?: number, signal?: AbortSignal): Promise<FilingRecord> {
     const answer = await this.#rest.request({
       method: 'POST',
       path: '/filings',
@@ -109,6 +113,7 @@ export class LegacyFilingClient {
         FormType: FORM_CODE[filing.formType],
         Period: legacyPeriod(filing.period),
         AmountCents: filing.amountCents,
+        ...(notAfterMs === undefined ? {} : { ExpiresAt: legacyTimestampMs(notAfterMs) }),
       },
       auth: { kind: 'none' },
       response: legacySubmitAnswer,

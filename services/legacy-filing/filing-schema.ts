@@ -20,8 +20,27 @@ CREATE TABLE IF NOT EXISTS legacy_filings (
   period          text        NOT NULL,
   amount_cents    bigint      NOT NULL,
   status          text        NOT NULL DEFAULT 'RECEIVED',
-  received_at     timestamptz NOT NULL
+  received_at     timestamptz NOT NULL,
+  expires_at      timestamptz
 );
+ALTER TABLE legacy_filings ADD COLUMN IF NOT EXISTS expires_at timestamptz;
+CREATE OR REPLACE FUNCTION legacy_filings_not_expired() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.expires_at IS NOT NULL AND clock_timestamp() > NEW.expires_at THEN
+    RAISE EXCEPTION 'submission expired before it could be recorded' USING ERRCODE = 'LF001';
+  END IF;
+  RETURN NULL;
+END $$;
+DO $$
+BEGIN
+  IF NOT EXISTS (
+    SELECT 1 FROM pg_trigger
+     WHERE tgname = 'legacy_filings_not_expired' AND tgrelid = 'legacy_filings'::regclass
+  ) THEN
+    CREATE CONSTRAINT TRIGGER legacy_filings_not_expired AFTER INSERT ON legacy_filings
+      DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION legacy_filings_not_expired();
+  END IF;
+END $$;
 CREATE INDEX IF NOT EXISTS legacy_filings_natural_key ON legacy_filings (tenant_id, filer_id, form_type, period);
 CREATE INDEX IF NOT EXISTS legacy_filings_period ON legacy_filings (tenant_id, period);
 `;

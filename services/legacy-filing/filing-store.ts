@@ -35,8 +35,10 @@ const COLUMNS =
   'confirmation_no, tenant_id, filer_id, filer_name, form_type, period, amount_cents, received_at';
 
 /**
- * Inserts `filing` unless the service's commit window (measured from `receivedAtMs`) has passed by
- * the time it is ready to commit — then it rolls back and stores nothing. This is the guarantee a
+ * Inserts `filing` unless the service's commit window (measured from `receivedAtMs`) or the
+ * submission's own deadline (`expiresAtMs`) has passed by the time it is ready to commit — then it
+ * rolls back and stores nothing. The deadline is checked once more by the database itself at COMMIT
+ * (a deferred constraint trigger), so a commit that reaches it late, however late, is refused. This is the guarantee a
  * caller's status check relies on: a submission is committed within the window, or never. The
  * statement timeout is set to what is left of the window, so a blocked insert gives up too.
  * `beforeInsert` runs inside the transaction (the fault injector's slow-down).
@@ -47,11 +49,14 @@ export async function insertWithinWindow(
   opts: {
     readonly receivedAtMs: number;
     readonly commitWindowMs: number;
+    /** The submission's own deadline: not recorded after it, checked again by the database at commit. */
+    readonly expiresAtMs?: number;
     readonly clock: Clock;
     readonly beforeInsert?: () => Promise<void>;
   },
 ): Promise<InsertResult> {
-  const left = (): number => opts.receivedAtMs + opts.commitWindowMs - opts.clock.now();
+  const endsAtMs = Math.min(opts.receivedAtMs + opts.commitWindowMs, opts.expiresAtMs ?? Infinity);
+  const left = (): number => endsAtMs - opts.clock.now();
   if (left() <= 0) return { kind: 'abandoned' };
   const client = await pool.connect();
   let broken = false;
@@ -60,8 +65,8 @@ export async function insertWithinWindow(
     await client.query("SELECT set_config('statement_timeout', $1, true)", [String(Math.max(1, left()))]);
     await opts.beforeInsert?.();
     const { rows } = await client.query<Row>(
-      `INSERT INTO legacy_filings (tenant_id, filer_id, filer_name, form_type, period, amount_cents, received_at)
-       VALUES ($1, $2, $3, $4, $5, $6, to_timestamp($7::double precision / 1000))
+      `INSERT INTO legacy_filings (tenant_id, filer_id, filer_name, form_type, period, amount_cents, received_at, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, to_timestamp($7::double precision / 1000), to_timestamp($8::double precision / 1000))
        RETURNING ${COLUMNS}`,
       [
         filing.TenantId,
@@ -71,6 +76,7 @@ export async function insertWithinWindow(
         filing.Period,
         filing.AmountCents,
         opts.receivedAtMs,
+        opts.expiresAtMs ?? null,
       ],
     );
     if (left() <= 0) {
@@ -83,13 +89,18 @@ export async function insertWithinWindow(
     await client.query('ROLLBACK').catch(() => {
       broken = true;
     });
-    // A statement cancelled by the window's timeout is an abandoned submission, not a crash.
-    if ((err as { code?: unknown }).code === '57014') return { kind: 'abandoned' };
+    // A statement cancelled by the window's timeout, or a commit refused past the submission's
+    // deadline, is an abandoned submission, not a crash.
+    const code = (err as { code?: unknown }).code;
+    if (code === '57014' || code === EXPIRED_AT_COMMIT) return { kind: 'abandoned' };
     throw err;
   } finally {
     client.release(broken);
   }
 }
+
+/** The SQLSTATE of the commit-time deadline check (`legacy_filings_not_expired`). */
+const EXPIRED_AT_COMMIT = 'LF001';
 
 /** Every filing under `key`, oldest first. */
 export async function filingsByNaturalKey(pool: pg.Pool, key: FilingKey): Promise<LegacyFilingRecord[]> {

@@ -55,7 +55,8 @@ const MAX_BODY_BYTES = 64 * 1024;
  * A fake legacy filing service on real HTTP, backed by Postgres. Two endpoints and nothing else —
  * no idempotency keys, no request ids:
  * - `POST /filings`: validates (business faults answer HTTP 200 `{"Result":"REJECTED",
- *   "FaultCode":…}`, the legacy way), commits the filing within the commit window or abandons it
+ *   "FaultCode":…}`, the legacy way), commits the filing within the commit window — and before the
+ *   request's own `ExpiresAt`, when it has one, checked by the database at commit — or abandons it
  *   (then 503, or nothing if the caller already left), and answers 201 `{"Result":"ACCEPTED",
  *   "Filing":…}`. Faults: `drop-after-commit` destroys the socket AFTER the commit (the filing
  *   exists, the caller never hears); `drop-before-commit` destroys it before doing anything;
@@ -106,6 +107,7 @@ export async function startLegacyFilingServer(
     const result = await insertWithinWindow(options.pool, checked.filing, {
       receivedAtMs,
       commitWindowMs: options.commitWindowMs,
+      ...(checked.expiresAtMs === undefined ? {} : { expiresAtMs: checked.expiresAtMs }),
       clock,
       ...(fault === 'slow' && slowMs > 0 ? { beforeInsert: () => clock.sleep(slowMs) } : {}),
     });

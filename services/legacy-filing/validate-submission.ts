@@ -4,6 +4,7 @@ import {
   LEGACY_FORM_CODES,
   LEGACY_PERIOD,
   legacySubmitBody,
+  msFromLegacyTimestampMs,
   type LegacyFaultCode,
 } from './wire.js';
 
@@ -18,7 +19,7 @@ export function validateSubmission(
   body: unknown,
   nowMs: number,
 ):
-  | { readonly ok: true; readonly filing: NewFiling }
+  | { readonly ok: true; readonly filing: NewFiling; readonly expiresAtMs?: number }
   | { readonly ok: false; readonly fault: LegacyFaultCode } {
   const parsed = legacySubmitBody.safeParse(body);
   if (!parsed.success || parsed.data.TenantId.length === 0) return { ok: false, fault: 'F100' };
@@ -34,7 +35,14 @@ export function validateSubmission(
   }
   const name = b.FilerName.trim();
   if (name.length === 0 || name.length > 120) return { ok: false, fault: 'F105' };
-  return { ok: true, filing: { ...b, FilerName: name } };
+  const expiresAtMs = b.ExpiresAt === undefined ? undefined : msFromLegacyTimestampMs(b.ExpiresAt);
+  if (b.ExpiresAt !== undefined && expiresAtMs === undefined) return { ok: false, fault: 'F100' };
+  const { ExpiresAt: _expires, ...fields } = b;
+  return {
+    ok: true,
+    filing: { ...fields, FilerName: name },
+    ...(expiresAtMs === undefined ? {} : { expiresAtMs }),
+  };
 }
 
 /** Filing opens for a quarter once it has begun; earlier quarters stay open. */

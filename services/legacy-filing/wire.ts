@@ -33,6 +33,12 @@ export const legacySubmitBody = z.object({
   FormType: z.string(),
   Period: z.string(),
   AmountCents: z.number(),
+  /**
+   * Optional: the instant after which the service must not record this submission, as a UTC stamp
+   * with milliseconds (`YYYYMMDDhhmmssfff`). A submission the service cannot record by then is
+   * abandoned, however late it got to it — what makes a caller's "not found" after it trustworthy.
+   */
+  ExpiresAt: z.string().optional(),
 });
 export type LegacySubmitBody = z.infer<typeof legacySubmitBody>;
 
@@ -66,6 +72,22 @@ export const LEGACY_KEY_PARAMS = ['TenantId', 'FilerId', 'FormType', 'Period'] a
 /** `YYYYMMDDhhmmss` in UTC. */
 export function legacyTimestamp(ms: number): string {
   return new Date(ms).toISOString().replace(/[-:T]/g, '').slice(0, 14);
+}
+
+/** `YYYYMMDDhhmmssfff` in UTC: a legacy timestamp with milliseconds. */
+export function legacyTimestampMs(ms: number): string {
+  return new Date(ms)
+    .toISOString()
+    .replace(/[-:T.Z]/g, '')
+    .slice(0, 17);
+}
+
+/** Epoch ms from `YYYYMMDDhhmmssfff`; undefined when it is not one. */
+export function msFromLegacyTimestampMs(stamp: string): number | undefined {
+  const m = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(\d{3})$/.exec(stamp);
+  if (m === null) return undefined;
+  const ms = Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!, +m[7]!);
+  return Number.isFinite(ms) ? ms : undefined;
 }
 
 /** ISO 8601 from a legacy timestamp. */

@@ -12,7 +12,9 @@ import { LEDGER_APPEND, type LedgerAppendArgs } from './ledger-append.js';
  * - `append_keyed` (forwards-key): the downstream dedupes on the forwarded idempotency key (a unique
  *   column), as a payment API does: a second run returns the first effect's row;
  * - `append_checked` (status-check): always a new effect row, but the status check finds the
- *   effect of a call by its ref, so a take-over that asks first does not repeat it.
+ *   effect of a call by its ref, so a take-over that asks first does not repeat it. Its apply is one
+ *   statement that does its work at the database and never calls `assertLive()`: what keeps it at
+ *   one effect is the executor's own fence.
  *
  * All three are state-changing, serialized per `key`, and spend from a generous per-tenant rate
  * limit (so every call also takes from the shared limiter in Redis).
@@ -97,26 +99,45 @@ export function safetyLedgerTools(pool: pg.Pool, options: SafetyLedgerOptions): 
         return { key: args.key, seq: args.seq, row: Number(rows[0]!.id) };
       },
     }) as unknown as ToolDefinition;
+  const checked = defineTool({
+    name: 'append_checked',
+    ...LEDGER_APPEND,
+    timeoutMs: options.timeoutMs,
+    rateLimit: { capacity: 100_000, refillPerSecond: 10_000, per: ['tenant'] },
+    retrySafety: {
+      kind: 'status-check',
+      check: async (args: LedgerAppendArgs) => {
+        const { rows } = await pool.query<{ id: string; key: string; seq: number }>(
+          'SELECT id, key, seq FROM effects WHERE tool = $1 AND call_ref = $2 ORDER BY id LIMIT 1',
+          ['append_checked', args.ref],
+        );
+        const row = rows[0];
+        return row === undefined
+          ? { state: 'not-applied' }
+          : { state: 'applied', result: { key: row.key, seq: row.seq, row: Number(row.id) } };
+      },
+      // One request, sent at once; the work happens at the downstream (the database sleeps, then
+      // writes). No assertLive() on purpose: the executor's fence alone must keep it at one effect.
+      // The statement's work (workMs) is well inside the tool's timeout, so a request its caller
+      // abandoned is over a timeout after it ended: that is the settle window.
+      apply: async (args: LedgerAppendArgs) => {
+        const { rows } = await pool.query<{ id: string }>(
+          `WITH pause AS (SELECT pg_sleep($6::double precision / 1000)),
+                counted AS (
+                  INSERT INTO effect_invocations (tool, call_ref, pid) SELECT $1, $4, $5 FROM pause)
+           INSERT INTO effects (tool, key, seq, call_ref, pid)
+           SELECT $1, $2, $3, $4, $5 FROM pause RETURNING id`,
+          ['append_checked', args.key, args.seq, args.ref, process.pid, options.workMs],
+        );
+        return { key: args.key, seq: args.seq, row: Number(rows[0]!.id) };
+      },
+      settleMs: options.timeoutMs,
+    },
+  }) as unknown as ToolDefinition;
   return [
     tool('append_plain', { kind: 'none' }, false),
     tool('append_keyed', { kind: 'forwards-key' }, true),
-    tool(
-      'append_checked',
-      {
-        kind: 'status-check',
-        check: async (args) => {
-          const { rows } = await pool.query<{ id: string; key: string; seq: number }>(
-            'SELECT id, key, seq FROM effects WHERE tool = $1 AND call_ref = $2 ORDER BY id LIMIT 1',
-            ['append_checked', args.ref],
-          );
-          const row = rows[0];
-          return row === undefined
-            ? { state: 'not-applied' }
-            : { state: 'applied', result: { key: row.key, seq: row.seq, row: Number(row.id) } };
-        },
-      },
-      false,
-    ),
+    checked,
   ];
 }
 

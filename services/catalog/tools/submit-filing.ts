@@ -5,7 +5,6 @@ import {
   StatusCheckAdapter,
   type StatusCheckTiming,
   type StatusCheckedSystem,
-  type SubmitPath,
 } from '../../../libs/integrations/status-check-adapter.js';
 import type { SubmissionLedger } from '../../../libs/integrations/submission-ledger.js';
 import type { Clock } from '../../../libs/core/clock.js';
@@ -70,20 +69,14 @@ export type SubmitFilingInput = z.infer<typeof input>;
 export type SubmitFilingOutput = z.infer<typeof output>;
 
 /**
- * Timing for the fake legacy filing service's documented behaviour: it commits a submission within
- * 2 s of receiving it or abandons it (its LEGACY_FILING_COMMIT_WINDOW_MS default). A real system's
- * window comes from its operators; getting it wrong in the short direction is what would make a
- * "not found" lie, so round it up.
+ * Timing for the fake legacy filing service: a submission is given 5 s to be recorded (the service
+ * honours the deadline it is sent with), "not found" is believed 500 ms past it (the clocks of this
+ * process and the service's database may differ by that much), and a lookup gets 2 s.
  */
 export const LEGACY_FILING_TIMING: StatusCheckTiming = {
   lookupTimeoutMs: 2_000,
   submitTimeoutMs: 5_000,
-  commitWindowMs: 2_000,
   settleMarginMs: 500,
-  firstPollDelayMs: 200,
-  maxPollDelayMs: 1_600,
-  pollBudgetMs: 6_000,
-  resubmits: 1,
 };
 
 /** What `submit_filing` needs. */
@@ -97,38 +90,31 @@ export interface SubmitFilingDeps {
   readonly logger?: Logger;
 }
 
-const PATH_TO_CONFIRMED: Readonly<Record<SubmitPath, (typeof CONFIRMED_BY)[number]>> = {
-  'already-applied': 'earlier_filing',
-  submitted: 'submission',
-  'confirmed-by-status-check': 'status_check',
-  resubmitted: 'resubmission',
-};
-
 /**
  * `submit_filing` (state-changing, destructive: a filed return cannot be withdrawn): files one return
  * with the legacy filing service, which has no idempotency keys.
  *
- * - Retry safety `status-check` by the natural key (tenant, filer, form, period): before filing it
- *   looks for the same return and returns it instead of filing twice; a lost answer is settled by
- *   polling the status with backoff; a send proven absent after the service's commit window is sent
- *   once more; an outcome still unknown is UNRESOLVED — never "failed" — and the same check settles
- *   it later (the pipeline's final check, then the reconciler). See `StatusCheckAdapter`.
+ * - Retry safety `status-check` by the natural key (tenant, filer, form, period), run by the
+ *   executor: it looks for the same return first and returns it instead of filing twice; a lost
+ *   answer is settled by looking again until the answer is certain; a send proven absent is sent
+ *   once more (two attempts); an outcome still unknown is UNRESOLVED — never "failed" — and the same
+ *   check settles it later (the reconciler). Every submission carries a deadline the service
+ *   honours, so "not found" after it is the truth. See `StatusCheckAdapter`.
  * - Serialized per natural key (conflict key `<tenant>:filing:<filer>:<form>:<period>`): two calls
- *   for one return never race past the pre-check together.
+ *   for one return never race past the check together.
  * - A return already filed with a different amount is refused (CALLER_ERROR, not retryable): this
  *   tool does not amend.
- * - Tenant from the verified context only. Timeout: the adapter's worst case plus 1 s, so the
- *   pipeline never cuts a poll short inside the commit window. One pipeline attempt: the adapter
- *   owns the retries.
+ * - Tenant from the verified context only. Timeout: the adapter's longest request plus 1 s.
  */
 export function submitFilingTool(
   deps: SubmitFilingDeps,
 ): ToolDefinition<SubmitFilingInput, SubmitFilingOutput> {
   const system: StatusCheckedSystem<FilingSubmission, FilingRecord> = {
     lookup: (req, signal) => deps.client.lookup(req, signal),
-    submit: (req, signal) => deps.client.submit(req, signal),
+    submit: (req, notAfterMs, signal) => deps.client.submit(req, notAfterMs, signal),
     // The natural key says which return; the amount says whether it is this one.
     isSameEffect: (req, rec) => rec.amountCents === req.amountCents,
+    naturalKey: (req) => `${req.tenant}:${req.filerId}:${req.formType}:${req.period}`,
     conflict: (req, existing) =>
       new ToolgateError(
         'CALLER_ERROR',
@@ -167,26 +153,24 @@ export function submitFilingTool(
     retrySafety: {
       kind: 'status-check',
       check: async (args, inv) => {
-        const answer = await adapter.check(submission(args, inv.ctx.tenant), inv.idempotencyKey, inv.signal);
-        return answer.state === 'applied'
-          ? { state: 'applied', result: toOutput(answer.record, 'status_check', false) }
-          : answer;
+        const answer = await adapter.check(submission(args, inv.ctx.tenant), inv);
+        if (answer.state !== 'applied') return answer;
+        // inv.attempt: how many sends this execution made before the check.
+        const via =
+          inv.attempt === 0 ? 'earlier_filing' : inv.attempt === 1 ? 'status_check' : 'resubmission';
+        return { state: 'applied', result: toOutput(answer.record, via, inv.attempt === 0) };
+      },
+      apply: async (args, inv) => {
+        const record = await adapter.apply(submission(args, inv.ctx.tenant), inv);
+        return toOutput(record, inv.attempt === 1 ? 'submission' : 'resubmission', false);
       },
     },
     downstream: LEGACY_FILING_DOWNSTREAM,
     timeoutMs: adapter.worstCaseMs() + 1_000,
-    retry: { maxAttempts: 1 },
+    // A second attempt only ever follows a status check that proved the first absent.
+    retry: { maxAttempts: 2, baseDelayMs: 200, maxDelayMs: 1_000 },
     auditFields: ['filer_id', 'form_type', 'period', 'amount'],
     cost: { tokensIn: 120, tokensOut: 70 },
-    execute: async (args, inv) => {
-      const done = await adapter.submit(
-        submission(args, inv.ctx.tenant),
-        inv.idempotencyKey,
-        inv.signal,
-        inv.assertLive,
-      );
-      return toOutput(done.record, PATH_TO_CONFIRMED[done.path], done.path === 'already-applied');
-    },
   });
 }
 

@@ -49,7 +49,7 @@ function toOutput(movement: StockMovement): UpdateInventoryOutput {
  * never overlap: the conflict key `<tenant>:inventory:<sku>` makes toolgate run them one at a time,
  * in order, while other SKUs proceed in parallel. The service does not deduplicate, but it records
  * the reference (toolgate's idempotency key) with each movement, so retry safety is `status-check`:
- * after an unknown outcome the movement is looked up before any retry.
+ * the executor looks the movement up before sending and after an unknown outcome, before any retry.
  */
 export function updateInventoryTool(deps: {
   readonly inventory: InventoryApi;
@@ -59,6 +59,34 @@ export function updateInventoryTool(deps: {
     return movement === undefined
       ? { state: 'not-applied' }
       : { state: 'applied', result: toOutput(movement) };
+  };
+  const apply = async (args: UpdateInventoryInput, inv: ToolInvocation): Promise<UpdateInventoryOutput> => {
+    const movement = await callDownstream(
+      () =>
+        deps.inventory.adjust(
+          {
+            tenant: inv.ctx.tenant,
+            sku: args.sku,
+            delta: args.delta,
+            reason: args.reason,
+            reference: inv.idempotencyKey,
+          },
+          inv.signal,
+        ),
+      (reason, details) => {
+        if (reason === 'unknown_sku') {
+          return { message: `There is no SKU ${args.sku}.`, suggestedFix: 'Use a SKU from lookup_order.' };
+        }
+        if (reason === 'insufficient_stock') {
+          return {
+            message: `Only ${String(details.on_hand ?? 0)} units of ${args.sku} are in stock; removing ${-args.delta} would go below zero.`,
+            suggestedFix: 'Remove at most the units on hand, or ask for a recount.',
+          };
+        }
+        return undefined;
+      },
+    );
+    return toOutput(movement);
   };
   return defineTool({
     name: 'update_inventory',
@@ -72,40 +100,14 @@ export function updateInventoryTool(deps: {
     stateChanging: true,
     authorize: (principal: Principal) => INVENTORY_ROLES.some((role) => hasRole(principal, role)),
     conflictKey: (args, ctx) => `${ctx.tenant}:inventory:${args.sku}`,
-    retrySafety: { kind: 'status-check', check },
+    // A request the service is still working on when its caller gives up ends within its 2 s limit:
+    // "no such movement" is believed only after that.
+    retrySafety: { kind: 'status-check', check, apply, settleMs: 2_000 },
     downstream: 'inventory',
     timeoutMs: 2_000,
     retry: { maxAttempts: 2, baseDelayMs: 200, maxDelayMs: 1_000 },
     auditFields: ['sku', 'delta', 'reason'],
     rateLimit: { capacity: 20, refillPerSecond: 2, per: ['principal'] },
     cost: { tokensIn: 80, tokensOut: 40 },
-    execute: async (args, inv) => {
-      const movement = await callDownstream(
-        () =>
-          deps.inventory.adjust(
-            {
-              tenant: inv.ctx.tenant,
-              sku: args.sku,
-              delta: args.delta,
-              reason: args.reason,
-              reference: inv.idempotencyKey,
-            },
-            inv.signal,
-          ),
-        (reason, details) => {
-          if (reason === 'unknown_sku') {
-            return { message: `There is no SKU ${args.sku}.`, suggestedFix: 'Use a SKU from lookup_order.' };
-          }
-          if (reason === 'insufficient_stock') {
-            return {
-              message: `Only ${String(details.on_hand ?? 0)} units of ${args.sku} are in stock; removing ${-args.delta} would go below zero.`,
-              suggestedFix: 'Remove at most the units on hand, or ask for a recount.',
-            };
-          }
-          return undefined;
-        },
-      );
-      return toOutput(movement);
-    },
   });
 }

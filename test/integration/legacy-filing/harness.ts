@@ -21,12 +21,7 @@ import { memoryPipeline } from '../../helpers/memory-pipeline.js';
 export const FAST_TIMING: StatusCheckTiming = {
   lookupTimeoutMs: 2_000,
   submitTimeoutMs: 1_000,
-  commitWindowMs: 1_000,
   settleMarginMs: 250,
-  firstPollDelayMs: 50,
-  maxPollDelayMs: 400,
-  pollBudgetMs: 1_500,
-  resubmits: 1,
 };
 
 /** The fake legacy service on real HTTP over its own Postgres schema, and submit_filing in a pipeline. */
@@ -43,7 +38,7 @@ export interface LegacyStack {
 export async function legacyStack(opts: {
   readonly faults: LegacyFaultRates;
   readonly seed: number;
-  /** The service's own commit window; the adapter assumes `timing.commitWindowMs`. */
+  /** The service's own commit window, counted from when it gets to a request. Default 1 s. */
   readonly serviceWindowMs?: number;
   readonly slowMs?: number;
   readonly timing?: StatusCheckTiming;
@@ -63,7 +58,7 @@ export async function legacyStack(opts: {
   });
   const server = await startLegacyFilingServer({
     pool: servicePool,
-    commitWindowMs: opts.serviceWindowMs ?? timing.commitWindowMs,
+    commitWindowMs: opts.serviceWindowMs ?? 1_000,
     faults: new LegacyFaults(opts.faults, opts.seed),
     slowMs: opts.slowMs ?? 0,
     clock: systemClock,

@@ -24,16 +24,8 @@ describe('submit_filing under mixed legacy faults', () => {
       faults: { dropAfterCommit: 0.15, dropBeforeCommit: 0.2, slow: 0.15 },
       seed: 7,
       slowMs: 450,
-      timing: {
-        lookupTimeoutMs: 2_000,
-        submitTimeoutMs: 300,
-        commitWindowMs: 600,
-        settleMarginMs: 250,
-        firstPollDelayMs: 50,
-        maxPollDelayMs: 400,
-        pollBudgetMs: 1_500,
-        resubmits: 1,
-      },
+      serviceWindowMs: 600,
+      timing: { lookupTimeoutMs: 2_000, submitTimeoutMs: 300, settleMarginMs: 250 },
     });
   });
   afterAll(async () => {

@@ -101,7 +101,7 @@ describe('submit_filing when the outcome cannot be checked', () => {
     stack.server.faults.setRates({});
     expect(run.result.outcome).toBe('EXECUTION_ERROR');
     expect(run.result.error).toMatchObject({ code: 'SERVER_ERROR', retryable: true });
-    expect(run.result.error?.message).toMatch(/nothing was submitted/);
+    expect(run.result.error?.message).toMatch(/nothing was sent/);
     expect((await stack.rowsByKey()).get(legacyKey(args))).toBeUndefined();
     expect(stack.server.stats().submits).toBe(submitsBefore);
   });

@@ -52,14 +52,16 @@ describe('update_inventory', () => {
 
   it('a lost answer is settled by the status check: applied once, not retried', async () => {
     h = storeHarness();
-    h.downstreams.faults.inventory.loseResponseNext(1);
+    // The check before sending is answered; the adjustment's answer is lost.
+    h.downstreams.faults.inventory.passNext(1).loseResponseNext(1);
     const { result, audit } = await h.run(adjust('SKU-21', -1, 'damaged'), ctxFor(supportDesk));
     expect(result.outcome).toBe('SUCCESS');
     expect(result.toolInvocations).toBe(1);
     expect(result.payload).toMatchObject({ sku: 'SKU-21', on_hand: 5 });
     expect(await onHand('SKU-21')).toBe(5);
     expect(h.downstreams.faults.inventory.received('adjust')).toBe(1);
-    expect(h.downstreams.faults.inventory.received('findMovement')).toBe(1);
+    // Once before sending (nothing there), once after the lost answer (found).
+    expect(h.downstreams.faults.inventory.received('findMovement')).toBe(2);
     expect(audit.decisions.find((d) => d.stage === 'execute')?.reason).toMatch(/status check/);
   });
 

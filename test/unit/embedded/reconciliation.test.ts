@@ -24,8 +24,10 @@ describe('embedded toolgate: an unknown outcome is reconciled, not reported as f
   it('a stock change whose answer and first status check were lost is UNRESOLVED, then settled as applied', async () => {
     const resolutions: ToolCallResolution[] = [];
     const tg = await started({ checkScheduleMs: [50, 100], onResolution: (r) => resolutions.push(r) });
-    // The adjustment is applied but never answered; the status check before the retry hangs too.
-    tg.downstreams.faults.inventory.loseResponseNext(1, { silently: true }).hangNext(1);
+    // The check before sending is answered; the adjustment is applied but never answered; the
+    // status checks after it hang for as long as the executor keeps asking (the third, if the
+    // executor gets to it, meets the reconciler's first check instead: it asks again on schedule).
+    tg.downstreams.faults.inventory.passNext(1).loseResponseNext(1, { silently: true }).hangNext(3);
     const outcome = await tg.client.runTurn(
       openAITurn('rec', [
         { tool: 'update_inventory', args: { sku: 'SKU-21', delta: -1, reason: 'damaged' } },

@@ -5,7 +5,7 @@ import { ManualClock } from '../../../libs/core/manual-clock.js';
 import { argumentsFingerprint, idempotencyKey } from '../../../libs/core/idempotency-key.js';
 import { systemClock } from '../../../libs/core/system-clock.js';
 import { createExecuteStage } from '../../../libs/guards/execute.js';
-import type { StatusCheckAnswer, ToolInvocation } from '../../../libs/registry/tool-definition.js';
+import type { ToolInvocation } from '../../../libs/registry/tool-definition.js';
 import { hang, http, makeDeps, makeState, makeTool, runTail } from './stage-harness.js';
 
 const ARGS = { orderId: 'O-5512', amount: 49.99 };
@@ -130,56 +130,6 @@ describe('execute stage: retries only when safe', () => {
     expect((await deps.store.claim(KEY, argumentsFingerprint(ARGS), 'b', 1000)).kind).toBe('claimed');
   });
 
-  it('status-check: after a timeout the check runs first; not-applied → retry, then success', async () => {
-    const { seen, execute } = scripted([hang, ok]);
-    const checks: number[] = [];
-    const check = (_a: unknown, inv: ToolInvocation): Promise<StatusCheckAnswer> => {
-      checks.push(inv.attempt);
-      return Promise.resolve({ state: 'not-applied' });
-    };
-    const state = makeState(
-      makeTool({ execute, timeoutMs: 30, retrySafety: { kind: 'status-check', check } }),
-    );
-    const ran = await runTail(state, makeDeps());
-    expect(ran.endedAt).toBe('all');
-    expect(seen).toHaveLength(2);
-    expect(checks).toEqual([2]);
-    expect(state.toolInvocations).toBe(2);
-  });
-
-  it('status-check: applied after a timeout → SUCCESS with that result, no second invocation', async () => {
-    const { seen, execute } = scripted([hang]);
-    const check = () =>
-      Promise.resolve<StatusCheckAnswer>({
-        state: 'applied',
-        result: { orderId: 'O-5512', status: 'done', x: 1 },
-      });
-    const deps = makeDeps();
-    const state = makeState(
-      makeTool({ execute, timeoutMs: 30, retrySafety: { kind: 'status-check', check } }),
-    );
-    const ran = await runTail(state, deps);
-    expect(ran.endedAt).toBe('all');
-    expect(ran.state.output).toEqual({ orderId: 'O-5512', status: 'done' });
-    expect(ran.passReasons.execute).toBe(
-      'the effect was already applied (confirmed by a status check); not run again',
-    );
-    expect(seen).toHaveLength(1);
-    const dup = await deps.store.claim(KEY, argumentsFingerprint(ARGS), 'b', 1000);
-    expect(dup).toMatchObject({ kind: 'completed', stored: { outcome: 'SUCCESS' } });
-  });
-
-  it('status-check: unknown after a timeout → UNRESOLVED without another invocation', async () => {
-    const { seen, execute } = scripted([hang]);
-    const check = () => Promise.resolve<StatusCheckAnswer>({ state: 'unknown' });
-    const ran = await runTail(
-      makeState(makeTool({ execute, timeoutMs: 30, retrySafety: { kind: 'status-check', check } })),
-      makeDeps(),
-    );
-    expect(ran.end).toMatchObject({ kind: 'finish', outcome: 'UNRESOLVED' });
-    expect(seen).toHaveLength(1);
-  });
-
   it('backoff waits come from the retry policy with the injected jitter', async () => {
     const clock = new ManualClock(1_000);
     const { seen, execute } = scripted([() => Promise.reject(http(500)), ok]);
@@ -289,52 +239,6 @@ describe('execute stage: a dead owner was taken over', () => {
     expect(seen).toEqual([{ key: KEY, attempt: 1 }]);
   });
 
-  it('status-check applied: SUCCESS with the checked result, tool not invoked, record completed', async () => {
-    const { deps } = await abandoned();
-    const { seen, execute } = scripted([ok]);
-    const check = () =>
-      Promise.resolve<StatusCheckAnswer>({
-        state: 'applied',
-        result: { orderId: 'O-5512', status: 'refunded' },
-      });
-    const state = makeState(makeTool({ execute, retrySafety: { kind: 'status-check', check } }));
-    const ran = await runTail(state, deps);
-    expect(ran.endedAt).toBe('all');
-    expect(ran.state.output).toEqual({ orderId: 'O-5512', status: 'refunded' });
-    expect(seen).toHaveLength(0);
-    expect(state.toolInvocations).toBe(0);
-    const dup = await deps.store.claim(KEY, argumentsFingerprint(ARGS), 'b', 1000);
-    expect(dup).toMatchObject({ kind: 'completed', stored: { outcome: 'SUCCESS' } });
-  });
-
-  it('status-check not-applied: runs the tool', async () => {
-    const { deps } = await abandoned();
-    const { seen, execute } = scripted([ok]);
-    const check = () => Promise.resolve<StatusCheckAnswer>({ state: 'not-applied' });
-    const ran = await runTail(
-      makeState(makeTool({ execute, retrySafety: { kind: 'status-check', check } })),
-      deps,
-    );
-    expect(ran.endedAt).toBe('all');
-    expect(seen).toHaveLength(1);
-  });
-
-  it('status-check unknown (or a failing check): UNRESOLVED, tool not invoked', async () => {
-    for (const check of [
-      () => Promise.resolve<StatusCheckAnswer>({ state: 'unknown' }),
-      () => Promise.reject(new Error('status endpoint down')),
-    ]) {
-      const { deps } = await abandoned();
-      const { seen, execute } = scripted([ok]);
-      const ran = await runTail(
-        makeState(makeTool({ execute, retrySafety: { kind: 'status-check', check } })),
-        deps,
-      );
-      expect(ran.end).toMatchObject({ kind: 'finish', outcome: 'UNRESOLVED' });
-      expect(seen).toHaveLength(0);
-    }
-  });
-
   it('none: UNRESOLVED without running, recorded so duplicates are UNRESOLVED too', async () => {
     const { deps } = await abandoned();
     const { seen, execute } = scripted([ok]);
@@ -347,122 +251,6 @@ describe('execute stage: a dead owner was taken over', () => {
     expect(seen).toHaveLength(0);
     const dup = await deps.store.claim(KEY, argumentsFingerprint(ARGS), 'b', 1000);
     expect(dup).toMatchObject({ kind: 'completed', stored: { outcome: 'UNRESOLVED' } });
-  });
-});
-
-describe('execute stage: a result confirmed by a status check is validated like any output', () => {
-  it('an applied result that does not match the output schema is refused BAD_OUTPUT, recorded, not run again', async () => {
-    const { seen, execute } = scripted([hang]);
-    const check = () => Promise.resolve<StatusCheckAnswer>({ state: 'applied', result: { orderId: 5 } });
-    const deps = makeDeps();
-    const state = makeState(
-      makeTool({ execute, timeoutMs: 30, retrySafety: { kind: 'status-check', check } }),
-    );
-    const ran = await runTail(state, deps);
-    expect(ran.end).toMatchObject({ kind: 'refuse', error: { code: 'BAD_OUTPUT', retryable: false } });
-    expect(seen).toHaveLength(1);
-    const dup = await deps.store.claim(KEY, argumentsFingerprint(ARGS), 'b', 1000);
-    expect(dup).toMatchObject({ kind: 'completed', stored: { outcome: 'EXECUTION_ERROR' } });
-  });
-
-  it('an applied result is redacted to the declared keys before the model sees it', async () => {
-    const { execute } = scripted([hang]);
-    const check = () =>
-      Promise.resolve<StatusCheckAnswer>({
-        state: 'applied',
-        result: { orderId: 'O-5512', status: 'done', cardNumber: '4111' },
-      });
-    const state = makeState(
-      makeTool({ execute, timeoutMs: 30, retrySafety: { kind: 'status-check', check } }),
-    );
-    const ran = await runTail(state, makeDeps());
-    expect(ran.endedAt).toBe('all');
-    expect(ran.state.output).toEqual({ orderId: 'O-5512', status: 'done' });
-    expect(ran.passReasons.execute).toBe(
-      'the effect was already applied (confirmed by a status check); not run again',
-    );
-  });
-});
-
-describe('execute stage: the status check after the last attempt', () => {
-  /** A status-check tool whose every attempt times out; the check answers from `answers` in turn. */
-  function everyAttemptTimesOut(answers: StatusCheckAnswer['state'][]) {
-    const { seen, execute } = scripted([hang]);
-    const checks: number[] = [];
-    const check = (_a: unknown, inv: ToolInvocation): Promise<StatusCheckAnswer> => {
-      checks.push(inv.attempt);
-      const state = answers[Math.min(checks.length - 1, answers.length - 1)]!;
-      return Promise.resolve(
-        state === 'applied' ? { state, result: { orderId: 'O-5512', status: 'refunded' } } : { state },
-      );
-    };
-    const tool = makeTool({
-      execute,
-      timeoutMs: 20,
-      retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1 },
-      retrySafety: { kind: 'status-check', check },
-    });
-    return { seen, checks, tool };
-  }
-
-  it('applied after the last timeout: SUCCESS with the checked result', async () => {
-    const { seen, checks, tool } = everyAttemptTimesOut(['not-applied', 'applied']);
-    const deps = makeDeps();
-    const ran = await runTail(makeState(tool), deps);
-    expect(ran.endedAt).toBe('all');
-    expect(ran.state.output).toEqual({ orderId: 'O-5512', status: 'refunded' });
-    expect(seen).toHaveLength(2);
-    // Before the retry (attempt 2), then after the last attempt (3).
-    expect(checks).toEqual([2, 3]);
-  });
-
-  it('not applied after the last timeout: refused with the last error, the claim released', async () => {
-    const { seen, checks, tool } = everyAttemptTimesOut(['not-applied']);
-    const deps = makeDeps();
-    const ran = await runTail(makeState(tool), deps);
-    expect(ran.end).toMatchObject({ kind: 'refuse', error: { code: 'TIMEOUT' } });
-    expect(seen).toHaveLength(2);
-    expect(checks).toEqual([2, 3]);
-    expect((await deps.store.claim(KEY, argumentsFingerprint(ARGS), 'b', 1000)).kind).toBe('claimed');
-  });
-
-  it('unknown after the last timeout: UNRESOLVED, recorded for duplicates', async () => {
-    const { checks, tool } = everyAttemptTimesOut(['not-applied', 'unknown']);
-    const deps = makeDeps();
-    const ran = await runTail(makeState(tool), deps);
-    expect(ran.end).toMatchObject({
-      kind: 'finish',
-      outcome: 'UNRESOLVED',
-      reason: 'outcome unknown after TIMEOUT; will be reconciled',
-    });
-    expect(checks).toEqual([2, 3]);
-    const dup = await deps.store.claim(KEY, argumentsFingerprint(ARGS), 'b', 1000);
-    expect(dup).toMatchObject({ kind: 'completed', stored: { outcome: 'UNRESOLVED' } });
-  });
-
-  it('unknown before a retry: UNRESOLVED without another invocation', async () => {
-    const { seen, checks, tool } = everyAttemptTimesOut(['unknown']);
-    const ran = await runTail(makeState(tool), makeDeps());
-    expect(ran.end).toMatchObject({
-      kind: 'finish',
-      outcome: 'UNRESOLVED',
-      reason: 'an attempt may have applied the effect and the status check could not tell',
-    });
-    expect(seen).toHaveLength(1);
-    expect(checks).toEqual([2]);
-  });
-
-  it('a definite failure needs no check: a 5xx reported by the downstream is refused and released', async () => {
-    const { seen, execute } = scripted([() => Promise.reject(http(503))]);
-    let checks = 0;
-    const check = () => Promise.resolve<StatusCheckAnswer>(((checks += 1), { state: 'applied', result: {} }));
-    const deps = makeDeps();
-    const tool = makeTool({ execute, retrySafety: { kind: 'status-check', check } });
-    const ran = await runTail(makeState(tool), deps);
-    expect(ran.end).toMatchObject({ kind: 'refuse', error: { code: 'SERVER_ERROR' } });
-    expect(seen).toHaveLength(3);
-    expect(checks).toBe(0);
-    expect((await deps.store.claim(KEY, argumentsFingerprint(ARGS), 'b', 1000)).kind).toBe('claimed');
   });
 });
 
@@ -606,71 +394,6 @@ describe('execute stage: the UNRESOLVED answer and its record', () => {
     expect(await createExecuteStage()(state, makeDeps())).toMatchObject({
       kind: 'refuse',
       error: { code: 'INTERNAL', message: 'The tool was to run before it was resolved and claimed.' },
-    });
-  });
-});
-
-describe('execute stage: a check that said not-applied clears the doubt', () => {
-  function checkAnswering(answers: StatusCheckAnswer['state'][]) {
-    const seen: number[] = [];
-    const check = (_a: unknown, inv: ToolInvocation): Promise<StatusCheckAnswer> => {
-      seen.push(inv.attempt);
-      return Promise.resolve({
-        state: answers[Math.min(seen.length - 1, answers.length - 1)]!,
-      } as StatusCheckAnswer);
-    };
-    return { seen, check };
-  }
-
-  it('after a takeover: a later definite failure is refused and released, not checked again', async () => {
-    const storeClock = new ManualClock(Date.now());
-    const store = new MemoryIdempotencyStore(storeClock);
-    await store.claim(KEY, argumentsFingerprint(ARGS), 'executor-dead', 10);
-    await storeClock.advance(20);
-    const deps = makeDeps({ store, clock: systemClock });
-    const checks = checkAnswering(['not-applied', 'unknown']);
-    const { execute } = scripted([() => Promise.reject(http(404))]);
-    const ran = await runTail(
-      makeState(makeTool({ execute, retrySafety: { kind: 'status-check', check: checks.check } })),
-      deps,
-    );
-    expect(ran.end).toMatchObject({ kind: 'refuse', error: { code: 'CALLER_ERROR' } });
-    expect(checks.seen).toEqual([1]);
-  });
-
-  it('before a retry: a definite failure of the retry is refused, not checked again', async () => {
-    const checks = checkAnswering(['not-applied', 'unknown']);
-    const { seen, execute } = scripted([hang, () => Promise.reject(http(404))]);
-    const tool = makeTool({
-      execute,
-      timeoutMs: 20,
-      retrySafety: { kind: 'status-check', check: checks.check },
-    });
-    const ran = await runTail(makeState(tool), makeDeps());
-    expect(ran.end).toMatchObject({ kind: 'refuse', error: { code: 'CALLER_ERROR' } });
-    expect(seen).toHaveLength(2);
-    expect(checks.seen).toEqual([2]);
-  });
-
-  it('takeover reasons say what happened', async () => {
-    const abandonedDeps = async () => {
-      const storeClock = new ManualClock(Date.now());
-      const store = new MemoryIdempotencyStore(storeClock);
-      await store.claim(KEY, argumentsFingerprint(ARGS), 'executor-dead', 10);
-      await storeClock.advance(20);
-      return makeDeps({ store, clock: systemClock });
-    };
-    const none = await runTail(makeState(makeTool({ retrySafety: { kind: 'none' } })), await abandonedDeps());
-    expect(none.end).toMatchObject({
-      reason: 'a previous executor stopped mid-call and the tool has no safe way to retry',
-    });
-    const unknown = checkAnswering(['unknown']);
-    const checked = await runTail(
-      makeState(makeTool({ retrySafety: { kind: 'status-check', check: unknown.check } })),
-      await abandonedDeps(),
-    );
-    expect(checked.end).toMatchObject({
-      reason: 'a previous executor stopped mid-call and the status check could not tell',
     });
   });
 });

@@ -262,15 +262,22 @@ describe('idempotency stage: a concurrent duplicate in flight elsewhere', () => 
 });
 
 describe('idempotency stage: the lease', () => {
-  it('doubles the per-attempt time of a status-check tool: its check runs before each retry', () => {
+  it('a status-check tool also covers its checks: one settling before the first send and after each', () => {
     const retry = { maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 150 };
     const settings = { resultTtlMs: 1, leaseMarginMs: 1_000 };
     const check = () => Promise.resolve({ state: 'unknown' as const });
     const plain = makeTool({ timeoutMs: 1_000, retry });
     const checked = makeTool({ timeoutMs: 1_000, retry, retrySafety: { kind: 'status-check', check } });
-    // 3 × 1000 (+ 3 × 1000 for the checks) + (100 + 150) backoff + 1000 margin
+    // 3 × 1000 (+ 4 × 1000 for the checks) + (100 + 150) backoff + 1000 margin
     expect(claimLeaseMs(plain, settings)).toBe(4_250);
-    expect(claimLeaseMs(checked, settings)).toBe(7_250);
+    expect(claimLeaseMs(checked, settings)).toBe(8_250);
+    const settling = makeTool({
+      timeoutMs: 1_000,
+      retry,
+      retrySafety: { kind: 'status-check', check, settleMs: 500 },
+    });
+    // Each settling waits up to settleMs more.
+    expect(claimLeaseMs(settling, settings)).toBe(8_250 + 4 * 500);
   });
 
   it('rounds a fractional lease up to a whole millisecond', () => {

@@ -14,18 +14,43 @@ import type { GuardStage, StageResult, Verdict } from '../../../libs/pipeline/st
 import type { Clock } from '../../../libs/core/clock.js';
 import type { IdempotencyStore } from '../../../libs/ports/idempotency-store.js';
 import type { BucketLimit } from '../../../libs/ports/rate-limiter.js';
-import type { ToolDefinition, ToolInvocation } from '../../../libs/registry/tool-definition.js';
+import type {
+  RetrySafety,
+  StatusCheck,
+  ToolDefinition,
+  ToolInvocation,
+} from '../../../libs/registry/tool-definition.js';
 
 /** Test scaffolding for stages 5–7, run directly (without stages 0–4) against in-memory adapters. */
 
 export const orderOutput = z.object({ orderId: z.string(), status: z.string() });
 export type OrderOutput = z.infer<typeof orderOutput>;
 
-/** A state-changing tool; override anything. `execute` defaults to a fixed confirmation. */
-export function makeTool(
-  overrides: Partial<ToolDefinition<Record<string, unknown>, unknown>> = {},
-): ToolDefinition {
-  const tool: ToolDefinition<Record<string, unknown>, unknown> = {
+/** A status check as a test writes it: its `apply` is the tool's `execute` (see {@link makeTool}). */
+export interface TestStatusCheck {
+  readonly kind: 'status-check';
+  readonly check: StatusCheck<Record<string, unknown>>;
+  readonly settleMs?: number;
+}
+
+type ToolOverrides = Omit<Partial<ToolDefinition<Record<string, unknown>, unknown>>, 'retrySafety'> & {
+  readonly retrySafety?: RetrySafety<Record<string, unknown>> | TestStatusCheck;
+};
+
+/**
+ * A state-changing tool; override anything. `execute` defaults to a fixed confirmation. A status
+ * check given without `apply` gets `execute` as its apply, as `defineTool` wires it.
+ */
+export function makeTool(overrides: ToolOverrides = {}): ToolDefinition {
+  const tool = makeToolUnchecked(overrides);
+  const safety: RetrySafety<Record<string, unknown>> = tool.retrySafety;
+  if (safety.kind !== 'status-check' || 'apply' in safety) return tool as ToolDefinition;
+  const wired: RetrySafety<Record<string, unknown>> = { ...(safety as TestStatusCheck), apply: tool.execute };
+  return { ...tool, retrySafety: wired } as ToolDefinition;
+}
+
+function makeToolUnchecked(overrides: ToolOverrides): ToolDefinition<Record<string, unknown>, unknown> {
+  return {
     name: 'issue_refund',
     version: '1.0.0',
     description: 'Refund an order.',
@@ -41,8 +66,7 @@ export function makeTool(
     auditFields: ['orderId'],
     execute: (args) => Promise.resolve({ orderId: String(args.orderId), status: 'refunded' }),
     ...overrides,
-  };
-  return tool as ToolDefinition;
+  } as ToolDefinition<Record<string, unknown>, unknown>;
 }
 
 export function makeCtx(overrides: Partial<ExecutionContext> = {}): ExecutionContext {

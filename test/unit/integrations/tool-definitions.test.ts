@@ -52,7 +52,7 @@ describe('integration tools: definitions', () => {
       expect([tool.name, checkAnthropicTool(tool)]).toEqual([tool.name, []]);
   });
 
-  it('submit_filing is a status-checked, destructive call serialized per return, timed to outlast its polling', () => {
+  it('submit_filing is a status-checked, destructive call serialized per return, timed to outlast one send', () => {
     const filing = tools[0]!;
     expect(filing).toMatchObject({
       name: 'submit_filing',
@@ -60,11 +60,11 @@ describe('integration tools: definitions', () => {
       destructive: true,
       downstream: 'legacy-filing',
       retrySafety: { kind: 'status-check' },
-      retry: { maxAttempts: 1 },
+      retry: { maxAttempts: 2 },
       auditFields: ['filer_id', 'form_type', 'period', 'amount'],
     });
-    // Pre-check 2 s + 2 rounds of (5 s submit + polling 6 s + a last 2 s lookup) + 1 s margin.
-    expect(filing.timeoutMs).toBe(2_000 + 2 * (5_000 + 6_000 + 2_000) + 1_000);
+    // The longer of one send (5 s to its deadline + 0.5 s margin) and one lookup (2 s), + 1 s.
+    expect(filing.timeoutMs).toBe(5_000 + 500 + 1_000);
     expect(
       filing.conflictKey!(
         { filer_id: '123456789', filer_name: 'A', form_type: 'vat_return', period: '2025-Q1', amount: 1 },

@@ -119,16 +119,47 @@ describe('defineTool validation', () => {
     expect(() =>
       defineTool({ ...base, retry: { maxAttempts: 3 }, retrySafety: { kind: 'forwards-key' } }),
     ).not.toThrow();
-    expect(() =>
+    const { execute, ...withoutExecute } = base;
+    const checked = defineTool({
+      ...withoutExecute,
+      retry: { maxAttempts: 3 },
+      retrySafety: {
+        kind: 'status-check',
+        check: () => Promise.resolve({ state: 'not-applied' as const }),
+        apply: execute,
+      },
+    });
+    // The pipeline runs a status-check tool's apply and nothing else.
+    expect(checked.execute).toBe(execute);
+  });
+
+  it('refuses a status-check tool whose effect the executor cannot fence', () => {
+    const { execute, ...withoutExecute } = base;
+    const check = () => Promise.resolve({ state: 'not-applied' as const });
+    const withExecute = definitionError(() =>
+      defineTool({ ...base, retrySafety: { kind: 'status-check', check, apply: execute } }),
+    );
+    expect(withExecute.problems.join(' ')).toContain(
+      'a status-check tool declares retrySafety.apply (the one request that makes the effect) instead of execute',
+    );
+    const noApply = definitionError(() =>
       defineTool({
-        ...base,
-        retry: { maxAttempts: 3 },
-        retrySafety: {
-          kind: 'status-check',
-          check: () => Promise.resolve({ state: 'not-applied' as const }),
+        ...withoutExecute,
+        retrySafety: { kind: 'status-check', check } as unknown as {
+          kind: 'status-check';
+          check: typeof check;
+          apply: typeof execute;
         },
       }),
-    ).not.toThrow();
+    );
+    expect(noApply.problems.join(' ')).toContain("retrySafety 'status-check' needs an apply function");
+    const badSettle = definitionError(() =>
+      defineTool({
+        ...withoutExecute,
+        retrySafety: { kind: 'status-check', check, apply: execute, settleMs: -1 },
+      }),
+    );
+    expect(badSettle.problems.join(' ')).toContain('retrySafety.settleMs must be a finite number >= 0');
   });
 
   it('refuses an input that is not an object schema', () => {
