@@ -6,10 +6,17 @@ import { attemptScope } from '../execution/attempt-scope.js';
 import { maxAttempts, worstCaseBackoffMs } from '../execution/retry-policy.js';
 import type { CallState } from '../pipeline/call-state.js';
 import type { PipelineDeps, PipelineSettings } from '../pipeline/deps.js';
-import type { GuardStage, Layer, StageResult } from '../pipeline/stage.js';
+import type { GuardStage, Layer, StageResult, Verdict } from '../pipeline/stage.js';
 import type { ClaimResult, StoredResult } from '../ports/idempotency-store.js';
 import type { ToolDefinition } from '../registry/tool-definition.js';
-import { isReadOnlyTool, resourceKeyOf, settleClaim } from './claim-record.js';
+import {
+  effectMayHaveHappened,
+  holdsClaim,
+  isReadOnlyTool,
+  resourceKeyOf,
+  settleClaim,
+} from './claim-record.js';
+import { leaseRunOut } from './run-attempt.js';
 import { settleBudgetMs } from './safe-path.js';
 import { recordFacts } from './record-facts.js';
 
@@ -44,10 +51,31 @@ export const idempotencyLayer: Layer = {
     if (claimed.kind !== 'continue') return claimed;
     const verdict = await next(claimed.reason);
     await recordFacts(state, deps, verdict);
-    await settleClaim(state, deps, verdict);
-    return verdict;
+    const settled = await settleClaim(state, deps, verdict);
+    return settled ? verdict : lostClaimVerdict(state, deps, verdict);
   },
 };
+
+/**
+ * The answer when the claim could not be settled: the verdict stands, unless it says the effect
+ * did not happen and this executor's lease ran out first. Then another executor may own the call by
+ * now and apply it — a "failed" from this one could turn false after it was sent — so the call is
+ * answered UNRESOLVED and reconciled like any unknown outcome.
+ */
+function lostClaimVerdict(state: CallState, deps: PipelineDeps, verdict: Verdict): Verdict {
+  if (!holdsClaim(state) || verdict.kind === 'done' || !leaseRunOut(state, deps)) return verdict;
+  if (effectMayHaveHappened(state, verdict)) return verdict;
+  return {
+    kind: 'finish',
+    outcome: 'UNRESOLVED',
+    error: new ToolgateError(
+      'UNRESOLVED',
+      'The outcome of this action is unknown; it will be reconciled. Do not repeat it; tell the user it is being checked.',
+      { retryable: false },
+    ),
+    reason: `this executor's lease ran out before it could record that the call did not run (${verdict.error?.code ?? 'INTERNAL'}); another executor may own it now`,
+  };
+}
 
 /**
  * The layer's decision before the inner layers: the key checked and claimed, as described above.

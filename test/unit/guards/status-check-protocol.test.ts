@@ -361,4 +361,29 @@ describe('status-check protocol: the fence', () => {
     expect(deadline).toBeGreaterThan(startedAt);
     expect(failedAfterLease).toMatchObject({ code: 'TIMEOUT' });
   });
+
+  it('a "not applied" answer from an executor whose lease ran out becomes UNRESOLVED: the new owner may apply it', async () => {
+    const clock = new PausedClock(1_000_000);
+    const deps = makeDeps({ clock });
+    const { seen, execute } = applying([
+      async () => {
+        // Paused past the lease while the request was out; another executor takes the call over.
+        clock.jump(claimLeaseMs(tool, deps.settings) + 1);
+        expect((await deps.store.claim(KEY, argumentsFingerprint(ARGS), 'executor-b', 60_000)).kind).toBe(
+          'taken-over',
+        );
+        throw callerError('No such order.');
+      },
+    ]);
+    const tool = makeTool({
+      execute,
+      timeoutMs: 10 * 60_000,
+      retry: { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0 },
+      retrySafety: { kind: 'status-check', check: checking(['not-applied']).check },
+    });
+    const ran = await runTail(makeState(tool), deps);
+    expect(seen).toHaveLength(1);
+    expect(ran.end).toMatchObject({ kind: 'finish', outcome: 'UNRESOLVED' });
+    expect((ran.end as { reason: string }).reason).toMatch(/lease ran out before it could record/);
+  });
 });
