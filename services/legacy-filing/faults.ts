@@ -7,7 +7,7 @@ export type SubmitFault =
   | 'drop-after-commit'
   /** The connection is destroyed before anything is written: nothing committed. */
   | 'drop-before-commit'
-  /** Work is delayed by `slowMs` before committing; it commits only within the commit window. */
+  /** Work is delayed by `slowMs` before committing; it commits only within the commit window and before its deadline. */
   | 'slow';
 
 /** Fractions of requests meeting each fault; each in [0, 1], submit fractions summing to ≤ 1. */

@@ -88,7 +88,7 @@ describe('submit_filing when the outcome cannot be checked', () => {
     stack.server.faults.setRates({});
     expect(first.result.outcome).toBe('UNRESOLVED');
     expect((await stack.rowsByKey()).get(legacyKey(args))).toBeUndefined();
-    // The commit window has passed since the last send (the adapter polled past it): "absent" is final.
+    // The last send's deadline has passed (the executor checked past it): "absent" is final.
     const settled = await reconcilerCheck(args, first.result.idempotencyKey!);
     expect(settled.answer).toEqual({ state: 'not-applied' });
   });
