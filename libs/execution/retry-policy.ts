@@ -37,3 +37,15 @@ export function isTransientKind(code: ErrorCode): boolean {
 export function isRetrySafe(safety: RetrySafety<unknown>): boolean {
   return safety.kind !== 'none';
 }
+
+/**
+ * How long after a send ended a status check's "not applied" becomes trustworthy
+ * (`retrySafety.settleMs`): 0 for other kinds, and when the tool declares none or nothing usable
+ * (not a finite number > 0), so the check's own answer is authoritative. The executor and the
+ * reconciler both judge by it.
+ */
+export function settleMsOf(safety: RetrySafety<unknown>): number {
+  if (safety.kind !== 'status-check') return 0;
+  const settleMs = safety.settleMs;
+  return settleMs !== undefined && Number.isFinite(settleMs) && settleMs > 0 ? settleMs : 0;
+}

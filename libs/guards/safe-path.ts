@@ -1,4 +1,5 @@
 import type { ToolgateError } from '../core/errors.js';
+import { settleMsOf } from '../execution/retry-policy.js';
 import type { CallState } from '../pipeline/call-state.js';
 import type { PipelineDeps } from '../pipeline/deps.js';
 import type { StatusCheckSafety, ToolDefinition } from '../registry/tool-definition.js';
@@ -25,8 +26,7 @@ const SETTLE_POLL_MAX_MS = 1_000;
  * first (`claimLeaseMs`).
  */
 export function settleBudgetMs(tool: ToolDefinition): number {
-  const settleMs = tool.retrySafety.kind === 'status-check' ? (tool.retrySafety.settleMs ?? 0) : 0;
-  return settleMs + tool.timeoutMs;
+  return settleMsOf(tool.retrySafety) + tool.timeoutMs;
 }
 
 /**
@@ -52,7 +52,7 @@ export async function settle(
   sendEndedAtMs: number | undefined,
   sends: number,
 ): Promise<CheckVerdict> {
-  const settleMs = safety.settleMs ?? 0;
+  const settleMs = settleMsOf(safety);
   const trustFromMs = sendEndedAtMs === undefined ? -Infinity : sendEndedAtMs + settleMs;
   const stopAtMs = (sendEndedAtMs ?? deps.clock.now()) + settleBudgetMs(tool);
   let delay = SETTLE_POLL_FIRST_MS;

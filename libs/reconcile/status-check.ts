@@ -1,4 +1,5 @@
 import { attemptScope, raceAbort } from '../execution/attempt-scope.js';
+import { settleMsOf as settleRule } from '../execution/retry-policy.js';
 import type { Clock } from '../core/clock.js';
 import type { ReconciliationCase } from '../ports/case-store.js';
 import type { StatusCheckAnswer, ToolDefinition, ToolInvocation } from '../registry/tool-definition.js';
@@ -62,16 +63,9 @@ function wellFormed(answer: unknown): CheckOutcome {
   return { answer: { state: 'unknown' }, detail: 'the check gave a malformed answer' };
 }
 
-/**
- * How long after the end of the call's last send a "not-applied" answer of the tool's status check
- * becomes trustworthy (`retrySafety.settleMs`: the longest the downstream may still be working on
- * a request its caller stopped waiting for). 0 when the tool declares none, or nothing usable (not
- * a finite number > 0): the check's own answer is authoritative. Pure.
- */
+/** See `settleMsOf` in libs/execution/retry-policy.ts: one rule for the executor and the reconciler. */
 export function settleMsOf(tool: Pick<ToolDefinition, 'retrySafety'>): number {
-  if (tool.retrySafety.kind !== 'status-check') return 0;
-  const settleMs = (tool.retrySafety as { readonly settleMs?: unknown }).settleMs;
-  return typeof settleMs === 'number' && Number.isFinite(settleMs) && settleMs > 0 ? settleMs : 0;
+  return settleRule(tool.retrySafety);
 }
 
 /**
