@@ -8,6 +8,7 @@ import type {
 import type { IdempotencyStoreOptions } from '../../libs/adapters/memory/index.js';
 import { uniqueName } from '../helpers/names.js';
 import { openForSuite } from '../helpers/stack-lifecycle.js';
+import { timed, untilForgotten, withGrowingPeriod } from './store-time.js';
 import { idempotencyStoreAdapters, type AdapterCase, type Harness } from './store-harnesses.js';
 
 /** Leases and TTLs short enough to wait out for real against Redis and Postgres. */
@@ -189,12 +190,20 @@ function idempotencyStoreContract(adapter: AdapterCase<IdempotencyStore, Idempot
   });
 
   it('forgets a completed record after its TTL: the next claim is a fresh claim', async () => {
-    const k = key();
-    expectKind(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
-    expect(await store.complete(k, 'owner-a', result(1), SHORT_MS)).toBe(true);
-    expect((await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).kind).toBe('completed');
-    await h.pass(PAST_SHORT_MS);
-    expectKind(await store.claim(k, 'fp-new', 'owner-b', LONG_LEASE_MS), 'claimed');
+    await withGrowingPeriod(SHORT_MS, async (ttlMs) => {
+      const k = key();
+      expectKind(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
+      const completes = await timed(h, () => store.complete(k, 'owner-a', result(1), ttlMs));
+      expect(completes.value).toBe(true);
+      // Each read is a claim with other arguments: a conflict while the record is kept, a fresh claim after.
+      const { sawLive } = await untilForgotten(h, ttlMs, completes, async () => {
+        const claim = await store.claim(k, 'fp-new', 'owner-b', LONG_LEASE_MS);
+        if (claim.kind === 'claimed') return false;
+        expect(claim).toEqual({ kind: 'conflict', storedFingerprint: 'fp' });
+        return true;
+      });
+      return sawLive;
+    });
   });
 
   it('gives exactly one of 50 concurrent claims of a fresh key the claim; the rest see it in flight', async () => {
@@ -311,13 +320,20 @@ function idempotencyStoreContract(adapter: AdapterCase<IdempotencyStore, Idempot
     });
 
     it('gives the settled record its own TTL from now', async () => {
-      const k = key();
-      expectKind(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
-      expect(await store.complete(k, 'owner-a', unresolved, DAY_MS)).toBe(true);
-      expect(await store.settle(k, settled, SHORT_MS)).toBe(true);
-      expect(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS)).toEqual(completed(settled));
-      await h.pass(PAST_SHORT_MS);
-      expectKind(await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS), 'claimed');
+      await withGrowingPeriod(SHORT_MS, async (ttlMs) => {
+        const k = key();
+        expectKind(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
+        expect(await store.complete(k, 'owner-a', unresolved, DAY_MS)).toBe(true);
+        const settles = await timed(h, () => store.settle(k, settled, ttlMs));
+        expect(settles.value).toBe(true);
+        const { sawLive } = await untilForgotten(h, ttlMs, settles, async () => {
+          const claim = await store.claim(k, 'fp', 'owner-b', LONG_LEASE_MS);
+          if (claim.kind === 'claimed') return false;
+          expect(claim).toEqual(completed(settled));
+          return true;
+        });
+        return sawLive;
+      });
     });
 
     it('lets exactly one of 20 concurrent settles of one UNRESOLVED record win', async () => {
@@ -407,15 +423,22 @@ function idempotencyStoreContract(adapter: AdapterCase<IdempotencyStore, Idempot
       expect(await store.release(released, 'owner-a')).toBe(true);
       expect(await store.peek(released)).toEqual({ kind: 'absent' });
 
-      const k = key();
-      expectKind(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
-      expect(await store.complete(k, 'owner-a', result(1), SHORT_MS)).toBe(true);
-      expect((await store.peek(k)).kind).toBe('completed');
-      await h.pass(SHORT_MS / 2);
-      expect((await h.peer.peek(k)).kind).toBe('completed');
-      await h.pass(PAST_SHORT_MS - SHORT_MS / 2);
-      expect(await store.peek(k)).toEqual({ kind: 'absent' });
-      expectKind(await store.claim(k, 'fp-new', 'owner-b', LONG_LEASE_MS), 'claimed');
+      await withGrowingPeriod(SHORT_MS, async (ttlMs) => {
+        const k = key();
+        expectKind(await store.claim(k, 'fp', 'owner-a', LONG_LEASE_MS), 'claimed');
+        const completes = await timed(h, () => store.complete(k, 'owner-a', result(1), ttlMs));
+        expect(completes.value).toBe(true);
+        // Peeks by both clients, over and over: the record is still gone once its TTL has passed.
+        let reads = 0;
+        const { sawLive } = await untilForgotten(h, ttlMs, completes, async () => {
+          const peeked = await (reads++ % 2 === 0 ? store : h.peer).peek(k);
+          if (peeked.kind === 'absent') return false;
+          expect(peeked).toEqual(peekedCompleted(result(1)));
+          return true;
+        });
+        expectKind(await store.claim(k, 'fp-new', 'owner-b', LONG_LEASE_MS), 'claimed');
+        return sawLive;
+      });
     });
 
     it('shows a settled record as settle left it', async () => {

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { BucketLimit, RateLimiter } from '../../libs/ports/rate-limiter.js';
+import type { BucketLimit, RateLimiter, TakeResult } from '../../libs/ports/rate-limiter.js';
 import { uniqueName } from '../helpers/names.js';
 import { openForSuite } from '../helpers/stack-lifecycle.js';
 import { rateLimiterAdapters, type AdapterCase, type Harness } from './store-harnesses.js';
+import { between, expectMayHavePassed, timed, withGrowingPeriod, type Timed } from './store-time.js';
 
 /** Refills so slowly that nothing measurable comes back during a test: the bucket is a fixed budget. */
 const SLOW = 0.01;
@@ -43,12 +44,22 @@ function rateLimiterContract(adapter: AdapterCase<RateLimiter>): void {
   });
 
   it('refills over time', async () => {
-    const b = bucket();
-    const limit: BucketLimit = { capacity: 2, refillPerSecond: 10 };
-    expect((await limiter.take(b, limit, 2)).allowed).toBe(true);
-    expect((await limiter.take(b, limit, 2)).allowed).toBe(false);
-    await h.pass(300); // three tokens' worth at 10/s, capped at two
-    expect(await limiter.take(b, limit, 2)).toEqual({ allowed: true, remaining: 0, retryAfterMs: 0 });
+    // `fullMs`: the time the two tokens take to come back (200 ms: 10/s).
+    await withGrowingPeriod(200, async (fullMs) => {
+      const b = bucket();
+      const limit: BucketLimit = { capacity: 2, refillPerSecond: 2_000 / fullMs };
+      const drained = await timed(h, () => limiter.take(b, limit, 2));
+      expect(drained.value.allowed).toBe(true);
+      const again = await timed(h, () => limiter.take(b, limit, 2));
+      if (again.value.allowed) {
+        // Allowed only if the bucket may have refilled in between: too slow a machine for this rate.
+        expectMayHavePassed(fullMs, drained, again);
+        return false;
+      }
+      await h.pass(fullMs * 1.5); // three tokens' worth, capped at two
+      expect(await limiter.take(b, limit, 2)).toEqual({ allowed: true, remaining: 0, retryAfterMs: 0 });
+      return true;
+    });
   });
 
   it('never refills past capacity', async () => {
@@ -60,22 +71,37 @@ function rateLimiterContract(adapter: AdapterCase<RateLimiter>): void {
   });
 
   it('tells a refused take how long until cost tokens are available, and that wait is enough', async () => {
-    const b = bucket();
-    const limit: BucketLimit = { capacity: 2, refillPerSecond: 4 }; // one token per 250 ms
-    expect((await limiter.take(b, limit, 2)).allowed).toBe(true);
-    const one = await limiter.take(b, limit);
-    expect(one.allowed).toBe(false);
-    expect(one.remaining).toBe(0);
-    expect(one.retryAfterMs).toBeGreaterThan(0);
-    expect(one.retryAfterMs).toBeLessThanOrEqual(250);
-    const two = await limiter.take(b, limit, 2);
-    expect(two.allowed).toBe(false);
-    // Two missing tokens: more than one token's time away (unless a quarter second passed since the
-    // drain), never more than two tokens' time.
-    expect(two.retryAfterMs).toBeGreaterThan(250);
-    expect(two.retryAfterMs).toBeLessThanOrEqual(500);
-    await h.pass(two.retryAfterMs + 20);
-    expect((await limiter.take(b, limit, 2)).allowed).toBe(true);
+    // `tokenMs`: the time one token takes to come back (250 ms: 4/s).
+    await withGrowingPeriod(250, async (tokenMs) => {
+      const b = bucket();
+      const limit: BucketLimit = { capacity: 2, refillPerSecond: 1_000 / tokenMs };
+      const drained = await timed(h, () => limiter.take(b, limit, 2));
+      expect(drained.value.allowed).toBe(true);
+      /** The wait for `tokens` tokens, asked in `asked`: their refill time less what passed since the drain. */
+      const expectWaitFor = (tokens: number, asked: Timed<TakeResult>): void => {
+        const passed = between(drained, asked);
+        expect(asked.value).toMatchObject({ allowed: false, remaining: 0 });
+        expect(asked.value.retryAfterMs).toBeGreaterThan(0);
+        expect(asked.value.retryAfterMs).toBeGreaterThanOrEqual(tokens * tokenMs - passed.mostMs);
+        expect(asked.value.retryAfterMs).toBeLessThanOrEqual(tokens * tokenMs - passed.leastMs + 1);
+      };
+      const one = await timed(h, () => limiter.take(b, limit));
+      const two = await timed(h, () => limiter.take(b, limit, 2));
+      if (one.value.allowed || between(drained, two).mostMs >= tokenMs) {
+        // A token may have come back before the two takes: too slow a machine for this rate.
+        expectMayHavePassed(tokenMs, drained, one.value.allowed ? one : two);
+        return false;
+      }
+      // One missing token: at most one token's time away. Two: more than that, at most two tokens' time.
+      expectWaitFor(1, one);
+      expect(one.value.retryAfterMs).toBeLessThanOrEqual(tokenMs);
+      expectWaitFor(2, two);
+      expect(two.value.retryAfterMs).toBeGreaterThan(tokenMs);
+      expect(two.value.retryAfterMs).toBeLessThanOrEqual(2 * tokenMs);
+      await h.pass(two.value.retryAfterMs + 20);
+      expect((await limiter.take(b, limit, 2)).allowed).toBe(true);
+      return true;
+    });
   });
 
   it('does not spend tokens on a refused take', async () => {

@@ -5,6 +5,7 @@ import { PostgresSingleUseStore } from '../../libs/adapters/postgres/single-use-
 import { RedisSingleUseStore } from '../../libs/adapters/redis/single-use-store.js';
 import type { SingleUseStore } from '../../libs/ports/single-use-store.js';
 import { openForSuite } from '../helpers/stack-lifecycle.js';
+import { timed, untilForgotten, withGrowingPeriod } from './store-time.js';
 import {
   memoryHarness,
   postgresHarness,
@@ -82,12 +83,20 @@ describe.each(adapters)('SingleUseStore contract: $name', (adapter) => {
   });
 
   it('an id is remembered for ttlMs and forgotten after it', async () => {
-    const id = fresh();
-    expect(await h.subject.consume(id, 300)).toBe('consumed');
-    expect(await h.subject.consume(id, 300)).toBe('already-used');
-    await h.pass(600);
-    expect(await h.subject.consume(id, HOUR)).toBe('consumed');
-    expect(await h.subject.consume(id, HOUR)).toBe('already-used');
+    await withGrowingPeriod(300, async (ttlMs) => {
+      const id = fresh();
+      const consumed = await timed(h, () => h.subject.consume(id, ttlMs));
+      expect(consumed.value).toBe('consumed');
+      // Each read is a consume: refused while the id is remembered, taken again (for an hour) once not.
+      const { sawLive } = await untilForgotten(
+        h,
+        ttlMs,
+        consumed,
+        async () => (await h.subject.consume(id, HOUR)) === 'already-used',
+      );
+      expect(await h.subject.consume(id, HOUR)).toBe('already-used');
+      return sawLive;
+    });
   });
 
   it('no approval until one is recorded; the recorded one is read back by every client', async () => {
@@ -124,12 +133,17 @@ describe.each(adapters)('SingleUseStore contract: $name', (adapter) => {
   });
 
   it('an approval expires after its ttl', async () => {
-    const id = fresh();
-    await h.subject.approve(id, 'manager:M-1', 300);
-    expect(await h.subject.approval(id)).toBeDefined();
-    await h.pass(600);
-    expect(await h.subject.approval(id)).toBeUndefined();
-    expect((await h.subject.approve(id, 'manager:M-2', HOUR)).approver).toBe('manager:M-2');
+    await withGrowingPeriod(300, async (ttlMs) => {
+      const id = fresh();
+      const approved = await timed(h, () => h.subject.approve(id, 'manager:M-1', ttlMs));
+      const { sawLive } = await untilForgotten(h, ttlMs, approved, async () => {
+        const approval = await h.subject.approval(id);
+        if (approval !== undefined) expect(approval).toEqual(approved.value);
+        return approval !== undefined;
+      });
+      expect((await h.subject.approve(id, 'manager:M-2', HOUR)).approver).toBe('manager:M-2');
+      return sawLive;
+    });
   });
 
   it('approving does not consume, and consuming does not approve', async () => {
