@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryAuditStore } from '../../../libs/adapters/memory/audit-store.js';
 import { outcomeForCode } from '../../../libs/core/errors.js';
+import { ManualClock } from '../../../libs/core/manual-clock.js';
 import { systemClock } from '../../../libs/core/system-clock.js';
 import { LocalEventCodec } from '../../../libs/events/local-codec.js';
 import type { OutgoingMessage } from '../../../libs/ports/event-bus.js';
@@ -231,6 +232,21 @@ describe('requestAuditRecord: one audit record per MCP request', () => {
   });
 });
 
+/** Lets the publisher run up to its first wait, so `advance` has a sleeper to wake. */
+async function untilAsleep(clock: ManualClock): Promise<void> {
+  while (clock.pendingSleepers === 0) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/** A promise and whether it has settled yet (its rejection is handled, and read through `promise`). */
+function settledState<T>(promise: Promise<T>): { readonly promise: Promise<T>; readonly settled: boolean } {
+  const state = { promise, settled: false };
+  promise.then(
+    () => (state.settled = true),
+    () => (state.settled = true),
+  );
+  return state;
+}
+
 describe('kafkaAuditPublisher', () => {
   const record = requestAuditRecord(BY_OUTCOME['tool-success'], context);
 
@@ -259,6 +275,7 @@ describe('kafkaAuditPublisher', () => {
   });
 
   it('gives up once its bound passed, also when a publish never answers', async () => {
+    const clock = new ManualClock(FINISHED);
     const never = kafkaAuditPublisher({
       publisher: { publish: () => new Promise<void>(() => undefined) },
       codec: new LocalEventCodec(),
@@ -266,13 +283,20 @@ describe('kafkaAuditPublisher', () => {
       producerId: 'gateway-1',
       retryForMs: 50,
       backoff: { baseDelayMs: 5, maxDelayMs: 10 },
+      clock,
     });
-    await expect(never(record)).rejects.toThrow(/not acknowledged within 50 ms/);
-    let attempts = 0;
+    const hung = settledState(never(record));
+    await untilAsleep(clock);
+    await clock.advance(49);
+    expect(hung.settled).toBe(false);
+    await clock.advance(1);
+    await expect(hung.promise).rejects.toThrow(/not acknowledged within 50 ms/);
+
+    const attempts: number[] = [];
     const failing = kafkaAuditPublisher({
       publisher: {
         publish: () => {
-          attempts += 1;
+          attempts.push(clock.now() - FINISHED - 50);
           return Promise.reject(new Error('broker away'));
         },
       },
@@ -281,8 +305,15 @@ describe('kafkaAuditPublisher', () => {
       producerId: 'gateway-1',
       retryForMs: 60,
       backoff: { baseDelayMs: 5, maxDelayMs: 10 },
+      clock,
     });
-    await expect(failing(record)).rejects.toThrow(/not acknowledged within 60 ms/);
-    expect(attempts).toBeGreaterThan(1);
+    const refused = settledState(failing(record));
+    await untilAsleep(clock);
+    await clock.advance(59);
+    expect(refused.settled).toBe(false);
+    await clock.advance(1);
+    await expect(refused.promise).rejects.toThrow(/not acknowledged within 60 ms/);
+    // Retried after 5, then every 10 ms, up to the bound and not after it.
+    expect(attempts).toEqual([0, 5, 15, 25, 35, 45, 55]);
   });
 });
