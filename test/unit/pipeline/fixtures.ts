@@ -9,7 +9,7 @@ import type { ExecutionContext, NormalizedToolCall, Principal } from '../../../l
 import { createCircuitBreakers } from '../../../libs/execution/breakers.js';
 import type { ManagedCircuitBreakers } from '../../../libs/execution/breakers.js';
 import { createOutboundLimiter } from '../../../libs/execution/outbound-limiter.js';
-import type { PipelineDeps } from '../../../libs/pipeline/deps.js';
+import type { PipelineDeps, PolicyEngine } from '../../../libs/pipeline/deps.js';
 import { createPolicyEngine } from '../../../libs/policy/index.js';
 import type { PolicyRule } from '../../../libs/policy/index.js';
 import type { RateLimiter } from '../../../libs/ports/rate-limiter.js';
@@ -116,10 +116,14 @@ export interface Harness {
   close(): void;
 }
 
-/** Real in-memory adapters and real execution helpers around a registry; call `close` after each test. */
+/**
+ * Real in-memory adapters and real execution helpers around a registry; call `close` after each test.
+ * `policy` reuses an engine built for the same tools (building one takes a while); by default it is
+ * built from `rules`.
+ */
 export function harness(
   tools: readonly object[],
-  opts: { rules?: PolicyRule[]; rateLimiter?: RateLimiter; clock?: ManualClock } = {},
+  opts: { rules?: PolicyRule[]; rateLimiter?: RateLimiter; clock?: ManualClock; policy?: PolicyEngine } = {},
 ): Harness {
   const clock = opts.clock ?? new ManualClock(1_700_000_000_000);
   const registry = new ToolRegistry();
@@ -134,15 +138,17 @@ export function harness(
     idempotency: new MemoryIdempotencyStore(clock),
     rateLimiter,
     // The rules of tools this harness does not register are left out (a rule for a missing tool does not load).
-    policy: createPolicyEngine(
-      {
-        version: 'test-1',
-        rules: (opts.rules ?? REFUND_RULES).filter(
-          (r) => r.tool === '*' || tools.some((t) => (t as ToolDefinition).name === r.tool),
-        ),
-      },
-      tools as ToolDefinition[],
-    ),
+    policy:
+      opts.policy ??
+      createPolicyEngine(
+        {
+          version: 'test-1',
+          rules: (opts.rules ?? REFUND_RULES).filter(
+            (r) => r.tool === '*' || tools.some((t) => (t as ToolDefinition).name === r.tool),
+          ),
+        },
+        tools as ToolDefinition[],
+      ),
     facts: new MemoryFactStore(),
     breakers,
     outbound: createOutboundLimiter(rateLimiter, {}, clock),

@@ -126,6 +126,10 @@ describe('the idempotency layer settles its claim whatever happens inside it', (
 
   it('a throw at any point inside the layer, 200 times at random: the claim is never left in flight', async () => {
     const points = ['execute-before', 'tool-after-effect', 'validate-output'] as const;
+    // Every run gets fresh stores and breakers; the policy, the same for every run's tool, is built once.
+    const first = harness([countingRefundTool().tool]);
+    const policy = first.deps.policy;
+    first.close();
     for (let i = 0; i < 200; i++) {
       const point = points[Math.floor(Math.random() * points.length)]!;
       let effects = 0;
@@ -137,7 +141,7 @@ describe('the idempotency layer settles its claim whatever happens inside it', (
           return Promise.resolve({ refund_id: `R-${i}`, amount: args.amount });
         },
       });
-      const hh = harness([refund.tool]);
+      const hh = harness([refund.tool], { policy });
       try {
         const steps =
           point === 'execute-before'
