@@ -16,6 +16,15 @@ export async function scanKeys(redis: Redis, prefix: string): Promise<string[]> 
   return keys;
 }
 
+/**
+ * Removes the time to live of every key under `prefix` (a rate budget's key expires by itself a
+ * second after the budget is full again), so the keys counted now are the keys there later, however
+ * long the steps in between take.
+ */
+export async function holdKeys(redis: Redis, prefix: string): Promise<void> {
+  for (const key of await scanKeys(redis, prefix)) await redis.persist(key);
+}
+
 /** What one kafka-mode demo run created on the shared servers. */
 export interface DemoRunResources {
   /** The run's name: Postgres schema, topic prefix, Redis key prefix (`<runId>:`). */
