@@ -12,9 +12,12 @@ import { ledgerRows } from './ledger-tools.js';
  * whose record expired is counted (toolgate_idempotency_claims_after_expiry_total, by tool) and
  * named in the idempotency stage's audit decision — while repeats within the retention and fresh
  * calls are not counted.
+ *
+ * The retention is long enough that no step of the test can outlast it; the test checks the record
+ * carries it, then has Redis expire the record at once, as it would once the retention ran out.
  */
 
-const RESULT_TTL_MS = 1_500;
+const RESULT_TTL_MS = 600_000;
 const METRIC = 'toolgate_idempotency_claims_after_expiry_total';
 
 let stack: ExecutorStack;
@@ -45,15 +48,24 @@ describe('a call repeated after the idempotency retention', () => {
     service = started.service;
 
     const first = await stack.request({ key: 'K-ret', seq: 1, ref: 'ret' });
+    const publishedAt = Date.now();
     await stack.publishCalls([first]);
-    expect((await resultsFor(stack, first.callId))[0]!.outcome).toBe('SUCCESS');
+    const [answered] = await resultsFor(stack, first.callId);
+    expect(answered!.outcome).toBe('SUCCESS');
+    // The record lives for the configured retention, counted from its completion (after publishing).
+    const record = `${stack.redis.prefix}idem:${answered!.idempotencyKey!}`;
+    const ttlMs = await stack.redis.redis.pttl(record);
+    expect(ttlMs).toBeLessThanOrEqual(RESULT_TTL_MS);
+    expect(ttlMs).toBeGreaterThanOrEqual(RESULT_TTL_MS - (Date.now() - publishedAt) - 1);
     // Within the retention, a repeat (a resumed task's call: same coordinates) is a duplicate.
     const repeat = { ...first, callId: `${first.callId}-repeat` };
     await stack.publishCalls([repeat]);
     expect((await resultsFor(stack, repeat.callId))[0]!.outcome).toBe('DUPLICATE');
     expect(await afterExpiryCount(started.metricsUrl)).toBe(0);
 
-    await new Promise((r) => setTimeout(r, RESULT_TTL_MS + 500));
+    // The retention runs out: the record expires; the tombstone does not.
+    await stack.redis.redis.pexpire(record, 1);
+    while ((await stack.redis.redis.exists(record)) === 1) await new Promise((r) => setTimeout(r, 5));
     const late = { ...first, callId: `${first.callId}-late` };
     await stack.publishCalls([late]);
     expect((await resultsFor(stack, late.callId))[0]!.outcome).toBe('SUCCESS');
