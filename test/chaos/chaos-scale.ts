@@ -18,6 +18,16 @@ export interface ChaosScale {
   /** Network scenarios (executors in namespaces): calls per run, and how long a fault lasts. */
   readonly networkCalls: number;
   readonly networkFaultMs: number;
+  /**
+   * Starvation scenarios (a CPU hog on every core): returns filed while the legacy service is
+   * frozen and resumed (with 30 % of answers lost, then with mixed faults; each ~18 % more calls:
+   * redeliveries and second tasks), MCP calls answered after the gateway stopped waiting, and calls
+   * held by an executor frozen past its lease.
+   */
+  readonly starvedReturns: number;
+  readonly starvedMixedReturns: number;
+  readonly starvedMcpCalls: number;
+  readonly frozenExecutorCalls: number;
 }
 
 const SCALES: Record<ChaosScale['name'], ChaosScale> = {
@@ -32,6 +42,10 @@ const SCALES: Record<ChaosScale['name'], ChaosScale> = {
     adversarialRuns: 220,
     networkCalls: 240,
     networkFaultMs: 10_000,
+    starvedReturns: 255,
+    starvedMixedReturns: 170,
+    starvedMcpCalls: 6,
+    frozenExecutorCalls: 12,
   },
   full: {
     name: 'full',
@@ -44,6 +58,10 @@ const SCALES: Record<ChaosScale['name'], ChaosScale> = {
     adversarialRuns: 1_000,
     networkCalls: 1_500,
     networkFaultMs: 15_000,
+    starvedReturns: 850,
+    starvedMixedReturns: 510,
+    starvedMcpCalls: 20,
+    frozenExecutorCalls: 40,
   },
 };
 
