@@ -109,14 +109,7 @@ async function runStatusChecked(
     if (sendEndedAtMs !== undefined) {
       return unresolved('a previous executor stopped mid-call and the status check could not tell');
     }
-    return absent(
-      state,
-      new ToolgateError(
-        'SERVER_ERROR',
-        'The service could not be asked whether this was already done, so nothing was sent. Try again later.',
-        { retryable: true },
-      ),
-    );
+    return absent(state, outOfTime(state, deps) ?? uncheckable());
   }
 
   const attempts = maxAttempts(tool.retry);
@@ -202,6 +195,31 @@ async function runOnce(
     }
   }
   return outcome;
+}
+
+/** The check before sending could not tell: nothing was sent. */
+function uncheckable(): ToolgateError {
+  return new ToolgateError(
+    'SERVER_ERROR',
+    'The service could not be asked whether this was already done, so nothing was sent. Try again later.',
+    { retryable: true },
+  );
+}
+
+/** Why nothing could be sent when the caller gave up or the call's deadline passed; else undefined. */
+function outOfTime(state: CallState, deps: PipelineDeps): ToolgateError | undefined {
+  const deadline = state.ctx.deadlineMs;
+  if (state.signal.aborted) {
+    return new ToolgateError('TIMEOUT', 'The call was cancelled before it was sent; it did not run.', {
+      retryable: true,
+    });
+  }
+  if (deadline !== undefined && deps.clock.now() >= deadline) {
+    return new ToolgateError('TIMEOUT', "The call's deadline passed before it was sent; it did not run.", {
+      retryable: true,
+    });
+  }
+  return undefined;
 }
 
 /** The tool answered: continue with its output (output validation is next). */

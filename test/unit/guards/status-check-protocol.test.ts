@@ -117,6 +117,16 @@ describe('status-check protocol: the check comes first', () => {
     }
   });
 
+  it('a deadline already passed: TIMEOUT "it did not run", nothing sent', async () => {
+    const { seen, execute } = applying([ok]);
+    const { check } = checking(['not-applied']);
+    const tool = makeTool({ execute, timeoutMs: 20, retrySafety: { kind: 'status-check', check } });
+    const ran = await runTail(makeState(tool, { ctx: { deadlineMs: Date.now() - 1 } }), makeDeps());
+    expect(ran.end).toMatchObject({ kind: 'refuse', error: { code: 'TIMEOUT', retryable: true } });
+    expect((ran.end as { error: Error }).error.message).toMatch(/did not run/);
+    expect(seen).toHaveLength(0);
+  });
+
   it('a check that refuses (a caller error) refuses the call: nothing sent', async () => {
     const { seen, execute } = applying([ok]);
     const { check } = checking(['refuse']);
