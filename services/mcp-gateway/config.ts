@@ -15,6 +15,7 @@ import {
 } from '../../libs/runtime/env.js';
 import { MIN_CONFIRMATION_SECRET_BYTES } from './confirmation.js';
 import { DEFAULT_TASK_TTL_MS, DEFAULT_TASK_WAIT_MS } from './tasks.js';
+import { DEFAULT_CALL_DEADLINE_MS } from './tool-call.js';
 
 const list = z
   .string()
@@ -50,7 +51,10 @@ const EnvSchema = z.object({
   MCP_ROLES_CLAIM: nonEmpty.default('roles'),
   /** Only token scopes with this prefix become toolgate scopes (prefix stripped); default all. */
   MCP_SCOPE_PREFIX: z.string().default(''),
+  /** How long a tools/call waits for its result before answering "outcome unknown". */
   MCP_CALL_TIMEOUT_MS: positiveInt.default(30_000),
+  /** How long after publishing executors may still start or run a call (its deadline); never below the wait. */
+  MCP_CALL_DEADLINE_MS: positiveInt.default(DEFAULT_CALL_DEADLINE_MS),
   MCP_CONFIRMATION_SECRET_FILE: nonEmpty,
   MCP_CONFIRMATION_TTL_MS: positiveInt.default(300_000),
   /** How long an MCP task (a call answered with a handle) is kept; default one day. */
@@ -90,6 +94,7 @@ export interface McpGatewayConfig extends ServiceSettings {
     readonly scopePrefix: string;
   };
   readonly callTimeoutMs: number;
+  readonly callDeadlineMs: number;
   readonly confirmationSecret: Buffer;
   readonly confirmationTtlMs: number;
   readonly tasks: { readonly ttlMs: number; readonly waitMs: number };
@@ -150,6 +155,7 @@ export function loadMcpGatewayConfig(
       scopePrefix: e.MCP_SCOPE_PREFIX,
     },
     callTimeoutMs: e.MCP_CALL_TIMEOUT_MS,
+    callDeadlineMs: e.MCP_CALL_DEADLINE_MS,
     confirmationSecret: secret,
     confirmationTtlMs: e.MCP_CONFIRMATION_TTL_MS,
     tasks: { ttlMs: e.MCP_TASK_TTL_MS, waitMs: e.MCP_TASK_WAIT_MS },

@@ -40,7 +40,12 @@ import {
   tasksNegotiated,
   type McpTaskSettings,
 } from './tasks.js';
-import { runGatewayCall, type GatewayCall, type GatewayCallOutcome } from './tool-call.js';
+import {
+  DEFAULT_CALL_DEADLINE_MS,
+  runGatewayCall,
+  type GatewayCall,
+  type GatewayCallOutcome,
+} from './tool-call.js';
 
 /** Largest request body the gateway reads (bytes); larger ones are answered 413. */
 export const MAX_REQUEST_BODY_BYTES = 1024 * 1024;
@@ -71,6 +76,12 @@ export interface McpGatewayOptions {
   readonly confirmations: ConfirmationSettings;
   /** How long a tools/call waits for its result before answering "outcome unknown" (default 30 s). */
   readonly callTimeoutMs?: number;
+  /**
+   * How long after publishing a call executors may still start or run it, whether or not the gateway
+   * still waits (default {@link DEFAULT_CALL_DEADLINE_MS}; never shorter than the wait): the call's
+   * deadline. Not the wait, so a call answered "outcome unknown" is never refused unrun for being late.
+   */
+  readonly callDeadlineMs?: number;
   /**
    * Serve the tasks extension ({@link TASKS_EXTENSION}) at 2026-07-28: to a request that declares
    * it, a long-running tool ({@link ToolDefinition.longRunning}) answers with a task handle at once,
@@ -171,6 +182,7 @@ export function createMcpGateway(options: McpGatewayOptions): McpGateway {
     resource_name: options.serverInfo?.name ?? 'toolgate',
   });
   const callTimeoutMs = options.callTimeoutMs ?? 30_000;
+  const callDeadlineMs = options.callDeadlineMs ?? DEFAULT_CALL_DEADLINE_MS;
   const tasks = options.tasks === undefined ? undefined : new McpTasks(options.tasks);
   const validateHost = hostHeaderValidation([...options.allowedHosts]);
   const validateOrigin = originValidation([...options.allowedHosts]);
@@ -261,6 +273,7 @@ export function createMcpGateway(options: McpGatewayOptions): McpGateway {
           args,
           meta,
           timeoutMs: callTimeoutMs,
+          callDeadlineMs,
         };
         return (
           taskKeeper !== undefined && scope.tasks

@@ -92,6 +92,7 @@ export function createMcpGatewayService(
         ttlMs: config.confirmationTtlMs,
       },
       callTimeoutMs: config.callTimeoutMs,
+      callDeadlineMs: config.callDeadlineMs,
       tasks: {
         store: new RedisMcpTaskStore(redis, { keyPrefix: config.redisKeyPrefix }),
         ttlMs: config.tasks.ttlMs,

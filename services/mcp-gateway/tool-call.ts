@@ -7,13 +7,23 @@ import { clientKeyOf, logicalTaskId } from './logical-call.js';
 /** The provider call id of the one call of an MCP turn (MCP calls have no provider id). */
 const MCP_CALL_ID = 'mcp-call';
 
+/** Default time after publishing that executors may still start or run a gateway call (ten minutes). */
+export const DEFAULT_CALL_DEADLINE_MS = 10 * 60_000;
+
 /** One `tools/call` to run through toolgate. */
 export interface GatewayCall {
   readonly principal: Principal;
   readonly tool: ToolDefinition;
   readonly args: Record<string, unknown>;
   readonly meta: Record<string, unknown> | undefined;
+  /** How long to wait for the result, ms; a call still unanswered then is answered UNRESOLVED. */
   readonly timeoutMs: number;
+  /**
+   * The call's deadline on the executors, ms after it is published (default
+   * {@link DEFAULT_CALL_DEADLINE_MS}; never shorter than `timeoutMs`): until then an executor that
+   * takes the call runs it, whether or not the gateway still waits.
+   */
+  readonly callDeadlineMs?: number;
   readonly traceId?: string;
   /** Told the toolgate call id once the broker took the call (see the SDK's `onPublished`). */
   readonly onPublished?: (callId: string) => void;
@@ -32,9 +42,14 @@ export interface GatewayCallOutcome {
  * SDK client (its own reply slot) with the principal it signs, run through the guard pipeline on an
  * executor, answered on the client's reply partition. The task id is the logical call
  * ({@link logicalTaskId}), so repeats share one idempotency key. Resolves with the call's result —
- * UNRESOLVED when no result arrived by the deadline — with the call id and trace of the published
+ * UNRESOLVED when none arrived within `timeoutMs` — with the call id and trace of the published
  * call, and rejects only as `runTurn` does (DEPENDENCY_UNAVAILABLE when Kafka refused the publish;
  * nothing ran).
+ *
+ * The wait is not the call's deadline. "Outcome unknown — do not retry" is only true of a call that
+ * may still run, so the call carries its own, later deadline (`callDeadlineMs`): a call that reaches
+ * an executor after the gateway stopped waiting (a slow publish, a backlog, a loaded host) still
+ * runs, and its result settles the call later (its task, or the idempotency record a repeat reads).
  */
 export async function runGatewayCall(client: ToolgateClient, call: GatewayCall): Promise<GatewayCallOutcome> {
   let taskId: string;
@@ -76,7 +91,8 @@ export async function runGatewayCall(client: ToolgateClient, call: GatewayCall):
       ...(call.traceId === undefined ? {} : { traceId: call.traceId }),
     },
     {
-      timeoutMs: call.timeoutMs,
+      timeoutMs: Math.max(call.timeoutMs, call.callDeadlineMs ?? DEFAULT_CALL_DEADLINE_MS),
+      waitMs: call.timeoutMs,
       ...(call.onPublished === undefined
         ? {}
         : { onPublished: (calls) => calls[0] !== undefined && call.onPublished?.(calls[0].callId) }),

@@ -102,16 +102,29 @@ export interface TurnContext {
 
 /** Per-turn options. */
 export interface TurnOptions {
-  /** Absolute deadline, epoch ms, for the whole turn. Wins over `timeoutMs`. */
+  /**
+   * Absolute deadline, epoch ms, of the turn's calls. It travels with each call: an executor starts
+   * no attempt after it and cuts one still running at it, so a call that reaches an executor only
+   * after its deadline is refused without running. The turn stops waiting then at the latest (see
+   * `waitMs`). Wins over `timeoutMs`.
+   */
   readonly deadlineMs?: number;
   /** Relative deadline, ms from the call (default: the client's `defaultTimeoutMs`). */
   readonly timeoutMs?: number;
+  /**
+   * How long the turn waits for results, ms from the call, when the caller must answer before its
+   * calls' deadline (default: until the deadline; a longer wait is cut to it). The calls keep their
+   * deadline: one that reaches an executor after the turn stopped waiting still runs, and its result
+   * goes to `onResolution`. A wait used as the deadline instead would get calls refused unrun when
+   * publishing or the executors are slow — after the turn already answered them "outcome unknown".
+   */
+  readonly waitMs?: number;
   /**
    * Told once, when the broker has acknowledged the turn's calls and before their results are
    * awaited, which calls it took (a call answered without publishing, or refused by the broker as
    * too large, is not among them; a turn with none is not told). From then on those calls are
    * durable: an executor runs each of them whatever happens to this client. Not called when the
-   * publish failed or the deadline came first. Must not throw (a throw is logged and ignored).
+   * publish failed or the turn stopped waiting first. Must not throw (a throw is logged and ignored).
    */
   readonly onPublished?: (calls: readonly PublishedCall[]) => void;
 }

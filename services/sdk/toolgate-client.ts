@@ -84,11 +84,12 @@ export interface ToolgateClient {
    * letter. A call the broker itself refuses as too large (a `message.max.bytes` below the limits)
    * is answered the same way, after the publish. The other calls of the turn run as usual.
    *
-   * Results are deduped by call id (first wins; a definite result supersedes UNRESOLVED). At the
-   * deadline every call still unanswered gets UNRESOLVED ("still executing, outcome unknown") —
-   * never a failure; a definite result arriving later goes to `onResolution`. Calls whose
-   * arguments were unparseable are published all the same (raw text) and come back SCHEMA_INVALID
-   * from the executor, which audits them.
+   * Results are deduped by call id (first wins; a definite result supersedes UNRESOLVED). When the
+   * turn stops waiting — at the deadline, or at `waitMs` when that comes first — every call still
+   * unanswered gets UNRESOLVED ("still executing, outcome unknown") — never a failure; a definite
+   * result arriving later goes to `onResolution`. Calls whose arguments were unparseable are
+   * published all the same (raw text) and come back SCHEMA_INVALID from the executor, which audits
+   * them.
    *
    * Re-running a turn with the same (taskId, step) and the same model output reproduces every
    * idempotency key, so a retried turn cannot apply an effect twice: the executor answers repeats
@@ -96,9 +97,9 @@ export interface ToolgateClient {
    *
    * Rejects — publishing nothing — with ToolgateError INTERNAL when the client is not started,
    * the context is malformed (empty task id, negative step, a principal that cannot be signed),
-   * the deadline is not in the future, or the response repeats a call id. Rejects with
-   * DEPENDENCY_UNAVAILABLE when a publish fails (its messages may or may not be written, the
-   * pieces after it are not sent: re-run the turn, which is safe as said above).
+   * the deadline is not in the future, `waitMs` is not a positive number, or the response repeats
+   * a call id. Rejects with DEPENDENCY_UNAVAILABLE when a publish fails (its messages may or may not
+   * be written, the pieces after it are not sent: re-run the turn, which is safe as said above).
    */
   runTurn<T extends ProviderTurn>(
     turn: T,
@@ -158,6 +159,11 @@ export function createToolgateClient(options: ToolgateClientOptions): ToolgateCl
       // Published calls would be reported UNRESOLVED at once while they may still run.
       throw new ToolgateError('INTERNAL', 'The turn deadline must lie in the future.');
     }
+    if (opts.waitMs !== undefined && !(Number.isFinite(opts.waitMs) && opts.waitMs > 0)) {
+      throw new ToolgateError('INTERNAL', 'The turn wait must be a positive number of milliseconds.');
+    }
+    // When the turn stops waiting; the calls keep `deadlineMs`, the deadline the executors honour.
+    const waitUntilMs = opts.waitMs === undefined ? deadlineMs : Math.min(deadlineMs, now + opts.waitMs);
     // The caller's trace when it is a valid W3C id, else a fresh one: every call carries one.
     const traceId = isValidTraceId(ctx.traceId) ? ctx.traceId : newTraceId(o.randomHex);
     const tenant = ctx.principal.tenant;
@@ -226,7 +232,7 @@ export function createToolgateClient(options: ToolgateClientOptions): ToolgateCl
           publishInChunks(o.publisher, o.topics.calls, messages, o.limits.maxPublishBytes).then(
             (done) => void (refusedByBroker = done.tooLarge),
           ),
-          deadlineMs,
+          waitUntilMs,
           ended.signal,
         );
         if (published.kind === 'failed') {
@@ -252,7 +258,7 @@ export function createToolgateClient(options: ToolgateClientOptions): ToolgateCl
               logger.error({ err }, 'onPublished threw');
             }
           }
-          await untilDeadline(clock, wait.complete, deadlineMs, ended.signal);
+          await untilDeadline(clock, wait.complete, waitUntilMs, ended.signal);
         }
       }
     } finally {

@@ -30,6 +30,19 @@ describe('MCP gateway configuration', () => {
     expect(config.confirmationSecret.byteLength).toBe(32);
   });
 
+  it('waits 30 s for a call and lets executors run it for ten minutes, unless told otherwise', () => {
+    const config = loadMcpGatewayConfig(ENV, read);
+    expect([config.callTimeoutMs, config.callDeadlineMs]).toEqual([30_000, 600_000]);
+    const set = loadMcpGatewayConfig(
+      { ...ENV, MCP_CALL_TIMEOUT_MS: '5000', MCP_CALL_DEADLINE_MS: '90000' },
+      read,
+    );
+    expect([set.callTimeoutMs, set.callDeadlineMs]).toEqual([5_000, 90_000]);
+    expect(() => loadMcpGatewayConfig({ ...ENV, MCP_CALL_DEADLINE_MS: '0' }, read)).toThrow(
+      /MCP_CALL_DEADLINE_MS/,
+    );
+  });
+
   it('names every missing variable, and a short secret, without echoing values', () => {
     expect(() =>
       loadMcpGatewayConfig({ ...ENV, MCP_OAUTH_ISSUER: undefined, MCP_RESOURCE_URL: 'nope' }, read),
