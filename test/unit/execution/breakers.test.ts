@@ -1,13 +1,18 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ToolgateError } from '../../../libs/core/errors.js';
 import { createCircuitBreakers, type ManagedCircuitBreakers } from '../../../libs/execution/breakers.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const serverError = () => Object.assign(new Error('HTTP 503'), { status: 503 });
 const callerError = () => Object.assign(new Error('HTTP 404'), { status: 404 });
 
 let breakers: ManagedCircuitBreakers | undefined;
-afterEach(() => breakers?.shutdown());
+afterEach(() => {
+  breakers?.shutdown();
+  vi.useRealTimers();
+});
+
+/** The breaker library's reset and rolling-window timers, and its clock: time only moves when the test says. */
+const TIMERS = ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] as const;
 
 function make(resetTimeoutMs = 60_000): ManagedCircuitBreakers {
   breakers = createCircuitBreakers({
@@ -72,11 +77,14 @@ describe('circuit breakers', () => {
   });
 
   it('after the reset timeout a half-open probe that succeeds closes it', async () => {
+    vi.useFakeTimers({ toFake: TIMERS });
     const b = make(40);
     for (let i = 0; i < 4; i++)
       await b.run('pay', () => Promise.reject(serverError())).catch(() => undefined);
     expect(b.state('pay')).toBe('open');
-    await sleep(80);
+    await vi.advanceTimersByTimeAsync(39);
+    expect(b.state('pay')).toBe('open');
+    await vi.advanceTimersByTimeAsync(1);
     expect(b.state('pay')).toBe('half-open');
     let probes = 0;
     await expect(
@@ -90,10 +98,12 @@ describe('circuit breakers', () => {
   });
 
   it('a failing half-open probe opens it again', async () => {
+    vi.useFakeTimers({ toFake: TIMERS });
     const b = make(40);
     for (let i = 0; i < 4; i++)
       await b.run('pay', () => Promise.reject(serverError())).catch(() => undefined);
-    await sleep(80);
+    await vi.advanceTimersByTimeAsync(40);
+    expect(b.state('pay')).toBe('half-open');
     await b.run('pay', () => Promise.reject(serverError())).catch(() => undefined);
     expect(b.state('pay')).toBe('open');
     let calls = 0;
@@ -101,6 +111,11 @@ describe('circuit breakers', () => {
       code: 'BREAKER_OPEN',
     });
     expect(calls).toBe(0);
+    // Its next probe comes a full reset timeout after the failed one.
+    await vi.advanceTimersByTimeAsync(39);
+    expect(b.state('pay')).toBe('open');
+    await vi.advanceTimersByTimeAsync(1);
+    expect(b.state('pay')).toBe('half-open');
   });
 
   it('after shutdown nothing runs', async () => {
