@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { tokenEquivalents } from '../../../libs/cost/token-equivalents.js';
 import { frame } from '../../../libs/events/wire-format.js';
 import {
@@ -227,8 +227,8 @@ describe('executor on the memory bus', () => {
     const request = await h.request({ sku: 'A', seq: 1, delta: 1 });
     await h.publishCalls([request]);
     await h.executor({ codec }).start();
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(codec.failures()).toBeGreaterThan(2);
+    // However long the retries take to come round: three of them, and still nothing ran.
+    await vi.waitFor(() => expect(codec.failures()).toBeGreaterThan(2), { timeout: 20_000, interval: 10 });
     expect(stock.invocations).toHaveLength(0);
     down = false;
     const results = await h.read('results', 1);
