@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ManualClock } from '../../../libs/core/manual-clock.js';
 import { createHarness, failingTool, stockTool, type Harness } from './harness.js';
 
 let h: Harness | undefined;
@@ -25,16 +26,32 @@ describe('executor lifecycle and failure paths', () => {
   });
 
   it('aborts calls still running at the hard shutdown deadline: UNRESOLVED, never failed', async () => {
-    const stock = stockTool({ delayMs: 5_000, timeoutMs: 10_000 });
+    // A call that would run for ten minutes; the shutdown deadline and the publish grace are on a
+    // manual clock, so only the test decides when they pass.
+    const stock = stockTool({ delayMs: 600_000, timeoutMs: 900_000 });
     h = await createHarness([stock.tool]);
     const request = await h.request({ sku: 'A', seq: 1, delta: 1 });
-    const executor = h.executor({ settings: { shutdownTimeoutMs: 50 }, publishGraceMs: 2_000 });
+    const clock = new ManualClock(Date.now());
+    const executor = h.executor({ clock, settings: { shutdownTimeoutMs: 50 }, publishGraceMs: 2_000 });
     await executor.start();
     await h.publishCalls([request]);
     while (stock.invocations.length === 0) await sleep(5);
-    const t0 = Date.now();
-    await executor.stop();
-    expect(Date.now() - t0).toBeLessThan(2_000);
+    let stopped = false;
+    // stop() sets its two timers: the shutdown deadline and the end of the publish grace.
+    const timersBefore = clock.pendingSleepers;
+    const stopping = executor.stop().then(() => (stopped = true));
+    await vi.waitFor(() => expect(clock.pendingSleepers).toBe(timersBefore + 2), {
+      timeout: 20_000,
+      interval: 5,
+    });
+    await clock.advance(49);
+    await sleep(20);
+    expect(stopped).toBe(false);
+    // At the deadline the call is aborted, and stop() resolves once its result is out: the clock
+    // never reaches the end of the publish grace.
+    await clock.advance(1);
+    await stopping;
+    expect(stock.invocations).toHaveLength(1);
     const [result] = await h.read('results', 1);
     expect(result!.event.outcome).toBe('UNRESOLVED');
     const [dead] = await h.read('dlq', 1);
