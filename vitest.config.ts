@@ -32,6 +32,11 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           environment: 'node',
+          // Some unit tests are CPU-heavy: property tests (hundreds of generated cases), tests that
+          // build policy engines or verify signatures by the hundred. The labels property test in
+          // metrics.test.ts takes 0.8 s of CPU; on a 2-core host at a load average of 20 to 30, where a
+          // test's process gets a tenth of a core or less, that is 8 to 12 s, past vitest's 5 s default.
+          testTimeout: 30_000,
         },
       },
       {
