@@ -64,6 +64,41 @@ async function readTopic(kind: EventKind): Promise<ConsumedMessage[]> {
   }
 }
 
+/** Messages on a topic of the run, all partitions. */
+async function messageCount(kind: EventKind): Promise<number> {
+  const kafka = createTestKafka('secrets-count');
+  try {
+    const offsets = await (await kafka.admin()).fetchTopicOffsets(stack.topics[kind]);
+    return offsets.reduce((n, p) => n + Number(p.high) - Number(p.low), 0);
+  } finally {
+    await kafka.close();
+  }
+}
+
+/**
+ * Resolves once the case of `callId` exists, no case of the run is open, and the audit table holds
+ * as many records as the audit topic; rejects after a minute saying which was still missing.
+ */
+async function untilSettled(callId: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const { rows: cases } = await stack.pool.query<{ call_id: string | null; state: string }>(
+      `SELECT call_id, state FROM "${runId}".reconciliation_cases`,
+    );
+    const { rows: audit } = await stack.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM "${runId}".audit_records`,
+    );
+    const missing = [
+      ...(cases.some((c) => c.call_id === callId) ? [] : [`a case for ${callId}`]),
+      ...cases.filter((c) => c.state === 'open').map((c) => `case of ${c.call_id} still open`),
+      ...(audit[0]!.n >= (await messageCount('audit')) ? [] : ['audit records not all stored']),
+    ];
+    if (missing.length === 0) return;
+    if (Date.now() > deadline) throw new Error(`not settled within a minute: ${missing.join('; ')}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 const messageText = (m: ConsumedMessage): string =>
   [
     m.key?.toString('latin1') ?? '',
@@ -127,8 +162,11 @@ describe('no secret or token in logs, topics, audit or stores', () => {
     stack.downstreams.faults.payments.heal();
     expect(lost.results.map((r) => r.outcome)).toEqual(['UNRESOLVED']);
     storyLines.push(...lost.messages.map((m) => JSON.stringify(m)));
-    // Let the reconciler settle the story's lost answer and the sink store every record.
-    await new Promise((r) => setTimeout(r, 2_000));
+    // Wait for the reconciler to settle the lost answers (this one's case and the story's are no
+    // longer open) and for the sink to store every record on the audit topic, so that what they
+    // write is there to be scanned.
+    const lostId = lost.calls[0]!.published!.callId;
+    await untilSettled(lostId);
 
     const codec = await RegistryEventCodec.create({ url: schemaRegistryUrl(), topics: stack.topics });
     const calls = await readTopic('calls');
