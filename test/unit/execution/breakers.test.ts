@@ -77,7 +77,7 @@ describe('circuit breakers', () => {
   });
 
   it('after the reset timeout a half-open probe that succeeds closes it', async () => {
-    vi.useFakeTimers({ toFake: TIMERS });
+    vi.useFakeTimers({ toFake: [...TIMERS] });
     const b = make(40);
     for (let i = 0; i < 4; i++)
       await b.run('pay', () => Promise.reject(serverError())).catch(() => undefined);
@@ -98,7 +98,7 @@ describe('circuit breakers', () => {
   });
 
   it('a failing half-open probe opens it again', async () => {
-    vi.useFakeTimers({ toFake: TIMERS });
+    vi.useFakeTimers({ toFake: [...TIMERS] });
     const b = make(40);
     for (let i = 0; i < 4; i++)
       await b.run('pay', () => Promise.reject(serverError())).catch(() => undefined);
