@@ -144,14 +144,9 @@ async function runStatusChecked(
       { retryable: true, cause: outcome.error },
     );
   }
-  // Every send of this call is decided not applied (or was never sent).
-  return absent(
-    state,
-    error ??
-      new ToolgateError('TIMEOUT', "The call's time ran out before it could be sent; it did not run.", {
-        retryable: true,
-      }),
-  );
+  // Every send of this call is decided not applied (or was never sent). The loop ran at least once,
+  // so `error` is set.
+  return absent(state, error!);
 }
 
 /**

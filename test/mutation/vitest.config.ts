@@ -22,6 +22,7 @@ export const mutationTestFiles = [
   'test/unit/core/idempotency-key.test.ts',
   'test/unit/guards/authorize.test.ts',
   'test/unit/guards/execute.test.ts',
+  'test/unit/guards/status-check-protocol.test.ts',
   'test/unit/guards/idempotency.test.ts',
   'test/unit/guards/rate-limit.test.ts',
   'test/unit/guards/validate-output.test.ts',

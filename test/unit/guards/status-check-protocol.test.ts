@@ -127,6 +127,43 @@ describe('status-check protocol: the check comes first', () => {
     expect(seen).toHaveLength(0);
   });
 
+  it('a caller that already gave up: TIMEOUT "cancelled before it was sent", nothing sent', async () => {
+    const { seen, execute } = applying([ok]);
+    const { check } = checking(['not-applied']);
+    const controller = new AbortController();
+    controller.abort();
+    const tool = makeTool({ execute, timeoutMs: 20, retrySafety: { kind: 'status-check', check } });
+    const ran = await runTail(makeState(tool, { signal: controller.signal }), makeDeps());
+    expect(ran.end).toMatchObject({ kind: 'refuse', error: { code: 'TIMEOUT', retryable: true } });
+    expect((ran.end as { error: Error }).error.message).toBe(
+      'The call was cancelled before it was sent; it did not run.',
+    );
+    expect(seen).toHaveLength(0);
+  });
+
+  it('after a definite failure the backoff is waited out before the next send', async () => {
+    const clock = new ManualClock(1_000_000);
+    const { seen, execute } = applying([() => Promise.reject(http(503)), ok]);
+    const { check } = checking(['not-applied']);
+    const tool = makeTool({
+      execute,
+      timeoutMs: 5_000,
+      retry: { maxAttempts: 2, baseDelayMs: 400, maxDelayMs: 1_000 },
+      retrySafety: { kind: 'status-check', check },
+    });
+    const done = runTail(makeState(tool), makeDeps({ clock }));
+    while (seen.length < 1) await new Promise((r) => setImmediate(r));
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    // Full jitter with random 0.5: floor(0.5 × 401) = 200 ms.
+    await clock.advance(199);
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    expect(seen).toHaveLength(1);
+    await clock.advance(1);
+    const ran = await done;
+    expect(ran.endedAt).toBe('all');
+    expect(seen.map((inv) => inv.attempt)).toEqual([1, 2]);
+  });
+
   it('a check that refuses (a caller error) refuses the call: nothing sent', async () => {
     const { seen, execute } = applying([ok]);
     const { check } = checking(['refuse']);
@@ -182,6 +219,11 @@ describe('status-check protocol: after a send whose outcome is unknown', () => {
     });
     const ran = await runTail(makeState(tool), deps);
     expect(ran.end).toMatchObject({ kind: 'refuse', error: { code: 'SERVER_ERROR', retryable: true } });
+    const error = (ran.end as { error: Error & { cause?: unknown } }).error;
+    expect(error.message).toMatch(
+      /its status check confirmed it after the answer was lost\); nothing was done/,
+    );
+    expect(error.cause).toMatchObject({ code: 'TIMEOUT' });
     expect(seen).toHaveLength(2);
     expect(await claimOf(deps)).toBe('claimed');
   });
