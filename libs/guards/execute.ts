@@ -5,7 +5,7 @@ import type { CallState } from '../pipeline/call-state.js';
 import type { PipelineDeps } from '../pipeline/deps.js';
 import type { GuardStage, StageResult } from '../pipeline/stage.js';
 import type { StatusCheckSafety, ToolDefinition } from '../registry/tool-definition.js';
-import { invocation, leaseRunOut, mayHaveApplied, runGuarded } from './run-attempt.js';
+import { invocation, leaseRunOut, mayHaveApplied, notSent, runGuarded } from './run-attempt.js';
 import type { AttemptOutcome } from './run-attempt.js';
 import { pauseFor, settle } from './safe-path.js';
 
@@ -203,18 +203,9 @@ function uncheckable(): ToolgateError {
 
 /** Why nothing could be sent when the caller gave up or the call's deadline passed; else undefined. */
 function outOfTime(state: CallState, deps: PipelineDeps): ToolgateError | undefined {
+  if (state.signal.aborted) return notSent('cancelled');
   const deadline = state.ctx.deadlineMs;
-  if (state.signal.aborted) {
-    return new ToolgateError('TIMEOUT', 'The call was cancelled before it was sent; it did not run.', {
-      retryable: true,
-    });
-  }
-  if (deadline !== undefined && deps.clock.now() >= deadline) {
-    return new ToolgateError('TIMEOUT', "The call's deadline passed before it was sent; it did not run.", {
-      retryable: true,
-    });
-  }
-  return undefined;
+  return deadline !== undefined && deps.clock.now() >= deadline ? notSent('deadline') : undefined;
 }
 
 /** The tool answered: continue with its output (output validation is next). */

@@ -50,7 +50,7 @@ export async function runGuarded(
     signal: scope.signal,
     assertLive: () => {
       scope.assertLive();
-      if (lease !== undefined && deps.clock.now() >= lease) throw leaseLost();
+      if (leaseRunOut(state, deps)) throw leaseLost();
     },
     effectDeadlineMs: Number.isFinite(end) ? end : undefined,
   };
@@ -147,7 +147,8 @@ export function mayHaveApplied(
   return tool.stateChanging && outcome.invoked && !DEFINITELY_NOT_APPLIED.has(outcome.error.code);
 }
 
-function notSent(why: 'cancelled' | 'deadline' | 'no-token'): ToolgateError {
+/** The refusal for a request that never left: the caller gave up, the deadline passed, or no outbound token came. */
+export function notSent(why: 'cancelled' | 'deadline' | 'no-token'): ToolgateError {
   switch (why) {
     case 'cancelled':
       return new ToolgateError('TIMEOUT', 'The call was cancelled before it was sent; it did not run.', {
