@@ -61,6 +61,11 @@ export interface ToolDefinitionInput<I, O> {
   readonly downstream?: string;
   /** Default `[]`: every argument is redacted in the audit record. */
   readonly auditFields?: readonly string[];
+  /**
+   * Arguments a person must see in full before agreeing to a call, shown first (see
+   * {@link ToolDefinition.decisiveFields}); each must be an input key on `auditFields`. Default none.
+   */
+  readonly decisiveFields?: readonly string[];
   readonly maxResultBytes?: number;
   /** Default absent: callers wait for the result. */
   readonly longRunning?: LongRunning;
@@ -141,6 +146,11 @@ export function defineTool<I, O>(def: ToolDefinitionInput<I, O>): ToolDefinition
     retry: Object.freeze({ ...DEFAULT_RETRY, ...def.retry }),
     retrySafety: freezeRetrySafety(retrySafety),
     auditFields: Object.freeze([...(def.auditFields ?? [])]),
+    ...(def.decisiveFields !== undefined && {
+      decisiveFields: Array.isArray(def.decisiveFields)
+        ? Object.freeze([...def.decisiveFields])
+        : def.decisiveFields,
+    }),
     ...(def.deprecated !== undefined && { deprecated: Object.freeze({ ...def.deprecated }) }),
     ...(def.rateLimit !== undefined && {
       rateLimit: Object.freeze({ ...def.rateLimit, per: Object.freeze([...def.rateLimit.per]) }),
