@@ -71,6 +71,12 @@ export interface ToolDefinitionInput<I, O> {
   readonly longRunning?: LongRunning;
 }
 
+/** A frozen copy of a list of names; anything else is left for validation to refuse. */
+function frozenNames(names: readonly string[]): readonly string[] {
+  const value: unknown = names;
+  return Array.isArray(value) ? Object.freeze([...names]) : names;
+}
+
 function freezeRetrySafety<I, O>(safety: RetrySafety<I, O>): RetrySafety<I, O> {
   return Object.freeze({ ...safety });
 }
@@ -146,11 +152,7 @@ export function defineTool<I, O>(def: ToolDefinitionInput<I, O>): ToolDefinition
     retry: Object.freeze({ ...DEFAULT_RETRY, ...def.retry }),
     retrySafety: freezeRetrySafety(retrySafety),
     auditFields: Object.freeze([...(def.auditFields ?? [])]),
-    ...(def.decisiveFields !== undefined && {
-      decisiveFields: Array.isArray(def.decisiveFields)
-        ? Object.freeze([...def.decisiveFields])
-        : def.decisiveFields,
-    }),
+    ...(def.decisiveFields !== undefined && { decisiveFields: frozenNames(def.decisiveFields) }),
     ...(def.deprecated !== undefined && { deprecated: Object.freeze({ ...def.deprecated }) }),
     ...(def.rateLimit !== undefined && {
       rateLimit: Object.freeze({ ...def.rateLimit, per: Object.freeze([...def.rateLimit.per]) }),

@@ -40,12 +40,12 @@ function inputProblems(def: ToolDefinition<unknown, unknown>): string[] {
 function decisiveFieldProblems(def: ToolDefinition<unknown, unknown>, keys: ReadonlySet<string>): string[] {
   const decisive: unknown = def.decisiveFields;
   if (decisive === undefined) return [];
-  if (!Array.isArray(decisive) || !decisive.every((f) => typeof f === 'string')) {
+  if (!Array.isArray(decisive) || !decisive.every((f): f is string => typeof f === 'string')) {
     return ['decisiveFields must be an array of input keys.'];
   }
   const problems: string[] = [];
   const seen = new Set<string>();
-  for (const field of decisive as string[]) {
+  for (const field of decisive) {
     if (seen.has(field)) problems.push(`decisiveFields names '${field}' twice.`);
     seen.add(field);
     if (!keys.has(field)) {
