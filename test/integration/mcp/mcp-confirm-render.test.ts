@@ -48,6 +48,7 @@ describe('what a person confirms over MCP is what runs', () => {
     }
     expect(asked).toHaveLength(1);
     const question = asked[0]!;
+    expect(questionFields(question)[0]).toEqual(['amount', '999999']);
     expect(question.split('\n')[0]).toBe('Call transfer_funds (version 1.0.0) with:');
     expect(questionFields(question)).toEqual([
       ['amount', '999999'],
