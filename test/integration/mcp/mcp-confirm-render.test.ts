@@ -172,4 +172,27 @@ describe('what a person confirms over MCP is what runs', () => {
     expect(stack.effects.of(TOOL)).toBe(before + 1);
     expect(stack.effects.received(TOOL).at(-1)).toEqual({ k, amount: 7, memo: 'none' });
   });
+  it('runs one accepted question once, with what it showed, when many calls race with its state', async () => {
+    for (let round = 0; round < 5; round += 1) {
+      const k = account();
+      const before = stack.effects.of(TOOL);
+      const asked = await rawToolsCall(stack.url, token, { name: TOOL, arguments: { k, amount: 7 } });
+      const state = asked.result!.requestState!;
+      // Ten other logical calls of the shown call, and ten calls of other amounts, all at once.
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          rawToolsCall(stack.url, token, {
+            name: TOOL,
+            arguments: i % 2 === 0 ? { k, amount: 7, note: `n${i}` } : { k, amount: 7 + i },
+            requestState: state,
+            inputResponses: CONFIRMED,
+            meta: { 'io.toolgate/idempotency-key': `race-${round}-${i}` },
+          }),
+        ),
+      );
+      expect(answers.filter((a) => a.result?.isError !== true)).toHaveLength(1);
+      expect(stack.effects.of(TOOL)).toBe(before + 1);
+      expect(stack.effects.received(TOOL).at(-1)).toEqual({ k, amount: 7, memo: 'none' });
+    }
+  });
 });
