@@ -6,6 +6,7 @@ import { presentParsedCall } from '../../libs/registry/present-call.js';
 import type { ToolDefinition } from '../../libs/registry/tool-definition.js';
 import { validateArguments } from '../../libs/registry/validate-arguments.js';
 import {
+  argumentsDigest,
   confirmationRefusalMessage,
   mintConfirmation,
   redeemConfirmation,
@@ -75,6 +76,14 @@ export async function confirmationGate(
     return refuse(call, `The arguments of ${call.tool.name} do not normalize to an object; nothing was run.`);
   }
   const args = checked.args;
+  if (!isJsonData(args)) {
+    // The call is published as JSON: a value that is not JSON data would reach the tool changed.
+    return refuse(
+      call,
+      `The arguments of ${call.tool.name} normalize to values that are not JSON data, so the call that would run cannot be shown; nothing was run.`,
+      false,
+    );
+  }
   const presented = presentParsedCall(call.tool, args);
   if (!presented.ok) return refuse(call, `${presented.reason} Nothing was run.`, false);
   const bound = {
@@ -163,6 +172,15 @@ function refuseInvalid(call: GatedCall, error: ToolgateError): ConfirmationDecis
       toolInvocations: 0,
     },
   };
+}
+
+function isJsonData(args: Record<string, unknown>): boolean {
+  try {
+    argumentsDigest(args);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
