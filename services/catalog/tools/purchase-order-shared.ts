@@ -40,9 +40,15 @@ export interface PurchaseOrderToolDeps {
   readonly twoApproverThresholdCents?: number;
 }
 
-/** `$9,300.00`: an amount as the approver reads it. */
+/** `$9,300` or `$1,123.20`: an amount as the approver reads it (cents only when there are any). */
 function usd(cents: number): string {
-  return (cents / 100).toLocaleString('en-US', { style: 'currency', currency: 'USD' });
+  const digits = cents % 100 === 0 ? 0 : 2;
+  return (cents / 100).toLocaleString('en-US', {
+    style: 'currency',
+    currency: 'USD',
+    minimumFractionDigits: digits,
+    maximumFractionDigits: digits,
+  });
 }
 
 /**

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryAuditStore } from '../../../libs/adapters/memory/audit-store.js';
 import { MemoryCaseStore } from '../../../libs/adapters/memory/case-store.js';
 import { MemoryIdempotencyStore } from '../../../libs/adapters/memory/memory-idempotency-store.js';
-import { MemorySingleUseStore } from '../../../libs/adapters/memory/single-use-store.js';
+import { MemoryApprovalStore } from '../../../libs/adapters/memory/approval-store.js';
 import { generatePrincipalKeys } from '../../../libs/auth/principal-keys.js';
 import { signPrincipal } from '../../../libs/auth/sign-principal.js';
 import { MemoryEventBus } from '../../../libs/bus/memory/memory-event-bus.js';
@@ -64,8 +64,8 @@ beforeAll(async () => {
     audit,
     chains: () => Promise.resolve([]),
     approvals: new ApprovalsQueue({
-      audit,
-      singleUse: new MemorySingleUseStore(systemClock),
+      approvals: new MemoryApprovalStore(systemClock),
+      tools: new ToolRegistry(),
       clock: systemClock,
       delivery: {
         publisher: new MemoryEventBus(),

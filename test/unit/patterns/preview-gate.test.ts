@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { MemoryApprovalStore } from '../../../libs/adapters/memory/approval-store.js';
 import { MemorySingleUseStore } from '../../../libs/adapters/memory/single-use-store.js';
 import { ManualClock } from '../../../libs/core/manual-clock.js';
 import {
   PreviewGate,
-  approvePreview,
   previewRefusalError,
   type ConfirmRequest,
 } from '../../../libs/patterns/preview/index.js';
@@ -17,9 +17,19 @@ const args = { sku: 'SKU-7', quantity: 30, supplier_id: 'SUP-1' };
 function setup(requireApproval = false) {
   const clock = new ManualClock(T0);
   const store = new MemorySingleUseStore(clock);
-  const gate = new PreviewGate({ key: { alg: 'HS256', secret: randomBytes(32) }, store, clock });
+  const approvals = new MemoryApprovalStore(clock);
+  const gate = new PreviewGate({ key: { alg: 'HS256', secret: randomBytes(32) }, store, approvals, clock });
   let version = 'v-1';
   let preview: unknown = { total_cents: 84_240 };
+  const request = () => ({
+    principal: buyer,
+    tool: 'create_purchase_order',
+    arguments: args,
+    resourceKey: 't1:inventory:SKU-7',
+    resourceVersion: version,
+    policyVersion: 'p-1',
+    preview,
+  });
   const issue = () =>
     gate.issue({
       principal: buyer,
@@ -46,6 +56,9 @@ function setup(requireApproval = false) {
   return {
     clock,
     store,
+    approvals,
+    gate,
+    request,
     issue,
     confirm,
     setVersion: (v: string) => (version = v),
@@ -122,21 +135,72 @@ describe('PreviewGate', () => {
     expect(error.message).toContain('awaiting approval');
     expect(error.message).toContain(claims.jti);
 
-    const approved = await approvePreview(s.store, { jti: claims.jti, approver: 'manager:M-1' });
-    expect(approved.recorded).toBe(true);
+    const recorded = await s.approvals.get(claims.jti);
+    expect(recorded).toMatchObject({
+      state: 'pending',
+      tenant: 't1',
+      tool: 'create_purchase_order',
+      arguments: args,
+      argumentsHash: claims.argumentsHash,
+      requester: 'agent:purchasing',
+      onBehalfOf: 'W-1',
+      expiresAtMs: claims.expiresAtMs,
+    });
+    // Asking again records nothing new.
+    expect(reasonOf(await s.confirm(token, 'call-1'))).toBe('awaiting-approval');
+    expect(await s.approvals.events(claims.jti)).toHaveLength(1);
+
+    expect((await s.approvals.approve(claims.jti, 'operator:M-1', 'fine')).ok).toBe(true);
     const ok = await s.confirm(token, 'call-1');
-    expect(ok).toMatchObject({ ok: true, approval: { approver: 'manager:M-1', approvedAtMs: T0 } });
+    expect(ok).toMatchObject({ ok: true, approval: { state: 'redeemed', redeemedBy: 'call-1' } });
+    expect(ok.ok && ok.approval?.approvals.map((a) => a.by)).toEqual(['M-1']);
+    // A retry of the same logical call passes; any other call is refused.
+    expect(reasonOf(await s.confirm(token, 'call-1'))).toBe('ok');
     expect(reasonOf(await s.confirm(token, 'call-2'))).toBe('already-used');
   });
 
-  it('an approval by the requester does not count (four eyes)', async () => {
+  it('the requester and the user it acts for cannot approve, in any spelling (four eyes)', async () => {
     const s = setup(true);
     const { token, claims } = await s.issue();
-    await approvePreview(s.store, { jti: claims.jti, approver: 'W-1' });
-    expect(reasonOf(await s.confirm(token, 'call-1'))).toBe('self-approved');
-    const late = await approvePreview(s.store, { jti: claims.jti, approver: 'manager:M-1' });
-    expect(late.recorded).toBe(false);
-    expect(late.approval.approver).toBe('W-1');
+    expect(reasonOf(await s.confirm(token, 'call-1'))).toBe('awaiting-approval');
+    for (const [by, refusal] of [
+      ['W-1', 'on-behalf-of'],
+      ['operator:W-1', 'on-behalf-of'],
+      [' operator:W-1 ', 'on-behalf-of'],
+      ['agent:purchasing', 'requester'],
+      ['operator:agent:purchasing', 'requester'],
+    ] as const) {
+      expect(await s.approvals.approve(claims.jti, by, 'mine')).toMatchObject({ ok: false, refusal });
+    }
+    expect(reasonOf(await s.confirm(token, 'call-1'))).toBe('awaiting-approval');
+  });
+
+  it('a rejected request can never be confirmed, not even after another approval attempt', async () => {
+    const s = setup(true);
+    const { token, claims } = await s.issue();
+    await s.confirm(token, 'call-1');
+    expect((await s.approvals.reject(claims.jti, 'M-2', 'no')).ok).toBe(true);
+    expect(await s.approvals.approve(claims.jti, 'M-1', 'yes')).toMatchObject({ ok: false, refusal: 'not-pending' });
+    const refused = await s.confirm(token, 'call-1');
+    expect(reasonOf(refused)).toBe('rejected');
+    if (refused.ok) throw new Error('unreachable');
+    expect(previewRefusalError(refused.refusal, { previewTool: 'preview_purchase_order' }).retryable).toBe(false);
+  });
+
+  it('a token whose rule asks for two approvers waits until two different people approved', async () => {
+    const s = setup(true);
+    const rule = { rule: 'purchase-order-total', reason: 'orders above $10,000 need two people', approvers: 2 };
+    const { token, claims } = await s.gate.issue({ ...s.request(), approvalRule: rule });
+    await s.confirm(token, 'call-1');
+    expect((await s.approvals.get(claims.jti))?.rule).toEqual(rule);
+    expect((await s.approvals.approve(claims.jti, 'M-1', 'ok')).ok).toBe(true);
+    expect(reasonOf(await s.confirm(token, 'call-1'))).toBe('awaiting-approval');
+    expect(await s.approvals.approve(claims.jti, 'operator:M-1', 'again')).toMatchObject({
+      ok: false,
+      refusal: 'already-approved-by-you',
+    });
+    expect((await s.approvals.approve(claims.jti, 'M-2', 'ok')).ok).toBe(true);
+    expect(reasonOf(await s.confirm(token, 'call-1'))).toBe('ok');
   });
 
   it('a token that needs no approval is not held up by the approval step', async () => {
