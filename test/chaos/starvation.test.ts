@@ -3,12 +3,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolCallRequestedEvent, ToolCallResultEvent } from '../../libs/events/contracts.js';
 import { claimLeaseMs } from '../../libs/guards/idempotency.js';
 import { OUTCOME_UNKNOWN_TEXT } from '../../services/mcp-gateway/call-result.js';
-import { SHIPPING_SCOPE } from '../fixtures/mcp/gateway-tools.js';
 import { dieWithParent, startCpuHog, type LoadReading } from '../helpers/cpu-hog.js';
 import { startPauser, type PauseReport } from '../helpers/process-pauser.js';
 import { createExecutorStack, type ExecutorStack } from '../integration/executor/executor-stack.js';
 import { connectModern } from '../integration/mcp/mcp-clients.js';
-import { createMcpStack, type McpStack } from '../integration/mcp/mcp-stack.js';
+import {
+  createSlowAnswerStack,
+  SLOW_ANSWER_GATEWAY_WAIT_MS,
+  type McpStack,
+} from '../integration/mcp/mcp-stack.js';
 import { judgeCalls } from './call-verdict.js';
 import { chaosScale, scaledTimeout } from './chaos-scale.js';
 import { createExecutorFleet, type ExecutorFleet } from './executor-fleet.js';
@@ -156,20 +159,12 @@ describe('legacy filing service frozen under a CPU hog, with mixed faults', () =
 });
 
 describe('an MCP call answered "outcome unknown" under a CPU hog', () => {
-  /** As mcp-outcome-unknown.test.ts: the gateway waits 300 ms; the tool applies, then hangs 5 s. */
-  const GATEWAY_WAIT_MS = 300;
+  /** The gateway waits 300 ms; the tool applies, then hangs 5 s (as in mcp-outcome-unknown.test.ts). */
+  const GATEWAY_WAIT_MS = SLOW_ANSWER_GATEWAY_WAIT_MS;
   let stack: McpStack;
   let token: string;
   beforeAll(async () => {
-    stack = await createMcpStack('chaos_starved_mcp', {
-      gateway: { callTimeoutMs: GATEWAY_WAIT_MS },
-      reconciler: true,
-    });
-    token = await stack.issuer.token({
-      sub: 'user-ivy',
-      tenant: 'acme',
-      scope: `mcp:tools ${SHIPPING_SCOPE}`,
-    });
+    ({ stack, token } = await createSlowAnswerStack('chaos_starved_mcp'));
   }, 120_000);
   afterAll(async () => {
     await stack?.close();

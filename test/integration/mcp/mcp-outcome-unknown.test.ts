@@ -1,30 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OUTCOME_UNKNOWN_TEXT } from '../../../services/mcp-gateway/call-result.js';
-import { SHIPPING_SCOPE } from '../../fixtures/mcp/gateway-tools.js';
 import { OUTCOME_UNKNOWN_TASK_MESSAGE } from '../../../services/mcp-gateway/tasks.js';
 import { connectModern } from './mcp-clients.js';
-import { createMcpStack, type McpStack } from './mcp-stack.js';
+import { SHIPPING_SCOPE } from '../../fixtures/mcp/gateway-tools.js';
+import { createSlowAnswerStack, type McpStack } from './mcp-stack.js';
 import { rawTasksGet, rawToolsCall, WITH_TASKS, type RawAnswer } from './raw-modern-call.js';
-
-/**
- * The gateway waits this long for a result; the tool below answers well after. The wait is not the
- * call's deadline: however late an executor gets to the call, it runs.
- */
-const GATEWAY_WAIT_MS = 300;
 
 describe('a call whose answer comes after the gateway stopped waiting', () => {
   let stack: McpStack;
   let token: string;
   beforeAll(async () => {
-    stack = await createMcpStack('mcp_unknown', {
-      gateway: { callTimeoutMs: GATEWAY_WAIT_MS },
-      reconciler: true,
-    });
-    token = await stack.issuer.token({
-      sub: 'user-ivy',
-      tenant: 'acme',
-      scope: `mcp:tools ${SHIPPING_SCOPE}`,
-    });
+    ({ stack, token } = await createSlowAnswerStack('mcp_unknown'));
   }, 60_000);
   afterAll(() => stack?.close());
 

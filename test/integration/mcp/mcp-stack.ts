@@ -23,7 +23,7 @@ import type { ConfirmationSettings } from '../../../services/mcp-gateway/confirm
 import type { McpRequestRecord } from '../../../services/mcp-gateway/observer.js';
 import { RedisMcpTaskStore } from '../../../services/mcp-gateway/task-store.js';
 import { createToolgateClient, type ToolgateClient } from '../../../services/sdk/toolgate-client.js';
-import { gatewayFixtureTools } from '../../fixtures/mcp/gateway-tools.js';
+import { gatewayFixtureTools, SHIPPING_SCOPE } from '../../fixtures/mcp/gateway-tools.js';
 import { uniqueName } from '../../helpers/names.js';
 import { freePort } from '../../helpers/ports.js';
 import { Effects, registryOf } from '../../unit/sdk/test-tools.js';
@@ -255,4 +255,27 @@ function capturingLogger(lines: LogLines): BusLogger {
     warn: write('warn'),
     error: write('error'),
   };
+}
+
+/**
+ * How long {@link createSlowAnswerStack}'s gateway waits for a result before answering "outcome
+ * unknown". The wait is not the call's deadline: however late an executor gets to the call, it runs.
+ */
+export const SLOW_ANSWER_GATEWAY_WAIT_MS = 300;
+
+/**
+ * A stack whose gateway stops waiting after {@link SLOW_ANSWER_GATEWAY_WAIT_MS}, with a reconciler,
+ * and a token of a user allowed the shipping tools (`book_shipment` takes `hang_ms` to answer late).
+ */
+export async function createSlowAnswerStack(name: string): Promise<{ stack: McpStack; token: string }> {
+  const stack = await createMcpStack(name, {
+    gateway: { callTimeoutMs: SLOW_ANSWER_GATEWAY_WAIT_MS },
+    reconciler: true,
+  });
+  const token = await stack.issuer.token({
+    sub: 'user-ivy',
+    tenant: 'acme',
+    scope: `mcp:tools ${SHIPPING_SCOPE}`,
+  });
+  return { stack, token };
 }
