@@ -2,9 +2,10 @@
 export type ConsumeResult = 'consumed' | 'already-used';
 
 /**
- * The ledger of single-use ids (preview tokens' `jti`): whether each was used. (Approvals are
- * requests of their own, in the `ApprovalStore`.) Shared by every executor using the same backing store; each method is one atomic step
- * (one synchronous critical section, one Lua script, one SQL statement), never a read-then-write.
+ * The ledger of single-use ids (preview tokens' `jti`): whether each was used (approvals are
+ * requests of their own, in the `ApprovalStore`). Shared by every executor using the same backing
+ * store; each method is one atomic step (one synchronous critical section, one Lua script, one SQL
+ * statement), never a read-then-write.
  * Throws when the backing store is unreachable: callers fail closed (a token that cannot be marked
  * used is not honoured).
  */

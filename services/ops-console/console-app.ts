@@ -309,8 +309,7 @@ export function createConsoleHandler(
       if (caseMatch !== null) return renderCase(who, decodeURIComponent(caseMatch[1]!), 200, res);
       if (path === '/approvals') return renderApprovals(who, url.searchParams, res);
       const approvalMatch = /^\/approvals\/([^/]+)$/.exec(path);
-      if (approvalMatch !== null)
-        return renderApproval(who, decodeURIComponent(approvalMatch[1]!), 200, res);
+      if (approvalMatch !== null) return renderApproval(who, decodeURIComponent(approvalMatch[1]!), 200, res);
       if (path === '/audit')
         return send(res, 200, await auditSearch(deps, viewerOf(who), url.searchParams, now));
       if (path === '/chains') {

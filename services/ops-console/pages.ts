@@ -524,46 +524,56 @@ export function approvalsPage(
         ${QUEUE_STATES.map(
           (s) =>
             html`<a href="/approvals?state=${s}" ${s === state ? raw('aria-current="page"') : ''}
-                >${s} (<span data-count="${s}">${listing.counts[s]}</span>)</a
-              > `,
+              >${s} (<span data-count="${s}">${listing.counts[s]}</span>)</a
+            > `,
         )}
       </p>
-      ${listing.items.length === 0
-        ? html`<p class="muted">${state === 'pending' ? 'Nothing waits for approval.' : `No ${state} requests.`}</p>`
-        : html`<table>
-            <thead>
-              <tr>
-                <th>Request</th>
-                <th>Tool</th>
-                <th>Requested by</th>
-                <th>On behalf of</th>
-                <th>Why</th>
-                <th>Approvals</th>
-                <th>Tenant</th>
-                <th>Asked</th>
-                <th>Expires</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${listing.items.map(
-                ({ request: r }) =>
-                  html`<tr data-request="${r.id}">
-                    <td><a href="/approvals/${encodeURIComponent(r.id)}"><code>${r.id}</code></a></td>
-                    <td>${r.tool}</td>
-                    <td class="requester">${r.requester}</td>
-                    <td class="on-behalf-of">${r.onBehalfOf ?? '–'}</td>
-                    <td class="note">${r.rule.reason}</td>
-                    <td>${r.approvals.length} of ${r.rule.approvers}</td>
-                    <td>${r.tenant}</td>
-                    <td>${when(r.createdAtMs, nowMs)}</td>
-                    <td>${new Date(r.expiresAtMs).toISOString()}</td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>`}
-      ${listing.next === undefined
-        ? ''
-        : html`<p><a href="/approvals?state=${state}&amp;after=${encodeURIComponent(listing.next)}">Next page</a></p>`}`,
+      ${
+        listing.items.length === 0
+          ? html`<p class="muted">
+              ${state === 'pending' ? 'Nothing waits for approval.' : `No ${state} requests.`}
+            </p>`
+          : html`<table>
+              <thead>
+                <tr>
+                  <th>Request</th>
+                  <th>Tool</th>
+                  <th>Requested by</th>
+                  <th>On behalf of</th>
+                  <th>Why</th>
+                  <th>Approvals</th>
+                  <th>Tenant</th>
+                  <th>Asked</th>
+                  <th>Expires</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${listing.items.map(
+                  ({ request: r }) =>
+                    html`<tr data-request="${r.id}">
+                      <td>
+                        <a href="/approvals/${encodeURIComponent(r.id)}"><code>${r.id}</code></a>
+                      </td>
+                      <td>${r.tool}</td>
+                      <td class="requester">${r.requester}</td>
+                      <td class="on-behalf-of">${r.onBehalfOf ?? '–'}</td>
+                      <td class="note">${r.rule.reason}</td>
+                      <td>${r.approvals.length} of ${r.rule.approvers}</td>
+                      <td>${r.tenant}</td>
+                      <td>${when(r.createdAtMs, nowMs)}</td>
+                      <td>${new Date(r.expiresAtMs).toISOString()}</td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>`
+      }
+      ${
+        listing.next === undefined
+          ? ''
+          : html`<p>
+              <a href="/approvals?state=${state}&amp;after=${encodeURIComponent(listing.next)}">Next page</a>
+            </p>`
+      }`,
     notice,
   );
 }
@@ -599,9 +609,12 @@ export function approvalPage(
           <dd class="reason">${r.rule.reason} <span class="muted">(rule ${r.rule.rule})</span></dd>
           <dt>Approvals</dt>
           <dd>
-            ${r.approvals.length} of ${r.rule.approvers} distinct people${r.approvals.length === 0
-              ? ''
-              : html`: ${r.approvals.map((a, i) => html`${i === 0 ? '' : ', '}${a.by} (${a.note})`)}`}
+            ${r.approvals.length} of ${r.rule.approvers} distinct
+            people${
+              r.approvals.length === 0
+                ? ''
+                : html`: ${r.approvals.map((a, i) => html`${i === 0 ? '' : ', '}${a.by} (${a.note})`)}`
+            }
           </dd>
           <dt>Arguments</dt>
           <dd class="arguments">${jsonBlock(view.arguments)}</dd>
@@ -611,33 +624,53 @@ export function approvalPage(
           <dd>${when(r.createdAtMs, nowMs)}</dd>
           <dt>Expires</dt>
           <dd>${new Date(r.expiresAtMs).toISOString()}</dd>
-          ${r.origin === undefined ? '' : html`<dt>Trace id</dt><dd><code>${r.origin.traceId}</code></dd>`}
+          ${
+            r.origin === undefined
+              ? ''
+              : html`<dt>Trace id</dt>
+                  <dd><code>${r.origin.traceId}</code></dd>`
+          }
         </dl>
       </div>
-      ${r.state !== 'pending'
-        ? ''
-        : may
-          ? html`<form method="post" action="/approvals/${encodeURIComponent(r.id)}/decide">
-              ${csrfField(viewer)}
-              <p class="muted">
-                Four eyes: the requester, the user it acts for and anyone who already approved cannot approve.
-              </p>
-              <label>Reason (required)<textarea name="reason" required></textarea></label>
-              <p>
-                <button class="primary" type="submit" name="verdict" value="approve">Approve</button>
-                <button class="danger" type="submit" name="verdict" value="reject">Reject</button>
-              </p>
-            </form>`
-          : html`<p class="why">Your roles (${viewer.roles.join(', ')}) do not include approver.</p>`}
+      ${
+        r.state !== 'pending'
+          ? ''
+          : may
+            ? html`<form method="post" action="/approvals/${encodeURIComponent(r.id)}/decide">
+                ${csrfField(viewer)}
+                <p class="muted">
+                  Four eyes: the requester, the user it acts for and anyone who already approved cannot
+                  approve.
+                </p>
+                <label>Reason (required)<textarea name="reason" required></textarea></label>
+                <p>
+                  <button class="primary" type="submit" name="verdict" value="approve">Approve</button>
+                  <button class="danger" type="submit" name="verdict" value="reject">Reject</button>
+                </p>
+              </form>`
+            : html`<p class="why">Your roles (${viewer.roles.join(', ')}) do not include approver.</p>`
+      }
       <h2>History</h2>
       <table>
         <thead>
-          <tr><th>When</th><th>From</th><th>To</th><th>By</th><th>Note</th></tr>
+          <tr>
+            <th>When</th>
+            <th>From</th>
+            <th>To</th>
+            <th>By</th>
+            <th>Note</th>
+          </tr>
         </thead>
         <tbody>
           ${history.map(
             (e) =>
-              html`<tr><td>${when(e.atMs, nowMs)}</td><td>${e.from}</td><td>${e.to}</td><td>${e.by}</td><td class="note">${e.note}</td></tr>`,
+              html`<tr>
+                <td>${when(e.atMs, nowMs)}</td>
+                <td>${e.from}</td>
+                <td>${e.to}</td>
+                <td>${e.by}</td>
+                <td class="note">${e.note}</td>
+              </tr>`,
           )}
         </tbody>
       </table>

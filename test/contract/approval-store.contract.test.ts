@@ -66,7 +66,11 @@ const draft = (over: Partial<ApprovalDraft> = {}): ApprovalDraft => ({
   argumentsHash: 'c'.repeat(64),
   requester: 'warehouse-bot:2',
   onBehalfOf: 'W-2',
-  rule: { rule: 'purchase-order-total', reason: "orders above $1,000 need a manager's approval", approvers: 1 },
+  rule: {
+    rule: 'purchase-order-total',
+    reason: "orders above $1,000 need a manager's approval",
+    approvers: 1,
+  },
   expiresAtMs: T0 + 600_000,
   origin: { traceId: 'd'.repeat(32), taskId: 'task-1', step: 1, index: 0 },
   ...over,
@@ -87,7 +91,15 @@ describe.each(adapters)('ApprovalStore contract: $name', (adapter) => {
     expect(request.createdAtMs).toBe(h.clock.now());
     expect(await h.peer.get(d.id)).toEqual(request);
     expect(await h.peer.events(d.id)).toEqual([
-      { id: d.id, version: 1, from: 'new', to: 'pending', by: 'warehouse-bot:2', note: d.rule.reason, atMs: T0 },
+      {
+        id: d.id,
+        version: 1,
+        from: 'new',
+        to: 'pending',
+        by: 'warehouse-bot:2',
+        note: d.rule.reason,
+        atMs: T0,
+      },
     ]);
     expect(await h.subject.get(`jti-${randomUUID()}`)).toBeUndefined();
   });
@@ -146,19 +158,30 @@ describe.each(adapters)('ApprovalStore contract: $name', (adapter) => {
       expect(await h.subject.approve(d.id, by, 'mine')).toMatchObject({ ok: false, refusal });
     }
     expect(await h.peer.get(d.id)).toEqual(request);
-    expect(await h.subject.approve(`jti-${randomUUID()}`, 'mia', 'x')).toEqual({ ok: false, refusal: 'unknown' });
+    expect(await h.subject.approve(`jti-${randomUUID()}`, 'mia', 'x')).toEqual({
+      ok: false,
+      refusal: 'unknown',
+    });
   });
 
   it('a rule of two approvers needs two different people', async () => {
-    const d = draft({ rule: { rule: 'purchase-order-total', reason: 'above $10,000: two people', approvers: 2 } });
+    const d = draft({
+      rule: { rule: 'purchase-order-total', reason: 'above $10,000: two people', approvers: 2 },
+    });
     await h.subject.create(d);
-    expect(await h.subject.approve(d.id, 'mia', 'ok')).toMatchObject({ ok: true, request: { state: 'pending' } });
+    expect(await h.subject.approve(d.id, 'mia', 'ok')).toMatchObject({
+      ok: true,
+      request: { state: 'pending' },
+    });
     expect(await h.peer.approve(d.id, 'operator:mia', 'again')).toMatchObject({
       ok: false,
       refusal: 'already-approved-by-you',
     });
     expect(await h.subject.redeem(d.id, 'call-1')).toMatchObject({ ok: false, refusal: 'not-approved' });
-    expect(await h.peer.approve(d.id, 'noah', 'ok')).toMatchObject({ ok: true, request: { state: 'approved' } });
+    expect(await h.peer.approve(d.id, 'noah', 'ok')).toMatchObject({
+      ok: true,
+      request: { state: 'approved' },
+    });
     expect((await h.subject.get(d.id))?.approvals.map((a) => a.by)).toEqual(['mia', 'noah']);
   });
 
@@ -182,8 +205,14 @@ describe.each(adapters)('ApprovalStore contract: $name', (adapter) => {
       ok: true,
       request: { state: 'redeemed', redeemedBy: 'call-1' },
     });
-    expect(await h.subject.redeem(d.id, 'call-1')).toMatchObject({ ok: true, request: { state: 'redeemed' } });
-    expect(await h.subject.redeem(d.id, 'call-2')).toMatchObject({ ok: false, refusal: 'redeemed-by-another-call' });
+    expect(await h.subject.redeem(d.id, 'call-1')).toMatchObject({
+      ok: true,
+      request: { state: 'redeemed' },
+    });
+    expect(await h.subject.redeem(d.id, 'call-2')).toMatchObject({
+      ok: false,
+      refusal: 'redeemed-by-another-call',
+    });
     expect((await h.subject.events(d.id)).map((e) => e.to)).toEqual(['pending', 'approved', 'redeemed']);
   });
 
@@ -196,8 +225,14 @@ describe.each(adapters)('ApprovalStore contract: $name', (adapter) => {
     await h.clock.advance(1_000);
     expect((await h.peer.get(pending.id))?.state).toBe('expired');
     expect((await h.peer.get(approved.id))?.state).toBe('expired');
-    expect(await h.subject.approve(pending.id, 'mia', 'late')).toMatchObject({ ok: false, refusal: 'expired' });
-    expect(await h.subject.reject(pending.id, 'mia', 'late')).toMatchObject({ ok: false, refusal: 'expired' });
+    expect(await h.subject.approve(pending.id, 'mia', 'late')).toMatchObject({
+      ok: false,
+      refusal: 'expired',
+    });
+    expect(await h.subject.reject(pending.id, 'mia', 'late')).toMatchObject({
+      ok: false,
+      refusal: 'expired',
+    });
     expect(await h.subject.redeem(approved.id, 'call-1')).toMatchObject({ ok: false, refusal: 'expired' });
   });
 
@@ -242,14 +277,21 @@ describe.each(adapters)('ApprovalStore contract: $name', (adapter) => {
     const seen: string[] = [];
     let after: string | undefined;
     do {
-      const page = await h.peer.list({ scope, state: 'pending', limit: 4, ...(after === undefined ? {} : { after }) });
+      const page = await h.peer.list({
+        scope,
+        state: 'pending',
+        limit: 4,
+        ...(after === undefined ? {} : { after }),
+      });
       expect(page.items.length).toBeLessThanOrEqual(4);
       for (const r of page.items) expect(r.tenant).toBe(tenants[0]);
       seen.push(...page.items.map((r) => r.id));
       after = page.next;
     } while (after !== undefined);
     // Creation order, ties by id; every pending request exactly once.
-    expect(seen).toEqual([...made[0]!.slice(1)].sort((a, b) => orderOf(a, made[0]!) - orderOf(b, made[0]!) || (a < b ? -1 : 1)));
+    expect(seen).toEqual(
+      [...made[0]!.slice(1)].sort((a, b) => orderOf(a, made[0]!) - orderOf(b, made[0]!) || (a < b ? -1 : 1)),
+    );
     expect(new Set(seen).size).toBe(12);
     const counts = await h.subject.counts(scope);
     expect(counts).toEqual({ pending: 12, approved: 0, rejected: 1, expired: 0, redeemed: 0 });

@@ -70,7 +70,12 @@ export async function purchasingParts(
   const tools = purchaseOrderTools({
     inventory: downstreams.inventory,
     purchaseOrders: options.purchaseOrders?.(orders) ?? orders,
-    gate: new PreviewGate({ key: options.key, store: options.singleUse, approvals: options.approvals, clock }),
+    gate: new PreviewGate({
+      key: options.key,
+      store: options.singleUse,
+      approvals: options.approvals,
+      clock,
+    }),
     policyVersion: () => version,
   });
   const policy = createPolicyEngine({ version }, tools);

@@ -124,7 +124,9 @@ export class PostgresApprovalStore implements ApprovalStore {
 
   async get(id: string): Promise<ApprovalRequest | undefined> {
     checkKey('id', id);
-    const { rows } = await this.pool.query<Row>(`SELECT ${COLUMNS} FROM approval_requests WHERE id = $1`, [id]);
+    const { rows } = await this.pool.query<Row>(`SELECT ${COLUMNS} FROM approval_requests WHERE id = $1`, [
+      id,
+    ]);
     return rows[0] === undefined ? undefined : asOf(toRequest(rows[0]), this.clock.now());
   }
 
@@ -207,7 +209,9 @@ export class PostgresApprovalStore implements ApprovalStore {
   async #apply(id: string, action: ApprovalAction): Promise<ApprovalChange> {
     checkKey('id', id);
     for (let attempt = 0; attempt < MAX_MOVE_ATTEMPTS; attempt += 1) {
-      const { rows } = await this.pool.query<Row>(`SELECT ${COLUMNS} FROM approval_requests WHERE id = $1`, [id]);
+      const { rows } = await this.pool.query<Row>(`SELECT ${COLUMNS} FROM approval_requests WHERE id = $1`, [
+        id,
+      ]);
       if (rows[0] === undefined) return { ok: false, refusal: 'unknown' };
       const request = toRequest(rows[0]);
       const now = this.clock.now();

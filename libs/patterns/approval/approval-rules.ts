@@ -27,7 +27,10 @@ export type ApprovalAction =
   | { readonly kind: 'redeem'; readonly holder: string };
 
 /** The request's state at `nowMs`: a pending or approved request whose expiry passed is expired. Pure. */
-export function stateAt(request: Pick<ApprovalRequest, 'state' | 'expiresAtMs'>, nowMs: number): ApprovalState {
+export function stateAt(
+  request: Pick<ApprovalRequest, 'state' | 'expiresAtMs'>,
+  nowMs: number,
+): ApprovalState {
   if ((request.state === 'pending' || request.state === 'approved') && nowMs >= request.expiresAtMs) {
     return 'expired';
   }
@@ -67,7 +70,8 @@ export function newApprovalRequest(draft: ApprovalDraft, nowMs: number): Approva
     ['rule', draft.rule.rule],
     ['reason', draft.rule.reason],
   ] as const) {
-    if (typeof value !== 'string' || value.trim().length === 0) throw new RangeError(`${name} must be non-empty`);
+    if (typeof value !== 'string' || value.trim().length === 0)
+      throw new RangeError(`${name} must be non-empty`);
   }
   if (!Number.isInteger(draft.rule.approvers) || draft.rule.approvers < 1 || draft.rule.approvers > 10) {
     throw new RangeError(`approvers must be a whole number from 1 to 10, got ${draft.rule.approvers}`);
@@ -107,7 +111,11 @@ export type ApprovalStep =
  * - redeem: only when approved and not expired; the same holder again is answered with the request
  *   unchanged (a retry of the same logical call); any other holder is refused.
  */
-export function approvalTransition(request: ApprovalRequest, action: ApprovalAction, nowMs: number): ApprovalStep {
+export function approvalTransition(
+  request: ApprovalRequest,
+  action: ApprovalAction,
+  nowMs: number,
+): ApprovalStep {
   const state = stateAt(request, nowMs);
   const at = Math.floor(nowMs);
   const move = (patch: Partial<ApprovalRequest>, by: string, note: string): ApprovalStep => {
@@ -115,7 +123,15 @@ export function approvalTransition(request: ApprovalRequest, action: ApprovalAct
     return {
       ok: true,
       next,
-      event: { id: request.id, version: next.version, from: request.state, to: next.state, by, note, atMs: at },
+      event: {
+        id: request.id,
+        version: next.version,
+        from: request.state,
+        to: next.state,
+        by,
+        note,
+        atMs: at,
+      },
     };
   };
   switch (action.kind) {
@@ -145,7 +161,11 @@ export function approvalTransition(request: ApprovalRequest, action: ApprovalAct
       }
       if (state === 'expired') return { ok: false, refusal: 'expired' };
       if (state !== 'approved') return { ok: false, refusal: 'not-approved' };
-      return move({ state: 'redeemed', redeemedBy: action.holder }, 'gate', `redeemed by call ${action.holder}`);
+      return move(
+        { state: 'redeemed', redeemedBy: action.holder },
+        'gate',
+        `redeemed by call ${action.holder}`,
+      );
     }
   }
 }
@@ -177,6 +197,7 @@ export function decodeApprovalCursor(text: string): ApprovalCursor {
 /** The page size a listing asks for, 1..500 (default 50); throws RangeError outside. Pure. */
 export function pageSizeOf(limit: number | undefined): number {
   const size = limit ?? 50;
-  if (!Number.isInteger(size) || size < 1 || size > 500) throw new RangeError(`limit must be 1..500, got ${size}`);
+  if (!Number.isInteger(size) || size < 1 || size > 500)
+    throw new RangeError(`limit must be 1..500, got ${size}`);
   return size;
 }

@@ -71,9 +71,7 @@ export const previewPayloadSchema = z.strictObject({
   pol: text,
   sum: hash.optional(),
   apr: z.boolean(),
-  apx: z
-    .strictObject({ r: text, w: z.string().min(1).max(1_000), n: z.int().min(1).max(10) })
-    .optional(),
+  apx: z.strictObject({ r: text, w: z.string().min(1).max(1_000), n: z.int().min(1).max(10) }).optional(),
 });
 
 export type PreviewPayload = z.infer<typeof previewPayloadSchema>;
@@ -96,7 +94,13 @@ export function payloadOf(claims: PreviewClaims): PreviewPayload {
     apr: claims.requiresApproval,
     ...(claims.approvalRule === undefined
       ? {}
-      : { apx: { r: claims.approvalRule.rule, w: claims.approvalRule.reason, n: claims.approvalRule.approvers } }),
+      : {
+          apx: {
+            r: claims.approvalRule.rule,
+            w: claims.approvalRule.reason,
+            n: claims.approvalRule.approvers,
+          },
+        }),
   };
 }
 

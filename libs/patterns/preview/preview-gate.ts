@@ -1,6 +1,11 @@
 import type { Principal } from '../../core/types.js';
 import type { Clock } from '../../core/clock.js';
-import type { ApprovalOrigin, ApprovalRequest, ApprovalRule, ApprovalStore } from '../../ports/approval-store.js';
+import type {
+  ApprovalOrigin,
+  ApprovalRequest,
+  ApprovalRule,
+  ApprovalStore,
+} from '../../ports/approval-store.js';
 import type { SingleUseStore } from '../../ports/single-use-store.js';
 import { canonicalActor } from '../approval/approval-rules.js';
 import { issuePreviewToken, type IssuedPreviewToken } from './issue-preview-token.js';
@@ -212,7 +217,11 @@ export class PreviewGate {
       expiresAtMs: claims.expiresAtMs,
       ...(request.origin === undefined ? {} : { origin: request.origin }),
     });
-    const awaiting = refuse({ reason: 'awaiting-approval', jti: claims.jti, expiresAtMs: claims.expiresAtMs });
+    const awaiting = refuse({
+      reason: 'awaiting-approval',
+      jti: claims.jti,
+      expiresAtMs: claims.expiresAtMs,
+    });
     // The id is the signed token's: a request under it that binds anything else was not made by this gate.
     if (
       recorded.argumentsHash !== claims.argumentsHash ||
@@ -225,7 +234,9 @@ export class PreviewGate {
     if (recorded.state === 'pending') return awaiting;
     if (recorded.state === 'rejected') return refuse({ reason: 'rejected', jti: claims.jti });
     if (recorded.state === 'expired') return refuse({ reason: 'expired', expiredAtMs: claims.expiresAtMs });
-    const chain = [claims.principalId, claims.onBehalfOf].filter((id) => id !== undefined).map(canonicalActor);
+    const chain = [claims.principalId, claims.onBehalfOf]
+      .filter((id) => id !== undefined)
+      .map(canonicalActor);
     if (recorded.approvals.some((a) => chain.includes(canonicalActor(a.by)))) {
       return refuse({ reason: 'self-approved', jti: claims.jti });
     }

@@ -80,10 +80,14 @@ export function previewRefusalError(refusal: PreviewRefusal, wording: RefusalWor
         { retryable: false, suggestedFix: 'Ask another person (e.g. a manager) to approve the preview.' },
       );
     case 'rejected':
-      return new ToolgateError('POLICY_VIOLATION', `A person rejected preview ${refusal.jti}; it cannot be confirmed.`, {
-        retryable: false,
-        suggestedFix: `Tell the user the order was not approved. If they still want one, call ${wording.previewTool} again.`,
-      });
+      return new ToolgateError(
+        'POLICY_VIOLATION',
+        `A person rejected preview ${refusal.jti}; it cannot be confirmed.`,
+        {
+          retryable: false,
+          suggestedFix: `Tell the user the order was not approved. If they still want one, call ${wording.previewTool} again.`,
+        },
+      );
     case 'already-used':
       return caller(
         `This preview_token was already used by an earlier call (preview ${refusal.jti}); the action is not repeated.`,

@@ -24,7 +24,11 @@ import { envelope, policyRefusedRecord } from '../../unit/audit/fixtures.js';
 const TENANTS = Array.from({ length: 10 }, (_, i) => `tenant-${i}`);
 const REQUESTS = 1_000;
 const REFUSALS = 10_000;
-const RULE = { rule: 'purchase-order-total', reason: "orders above $1,000 need a manager's approval", approvers: 1 };
+const RULE = {
+  rule: 'purchase-order-total',
+  reason: "orders above $1,000 need a manager's approval",
+  approvers: 1,
+};
 
 let db: TestSchema;
 let second: pg.Pool;
@@ -140,7 +144,9 @@ describe('approval requests at scale on real Postgres', () => {
     answers.push(...first);
     const [rest] = await Promise.all([confirmAll(REQUESTS / 2, REQUESTS), refusals(REFUSALS / 2, REFUSALS)]);
     answers.push(...rest);
-    log(`${REQUESTS} confirms recorded their requests while ${REFUSALS} refusals were appended: ${since(tConfirm)}`);
+    log(
+      `${REQUESTS} confirms recorded their requests while ${REFUSALS} refusals were appended: ${since(tConfirm)}`,
+    );
     expect(answers.every((a) => !a.ok && a.refusal.reason === 'awaiting-approval')).toBe(true);
     expect((await audit.query({ outcome: 'POLICY_VIOLATION', limit: 10_000 })).length).toBe(REFUSALS);
 
@@ -172,13 +178,19 @@ describe('approval requests at scale on real Postgres', () => {
         redeemed: 0,
       });
     }
-    log(`paged through ${seen.size} requests of ${TENANTS.length} tenants in ${pages} pages: ${since(tList)}`);
+    log(
+      `paged through ${seen.size} requests of ${TENANTS.length} tenants in ${pages} pages: ${since(tList)}`,
+    );
     expect(seen.size).toBe(REQUESTS);
     for (const id of ids) expect(seen.get(id)).toBe(made.get(id)!.principal.tenant);
     const everything: ApprovalRequest[] = [];
     let after: string | undefined;
     do {
-      const page = await approvals.list({ scope: { all: true }, limit: 500, ...(after === undefined ? {} : { after }) });
+      const page = await approvals.list({
+        scope: { all: true },
+        limit: 500,
+        ...(after === undefined ? {} : { after }),
+      });
       everything.push(...page.items);
       after = page.next;
     } while (after !== undefined);
@@ -195,7 +207,9 @@ describe('approval requests at scale on real Postgres', () => {
       const answers = await Promise.all(
         Array.from({ length: 100 }, (_, i) => {
           const store = i % 2 === 0 ? approvals : peer;
-          return i % 4 === 1 ? store.reject(id, `person-${i}`, 'no') : store.approve(id, `person-${i}`, 'yes');
+          return i % 4 === 1
+            ? store.reject(id, `person-${i}`, 'no')
+            : store.approve(id, `person-${i}`, 'yes');
         }),
       );
       expect(answers.filter((a) => a.ok)).toHaveLength(1);
@@ -234,13 +248,20 @@ describe('approval requests at scale on real Postgres', () => {
         ),
       );
       expect(answers.filter((a) => a.ok)).toHaveLength(1);
-      expect(answers.filter((a) => !a.ok).every((a) => !a.ok && a.refusal.reason === 'already-used')).toBe(true);
+      expect(answers.filter((a) => !a.ok).every((a) => !a.ok && a.refusal.reason === 'already-used')).toBe(
+        true,
+      );
       const redeemed = await approvals.get(id);
       expect(redeemed?.state).toBe('redeemed');
       // The store alone, too: another call redeeming afterwards is refused.
-      expect(await peer.redeem(id, 'call-late')).toMatchObject({ ok: false, refusal: 'redeemed-by-another-call' });
+      expect(await peer.redeem(id, 'call-late')).toMatchObject({
+        ok: false,
+        refusal: 'redeemed-by-another-call',
+      });
     }
     expect(effects).toBe(rounds);
-    log(`${rounds} approvals × 50 concurrent confirms by different calls: ${effects} passed in all, ${since(t0)}`);
+    log(
+      `${rounds} approvals × 50 concurrent confirms by different calls: ${effects} passed in all, ${since(t0)}`,
+    );
   }, 120_000);
 });

@@ -57,13 +57,19 @@ async function queueRows(page: Page, id: string): Promise<string[]> {
       requesters.push((await row.nth(i).locator('.requester').textContent()) ?? '');
     }
     const link = page.locator('a:has-text("Next page")');
-    next = (await link.count()) === 0 ? null : new URL((await link.getAttribute('href'))!, stack.url).toString();
+    next =
+      (await link.count()) === 0 ? null : new URL((await link.getAttribute('href'))!, stack.url).toString();
   }
   return requesters;
 }
 
 /** Opens request `id`'s decision page and submits `verdict` with `reason`; answers the HTTP status. */
-async function decide(page: Page, id: string, verdict: 'Approve' | 'Reject', reason: string): Promise<number> {
+async function decide(
+  page: Page,
+  id: string,
+  verdict: 'Approve' | 'Reject',
+  reason: string,
+): Promise<number> {
   await page.goto(`${stack.url}/approvals/${encodeURIComponent(id)}`);
   await page.fill('textarea[name=reason]', reason);
   const [response] = await Promise.all([
@@ -83,7 +89,9 @@ describe('the approvals queue in Chromium on the real servers', () => {
     expect(await page.textContent('.requester')).toBe('agent:purchasing');
     expect(await page.textContent('.on-behalf-of')).toBe('W-1');
     expect(await page.textContent('.reason')).toContain("orders above $1,000 need a manager's approval");
-    expect(await page.textContent('.reason')).toContain(`this order totals $${w.p.total.toLocaleString('en-US')}`);
+    expect(await page.textContent('.reason')).toContain(
+      `this order totals $${w.p.total.toLocaleString('en-US')}`,
+    );
     expect(await page.textContent('.arguments')).toContain('SKU-21');
     expect(await page.textContent('main')).not.toContain(w.p.preview_token);
     await page.screenshot({ path: `${DOCS}approvals.png`, fullPage: true });
@@ -101,7 +109,10 @@ describe('the approvals queue in Chromium on the real servers', () => {
       const rows = await stack.audit.query({ principalId: 'operator:mia' });
       return rows.length > 0 ? rows : undefined;
     });
-    expect(decision).toMatchObject({ source: 'operator', record: { tool: 'create_purchase_order', tenant: 't1' } });
+    expect(decision).toMatchObject({
+      source: 'operator',
+      record: { tool: 'create_purchase_order', tenant: 't1' },
+    });
     expect(decision!.record.traceId).toBe(w.ctx.traceId);
     expect(decision!.record.decisions[0]!.reason).toContain(
       `approval request ${w.p.preview_id} approved by operator:mia: restock before the weekend`,
@@ -179,7 +190,9 @@ describe('the approvals queue in Chromium on the real servers', () => {
     await owner.goto(`${stack.url}/approvals/${w.p.preview_id}`);
     expect(await owner.textContent('.requester')).toBe('warehouse-bot:2');
     expect(await owner.textContent('.on-behalf-of')).toBe('W-2');
-    expect(await owner.textContent('.reason')).toContain(`this order totals $${w.p.total.toLocaleString('en-US')}`);
+    expect(await owner.textContent('.reason')).toContain(
+      `this order totals $${w.p.total.toLocaleString('en-US')}`,
+    );
     expect(await decide(owner, w.p.preview_id, 'Approve', 'my own order')).toBe(409);
     expect(await owner.textContent('[role=status]')).toContain('the action is done on your behalf');
 

@@ -31,7 +31,9 @@ export const leaveNoteTool = defineTool({
   stateChanging: false,
   auditFields: ['note'],
   execute: (args) =>
-    Promise.reject(new ToolgateError('POLICY_VIOLATION', `Notes are closed today; your note was: ${args.note}`)),
+    Promise.reject(
+      new ToolgateError('POLICY_VIOLATION', `Notes are closed today; your note was: ${args.note}`),
+    ),
 }) as unknown as ToolDefinition;
 
 /**

@@ -45,11 +45,24 @@ describe('the audit record of an approval decision', () => {
         onBehalfOf: 'W-1',
         rule: { rule: 'purchase-order-total', reason: 'orders above $1,000 need approval', approvers: 1 },
         expiresAtMs: 10_000,
-        origin: { traceId: 'b'.repeat(32), taskId: 'task-1', step: 2, index: 0, resourceKey: 't1:inventory:SKU-21' },
+        origin: {
+          traceId: 'b'.repeat(32),
+          taskId: 'task-1',
+          step: 2,
+          index: 0,
+          resourceKey: 't1:inventory:SKU-21',
+        },
       },
       1_000,
     );
-    const event = decisionAuditEvent(request, { sku: 'SKU-21' }, 'mia', 'rejected', 'supplier on hold', 5_000);
+    const event = decisionAuditEvent(
+      request,
+      { sku: 'SKU-21' },
+      'mia',
+      'rejected',
+      'supplier on hold',
+      5_000,
+    );
     expect(event).toMatchObject({
       recordId: 'operator:approval:jti-42:1',
       callId: 'approval:jti-42',

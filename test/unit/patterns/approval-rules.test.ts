@@ -122,7 +122,9 @@ describe('the approval state machine', () => {
   });
 
   it('anyone allowed to decide may reject, the requester too: a rejection releases nothing', () => {
-    expect(after(pending(), reject('operator:warehouse-bot:2')).rejection).toMatchObject({ by: 'warehouse-bot:2' });
+    expect(after(pending(), reject('operator:warehouse-bot:2')).rejection).toMatchObject({
+      by: 'warehouse-bot:2',
+    });
   });
 
   it('at its expiry a pending or approved request is expired and nothing moves it', () => {

@@ -180,16 +180,25 @@ describe('PreviewGate', () => {
     const { token, claims } = await s.issue();
     await s.confirm(token, 'call-1');
     expect((await s.approvals.reject(claims.jti, 'M-2', 'no')).ok).toBe(true);
-    expect(await s.approvals.approve(claims.jti, 'M-1', 'yes')).toMatchObject({ ok: false, refusal: 'not-pending' });
+    expect(await s.approvals.approve(claims.jti, 'M-1', 'yes')).toMatchObject({
+      ok: false,
+      refusal: 'not-pending',
+    });
     const refused = await s.confirm(token, 'call-1');
     expect(reasonOf(refused)).toBe('rejected');
     if (refused.ok) throw new Error('unreachable');
-    expect(previewRefusalError(refused.refusal, { previewTool: 'preview_purchase_order' }).retryable).toBe(false);
+    expect(previewRefusalError(refused.refusal, { previewTool: 'preview_purchase_order' }).retryable).toBe(
+      false,
+    );
   });
 
   it('a token whose rule asks for two approvers waits until two different people approved', async () => {
     const s = setup(true);
-    const rule = { rule: 'purchase-order-total', reason: 'orders above $10,000 need two people', approvers: 2 };
+    const rule = {
+      rule: 'purchase-order-total',
+      reason: 'orders above $10,000 need two people',
+      approvers: 2,
+    };
     const { token, claims } = await s.gate.issue({ ...s.request(), approvalRule: rule });
     await s.confirm(token, 'call-1');
     expect((await s.approvals.get(claims.jti))?.rule).toEqual(rule);
