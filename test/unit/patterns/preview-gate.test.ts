@@ -8,16 +8,17 @@ import {
   previewRefusalError,
   type ConfirmRequest,
 } from '../../../libs/patterns/preview/index.js';
+import type { ApprovalRequest, ApprovalStore } from '../../../libs/ports/approval-store.js';
 import { agentPrincipal } from '../../helpers/principals.js';
 
 const T0 = Date.parse('2026-11-30T09:00:00.000Z');
 const buyer = agentPrincipal('agent:purchasing', 'W-1', ['warehouse'], ['purchase_orders:write']);
 const args = { sku: 'SKU-7', quantity: 30, supplier_id: 'SUP-1' };
 
-function setup(requireApproval = false) {
+function setup(requireApproval = false, stored?: (clock: ManualClock) => ApprovalStore) {
   const clock = new ManualClock(T0);
   const store = new MemorySingleUseStore(clock);
-  const approvals = new MemoryApprovalStore(clock);
+  const approvals = stored?.(clock) ?? new MemoryApprovalStore(clock);
   const gate = new PreviewGate({ key: { alg: 'HS256', secret: randomBytes(32) }, store, approvals, clock });
   let version = 'v-1';
   let preview: unknown = { total_cents: 84_240 };
@@ -210,6 +211,47 @@ describe('PreviewGate', () => {
     });
     expect((await s.approvals.approve(claims.jti, 'M-2', 'ok')).ok).toBe(true);
     expect(reasonOf(await s.confirm(token, 'call-1'))).toBe('ok');
+  });
+
+  it('the gate re-checks what the store answers: an approval by the user acted for, or a request binding anything else, releases nothing', async () => {
+    let answer: (real: ApprovalRequest) => ApprovalRequest = (r) => r;
+    let redeemed = 0;
+    const s = setup(true, (clock) => {
+      const real = new MemoryApprovalStore(clock);
+      return {
+        get: (id) => real.get(id),
+        create: async (draft) => {
+          const made = await real.create(draft);
+          return { ...made, request: answer(made.request) };
+        },
+        redeem: (id, holder) => {
+          redeemed += 1;
+          return real.redeem(id, holder);
+        },
+        approve: (id, by, note) => real.approve(id, by, note),
+        reject: (id, by, note) => real.reject(id, by, note),
+        list: (l) => real.list(l),
+        counts: (scope) => real.counts(scope),
+        events: (id) => real.events(id),
+      };
+    });
+    const { token } = await s.issue();
+    const approvedBy =
+      (by: string) =>
+      (r: ApprovalRequest): ApprovalRequest => ({
+        ...r,
+        state: 'approved',
+        approvals: [{ by, note: 'mine', atMs: T0 }],
+      });
+    answer = approvedBy('operator:W-1');
+    expect(reasonOf(await s.confirm(token, 'call-1'))).toBe('self-approved');
+    answer = approvedBy('agent:purchasing');
+    expect(reasonOf(await s.confirm(token, 'call-1'))).toBe('self-approved');
+    answer = (r) => ({ ...approvedBy('M-1')(r), argumentsHash: 'f'.repeat(64) });
+    expect(reasonOf(await s.confirm(token, 'call-1'))).toBe('wrong-principal');
+    answer = (r) => ({ ...approvedBy('M-1')(r), onBehalfOf: 'W-9' });
+    expect(reasonOf(await s.confirm(token, 'call-1'))).toBe('wrong-principal');
+    expect(redeemed).toBe(0);
   });
 
   it('a token that needs no approval is not held up by the approval step', async () => {
