@@ -33,11 +33,11 @@ afterAll(async () => {
 });
 
 /** Previews ORDER as `principal` and confirms it once: the gate records the request and refuses the call. */
-async function waitingOrder(principal = purchasingAgent) {
-  const preview = await buy.run('preview_purchase_order', ORDER, principal);
+async function waitingOrder(principal = purchasingAgent, order: Record<string, unknown> = ORDER) {
+  const preview = await buy.run('preview_purchase_order', order, principal);
   const p = preview.result.payload as PreviewPurchaseOrderOutput;
   expect(p.requires_approval).toBe(true);
-  const confirm = buy.confirmCall(ORDER, p.preview_token);
+  const confirm = buy.confirmCall(order, p.preview_token);
   const ctx = buy.ctx(principal);
   const waiting = await buy.pipeline.run(confirm, ctx);
   expect(waiting.result.outcome).toBe('POLICY_VIOLATION');
@@ -206,5 +206,29 @@ describe('the approvals queue in Chromium on the real servers', () => {
     expect((await buy.orders.list('t1')).length).toBe(ordersBefore);
     expect((await buy.approvals.get(w.p.preview_id))?.state).toBe('pending');
     expect(await queueRows(owner, w.p.preview_id)).toEqual(['warehouse-bot:2']);
+  });
+
+  it('an order above $10,000 needs two different people: one approval, or the same person twice, releases nothing', async () => {
+    const w = await waitingOrder(purchasingAgent, { ...ORDER, quantity: 40 });
+    expect(w.p.total).toBeGreaterThan(10_000);
+    const before = buy.created();
+    const mia = await stack.signedIn('mia', ['approver']);
+    await mia.goto(`${stack.url}/approvals/${w.p.preview_id}`);
+    expect(await mia.textContent('.reason')).toContain(
+      'orders above $10,000 need the approval of two different people',
+    );
+    expect(await decide(mia, w.p.preview_id, 'Approve', 'first pair of eyes')).toBe(200);
+    expect(await mia.textContent('[role=status]')).toContain('1 more needed');
+    expect((await buy.pipeline.run(w.confirm, w.ctx)).result.outcome).toBe('POLICY_VIOLATION');
+    expect(await decide(mia, w.p.preview_id, 'Approve', 'again')).toBe(409);
+    expect(await mia.textContent('[role=status]')).toContain('needs the approval of a different person');
+    expect(buy.created()).toBe(before);
+
+    const noah = await stack.signedIn('noah', ['approver']);
+    expect(await decide(noah, w.p.preview_id, 'Approve', 'second pair of eyes')).toBe(200);
+    const placed = await buy.pipeline.run(w.confirm, w.ctx);
+    expect(placed.result.outcome).toBe('SUCCESS');
+    expect(placed.result.payload).toMatchObject({ approved_by: 'mia, noah' });
+    expect(buy.created()).toBe(before + 1);
   });
 });

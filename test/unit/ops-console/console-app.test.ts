@@ -171,4 +171,14 @@ describe('the console handler', () => {
     expect((await post('/login/dev', { operator: 'dev-1', role: 'admin' })).status).toBe(400);
     expect((await post('/login/dev', { operator: '<b>', role: 'viewer' })).status).toBe(400);
   });
+
+  it('the approvals pages refuse an unknown state or a forged page position, and answer 404 for an unknown request', async () => {
+    const cookie = cookieOf(await post('/login/dev', { operator: 'dev-2', role: 'approver' }));
+    const get = (path: string) => fetch(`${url}${path}`, { headers: { cookie } });
+    expect((await get('/approvals?state=pending')).status).toBe(200);
+    expect((await get('/approvals?state=approved')).status).toBe(200);
+    expect((await get("/approvals?state=pending' OR 1=1")).status).toBe(400);
+    expect((await get('/approvals?after=not-a-position')).status).toBe(400);
+    expect((await get('/approvals/no-such-request')).status).toBe(404);
+  });
 });
