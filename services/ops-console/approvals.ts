@@ -1,3 +1,4 @@
+import { presentParsedCall, type Presentation } from '../../libs/registry/present-call.js';
 import type { AuditRecordEvent } from '../../libs/events/contracts.js';
 import type { Clock } from '../../libs/core/clock.js';
 import type { TenantScope } from '../../libs/core/tenant-scope.js';
@@ -20,6 +21,12 @@ export interface ApprovalView {
   readonly request: ApprovalRequest;
   /** The confirm's arguments after the tool's audit allow-list (unknown tool: every value redacted). */
   readonly arguments: Readonly<Record<string, unknown>>;
+  /**
+   * The call as the person deciding it sees it: the same rendering an MCP confirmation asks with
+   * (`presentParsedCall`: decisive fields first and whole, hidden characters escaped, withheld fields
+   * named), or why it cannot be shown in full — then it cannot be approved either.
+   */
+  readonly shown: Presentation;
 }
 
 /** One page of the queue, and how many requests in the operator's scope are in each state. */
@@ -107,7 +114,15 @@ export class ApprovalsQueue {
     note: string,
     verdict: 'approved' | 'rejected',
   ): Promise<DecisionResult> {
-    if ((await this.find(scope, id)) === undefined) return notFound(id);
+    const view = await this.find(scope, id);
+    if (view === undefined) return notFound(id);
+    if (verdict === 'approved' && !view.shown.ok) {
+      return {
+        ok: false,
+        reason: 'not-allowed',
+        detail: `request ${id} cannot be approved: ${view.shown.reason}`,
+      };
+    }
     const actor = canonicalActor(by);
     const change: ApprovalChange =
       verdict === 'approved'
@@ -132,7 +147,11 @@ export class ApprovalsQueue {
   }
 
   #view(request: ApprovalRequest): ApprovalView {
-    return { request, arguments: approvalArguments(this.deps.tools, request) };
+    return {
+      request,
+      arguments: approvalArguments(this.deps.tools, request),
+      shown: approvalPresentation(this.deps.tools, request),
+    };
   }
 }
 
@@ -146,6 +165,28 @@ export function approvalArguments(tools: ToolResolver, request: ApprovalRequest)
     ...(request.toolVersion === '' ? {} : { version: request.toolVersion }),
   });
   return redactArguments(request.arguments, tool.ok ? tool.tool.auditFields : undefined);
+}
+
+/** The longest rendering of a call the console shows; a call needing more cannot be approved. */
+export const APPROVAL_PRESENTATION_MAX_CHARS = 20_000;
+
+/**
+ * `request`'s call rendered for the person deciding it, by the tool's own definition (decisive
+ * fields first and whole); refused when the console does not know the tool — then nobody can see
+ * what would run, so nobody may approve it.
+ */
+export function approvalPresentation(tools: ToolResolver, request: ApprovalRequest): Presentation {
+  const tool = tools.resolve(request.tool, {
+    tenant: request.tenant,
+    ...(request.toolVersion === '' ? {} : { version: request.toolVersion }),
+  });
+  if (!tool.ok) {
+    return {
+      ok: false,
+      reason: `the console does not know tool ${request.tool} ${request.toolVersion}, so it cannot show what would run`,
+    };
+  }
+  return presentParsedCall(tool.tool, request.arguments, { maxChars: APPROVAL_PRESENTATION_MAX_CHARS });
 }
 
 /** What a refused decision tells the person. */

@@ -1,3 +1,4 @@
+import type { Presentation } from '../../libs/registry/present-call.js';
 import type { ReconciliationCase } from '../../libs/ports/case-store.js';
 import {
   AUDIT_SOURCES,
@@ -579,6 +580,19 @@ export function approvalsPage(
 }
 
 /**
+ * A call as `presentParsedCall` rendered it: one line per field, decisive fields first and marked,
+ * then the withheld fields by name; or why it cannot be shown (and so not approved).
+ */
+function presentedCall(shown: Presentation): Html {
+  if (!shown.ok) return html`<p class="refusal">Cannot be shown in full: ${shown.reason}</p>`;
+  return html`<pre class="presented-call">${shown.call.text}</pre>
+    <p class="muted">
+      Decisive:
+      ${shown.call.fields.filter((f) => f.decisive).map((f, i) => html`${i === 0 ? '' : ', '}<b>${f.name}</b>`)}
+    </p>`;
+}
+
+/**
  * One approval request, for the person deciding it: who asks, for whom, why (the rule and its reason,
  * with the order's total), how many distinct approvals it needs and has, the arguments the call will
  * run with (the tool's allow-list), its history, and, while pending, the approve/reject form.
@@ -617,7 +631,7 @@ export function approvalPage(
             }
           </dd>
           <dt>Arguments</dt>
-          <dd class="arguments">${jsonBlock(view.arguments)}</dd>
+          <dd class="arguments">${presentedCall(view.shown)}</dd>
           <dt>Tenant</dt>
           <dd>${r.tenant}</dd>
           <dt>Asked</dt>
@@ -644,7 +658,7 @@ export function approvalPage(
                 </p>
                 <label>Reason (required)<textarea name="reason" required></textarea></label>
                 <p>
-                  <button class="primary" type="submit" name="verdict" value="approve">Approve</button>
+                  ${view.shown.ok ? html`<button class="primary" type="submit" name="verdict" value="approve">Approve</button>` : ''}
                   <button class="danger" type="submit" name="verdict" value="reject">Reject</button>
                 </p>
               </form>`

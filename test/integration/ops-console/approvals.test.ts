@@ -92,7 +92,14 @@ describe('the approvals queue in Chromium on the real servers', () => {
     expect(await page.textContent('.reason')).toContain(
       `this order totals $${w.p.total.toLocaleString('en-US')}`,
     );
-    expect(await page.textContent('.arguments')).toContain('SKU-21');
+    // The call as an MCP confirmation would put it: decisive fields first, each on its own line.
+    const shown = (await page.textContent('.presented-call'))!.split('\n');
+    expect(shown[0]).toBe('Call create_purchase_order (version 1.0.0) with:');
+    expect(shown.slice(1, 4)).toEqual([
+      `sku: ${w.confirm.arguments.sku as string}`,
+      `quantity: ${String(w.confirm.arguments.quantity)}`,
+      `supplier_id: ${w.confirm.arguments.supplier_id as string}`,
+    ]);
     expect(await page.textContent('main')).not.toContain(w.p.preview_token);
     await page.screenshot({ path: `${DOCS}approvals.png`, fullPage: true });
     expect(buy.created()).toBe(0);
