@@ -38,6 +38,7 @@ export function matchesQuery(stored: StoredAuditRecord, q: AuditQuery): boolean 
     (q.tool === undefined || c.tool === q.tool) &&
     (q.principalId === undefined || c.principalId === q.principalId) &&
     (q.tenant === undefined || c.tenant === q.tenant) &&
+    (q.tenants === undefined || q.tenants.includes(c.tenant)) &&
     (q.resourceKey === undefined || c.resourceKey === q.resourceKey) &&
     (q.callId === undefined || c.callId === q.callId) &&
     (q.traceId === undefined || c.traceId === q.traceId) &&
@@ -57,6 +58,7 @@ export function matchesWhoDid(stored: StoredAuditRecord, target: WhoDidTarget, o
   return (
     onTarget &&
     (opts.tenant === undefined || c.tenant === opts.tenant) &&
+    (opts.tenants === undefined || opts.tenants.includes(c.tenant)) &&
     inWindow(stored.recordedAtMs, opts.fromMs, opts.toMs)
   );
 }

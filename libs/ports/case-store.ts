@@ -135,6 +135,12 @@ export type TransitionResult =
 export interface CaseFilter {
   readonly state?: CaseState;
   readonly tenant?: string;
+  /**
+   * Only cases of one of these tenants (an operator's tenant scope); an empty list matches nothing,
+   * and a case without a tenant (a poison dead letter that could not be decoded) matches no list.
+   * Combines with `tenant` (both must hold).
+   */
+  readonly tenants?: readonly string[];
   readonly tool?: string;
   /** Only open cases whose next check is due at or before this time, soonest first. */
   readonly dueBeforeMs?: number;

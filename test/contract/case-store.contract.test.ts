@@ -350,4 +350,33 @@ describe.each(adapters)('CaseStore contract: $name', (adapter) => {
     expect(await h.store.list({ tenant: uniqueName('nobody') })).toEqual([]);
     await expect(h.store.list({ tenant, dueBeforeMs: NaN })).rejects.toBeInstanceOf(ToolgateError);
   });
+
+  it('lists only the tenants of a scope, applying the limit after the scope (none for an empty scope)', async () => {
+    const [t1, t2, t3] = [uniqueName('tenant'), uniqueName('tenant'), uniqueName('tenant')];
+    const opened: ReconciliationCase[] = [];
+    for (const t of [t1, t2, t1, t3, t2, t1]) {
+      opened.push((await h.store.openFromDeadLetter(deadLetter({ tenant: t }))).case);
+      await h.clock.advance(10);
+    }
+    const ids = (cases: ReconciliationCase[]): string[] => cases.map((x) => x.caseId);
+    const of = (...ts: string[]) => ids(opened.filter((c) => ts.includes(c.tenant!)));
+    expect(ids(await h.store.list({ tenants: [t1, t3] }))).toEqual(of(t1, t3));
+    expect(ids(await h.store.list({ tenants: [t1, t3], limit: 3 }))).toEqual(of(t1, t3).slice(0, 3));
+    expect(ids(await h.store.list({ tenants: [t2], tenant: t2 }))).toEqual(of(t2));
+    expect(await h.store.list({ tenants: [t2], tenant: t1 })).toEqual([]);
+    expect(await h.store.list({ tenants: [] })).toEqual([]);
+    // A case without a tenant (an undecodable poison letter) is in no tenant's scope.
+    const poison = await h.store.openFromDeadLetter(
+      deadLetter({
+        callId: null,
+        reason: 'POISON',
+        tenant: null,
+        tool: null,
+        deadLetterId: uniqueName('dl'),
+      }),
+    );
+    expect(ids(await h.store.list({ tenants: [t1, t2, t3], limit: 10_000 }))).not.toContain(
+      poison.case.caseId,
+    );
+  });
 });

@@ -90,6 +90,7 @@ function matchesCaseFilter(c: ReconciliationCase, f: CaseFilter): boolean {
   return (
     (f.state === undefined || c.state === f.state) &&
     (f.tenant === undefined || c.tenant === f.tenant) &&
+    (f.tenants === undefined || (c.tenant !== null && f.tenants.includes(c.tenant))) &&
     (f.tool === undefined || c.tool === f.tool) &&
     (due === undefined || (c.nextCheckAtMs !== null && c.nextCheckAtMs <= due))
   );

@@ -145,6 +145,7 @@ export class PostgresAuditStore implements AuditStore {
     where.eq('tool', filter.tool);
     where.eq('principal_id', filter.principalId);
     where.eq('tenant', filter.tenant);
+    where.anyOf('tenant', filter.tenants);
     where.eq('resource_key', filter.resourceKey);
     where.eq('call_id', filter.callId);
     where.eq('trace_id', filter.traceId);
@@ -190,6 +191,7 @@ export class PostgresAuditStore implements AuditStore {
       where.eq('tool', target.tool);
     }
     where.eq('tenant', opts.tenant);
+    where.anyOf('tenant', opts.tenants);
     where.window(opts.fromMs, opts.toMs);
     const { rows } = await this.pool.query<AuditRow>(
       `SELECT ${COLUMNS} FROM audit_records ${where.sql()}
@@ -317,6 +319,11 @@ class Where {
 
   eq(column: string, value: string | undefined): void {
     if (value !== undefined) this.parts.push(`${column} = ${this.param(value)}`);
+  }
+
+  /** `column` is one of `values` (none: matches nothing). */
+  anyOf(column: string, values: readonly string[] | undefined): void {
+    if (values !== undefined) this.parts.push(`${column} = ANY(${this.param([...values])}::text[])`);
   }
 
   window(from: number | undefined, to: number | undefined): void {

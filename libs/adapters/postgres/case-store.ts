@@ -102,6 +102,7 @@ export class PostgresCaseStore implements CaseStore {
     };
     if (filter.state !== undefined) add('state = ?', filter.state);
     if (filter.tenant !== undefined) add('tenant = ?', filter.tenant);
+    if (filter.tenants !== undefined) add('tenant = ANY(?::text[])', [...filter.tenants]);
     if (filter.tool !== undefined) add('tool = ?', filter.tool);
     if (filter.dueBeforeMs !== undefined) {
       add("state = 'open' AND next_check_at_ms <= ?", dueBound(filter.dueBeforeMs));
