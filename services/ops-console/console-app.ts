@@ -1,4 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AuditRecordEvent } from '../../libs/events/contracts.js';
+import { inTenantScope, type TenantScope } from '../../libs/core/tenant-scope.js';
+import { deliver, type DeliveryDeps } from '../../libs/reconcile/deliver.js';
 import {
   AUDIT_SOURCES,
   type AuditSource,
@@ -31,6 +35,8 @@ import {
   type Viewer,
 } from './pages.js';
 import { CONSOLE_ROLES, mayDo, rolesFor, type ConsoleAction, type ConsoleRole } from './roles.js';
+import type { ConsoleMetrics } from './console-metrics.js';
+import { scopeOf, tenantsFilter } from './scope.js';
 import { sessionCookieName, type OperatorSession, type SessionSigner } from './session.js';
 import { SignInRefused, type OperatorTokens } from './sign-in.js';
 
@@ -53,7 +59,23 @@ export interface ConsoleDeps {
   readonly origin: string;
   readonly clock: Clock;
   readonly logger: Logger;
+  /**
+   * Where the audit record of a refused out-of-scope attempt goes: the reconciler's delivery path
+   * (the audit topic, retried), as resolutions and preview decisions go.
+   */
+  readonly delivery: DeliveryDeps;
+  readonly metrics: ConsoleMetrics;
 }
+
+/** How long a shed request is asked to wait before trying again (seconds, the Retry-After value). */
+export const OVERLOAD_RETRY_AFTER_SEC = 5;
+
+/**
+ * The chain an out-of-scope attempt on a case without a tenant (an undecodable poison letter) is
+ * audited in. Such a case is shown only to operators of every tenant, and so is this chain: no
+ * tenant list contains `*` (it is the claim for all).
+ */
+export const UNATTRIBUTED_CHAIN = '*';
 
 /** The largest form body accepted (a reason and an assertion fit easily). */
 const MAX_BODY_BYTES = 64 * 1024;
@@ -94,6 +116,7 @@ export function createConsoleHandler(
   const viewerOf = (who: Who): Viewer => ({
     operator: who.session.operator,
     roles: who.session.roles,
+    tenants: who.session.tenants,
     via: who.session.via,
     csrf: deps.sessions.csrfToken(who.session),
   });
@@ -105,7 +128,10 @@ export function createConsoleHandler(
         throw new Refusal(401, 'Bearer tokens are not accepted: no identity provider keys are configured.');
       try {
         const op = await deps.tokens.verify(header.slice(7));
-        return { session: deps.sessions.create(op.operator, op.roles, 'token', op.exp), bearer: true };
+        return {
+          session: deps.sessions.create(op.operator, op.roles, op.tenants, 'token', op.exp),
+          bearer: true,
+        };
       } catch (err) {
         throw new Refusal(401, err instanceof SignInRefused ? err.message : 'The bearer token was refused.');
       }
@@ -179,6 +205,43 @@ export function createConsoleHandler(
     res.end();
   };
 
+  /**
+   * Refuses, in the audit log and the log, an operator's attempt on a case outside their tenants.
+   * The record goes to the case's tenant's chain (that tenant's auditors see who tried), under the
+   * operator's principal with source `operator`, outcome UNAUTHORIZED. Not awaited: the answer is the
+   * same 404 as for an unknown case and comes as fast; a record that cannot be delivered is logged.
+   */
+  const refuseOutOfScope = (who: Who, action: ConsoleAction, c: ReconciliationCase): void => {
+    const actor = `operator:${who.session.operator}`;
+    deps.logger.warn(
+      { operator: who.session.operator, action, caseId: c.caseId, tenant: c.tenant },
+      'ops console: case outside the operator’s tenants; answered as not found',
+    );
+    const event = outOfScopeAuditEvent(c, actor, action, who.session.tenants, deps.clock.now());
+    void deliver(deps.delivery, { audit: event }, AbortSignal.timeout(30_000))
+      .then((report) => {
+        if (!report.audited)
+          deps.logger.error({ caseId: c.caseId, actor }, 'ops console: out-of-scope attempt not audited');
+      })
+      .catch((err: unknown) =>
+        deps.logger.error({ err, caseId: c.caseId, actor }, 'ops console: out-of-scope attempt not audited'),
+      );
+  };
+
+  /** The case if it exists and is in the operator's scope; undefined (audited) when outside it. */
+  const scopedCase = async (who: Who, caseId: string, action: ConsoleAction) => {
+    const view = await deps.operations.showCase(caseId);
+    if (view === undefined) return undefined;
+    if (!caseInScope(scopeOf(who.session), view.case)) {
+      refuseOutOfScope(who, action, view.case);
+      return undefined;
+    }
+    return view;
+  };
+
+  const notFoundCase = (who: Who, caseId: string, res: ServerResponse) =>
+    send(res, 404, messagePage(viewerOf(who), 'Not found', `There is no case ${caseId}.`));
+
   const renderCase = async (
     who: Who,
     caseId: string,
@@ -186,11 +249,17 @@ export function createConsoleHandler(
     res: ServerResponse,
     notice?: Notice,
   ) => {
-    const view = await deps.operations.showCase(caseId);
-    if (view === undefined)
-      return send(res, 404, messagePage(viewerOf(who), 'Not found', `There is no case ${caseId}.`));
+    const view = await scopedCase(who, caseId, 'view');
+    if (view === undefined) return notFoundCase(who, caseId, res);
+    const tenants = tenantsFilter(scopeOf(who.session));
     const trail =
-      view.case.callId === null ? [] : await deps.audit.query({ callId: view.case.callId, limit: 1000 });
+      view.case.callId === null
+        ? []
+        : await deps.audit.query({
+            callId: view.case.callId,
+            ...(tenants === undefined ? {} : { tenants }),
+            limit: 1000,
+          });
     send(
       res,
       status,
@@ -203,7 +272,9 @@ export function createConsoleHandler(
   };
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const url = new URL(req.url ?? '/', deps.origin);
+    // Bad input stops here, for every route: a malformed %-encoding or a NUL anywhere in the path or
+    // the query is a 400 before anything reads it (forms get the same check in readForm).
+    const url = requestTarget(req.url ?? '/', deps.origin);
     const path = url.pathname;
     const method = req.method ?? 'GET';
 
@@ -216,8 +287,11 @@ export function createConsoleHandler(
       try {
         const op = await deps.tokens.verify(form.get('token') ?? '');
         const exp = Math.min(op.exp, Math.floor(deps.clock.now() / 1000) + deps.sessionTtlSec);
-        setSession(res, deps.sessions.create(op.operator, op.roles, 'token', exp));
-        deps.logger.info({ operator: op.operator, roles: op.roles }, 'ops console: signed in');
+        setSession(res, deps.sessions.create(op.operator, op.roles, op.tenants, 'token', exp));
+        deps.logger.info(
+          { operator: op.operator, roles: op.roles, tenants: op.tenants },
+          'ops console: signed in',
+        );
         return redirect(res, '/cases');
       } catch (err) {
         if (!(err instanceof SignInRefused)) throw err;
@@ -231,16 +305,28 @@ export function createConsoleHandler(
       const form = await readForm(req);
       const operator = form.get('operator') ?? '';
       const role = form.get('role') ?? '';
-      if (!/^[A-Za-z0-9._@-]{1,64}$/.test(operator) || !(CONSOLE_ROLES as readonly string[]).includes(role)) {
+      const tenants = (form.get('tenants') ?? '')
+        .split(',')
+        .map((t) => t.trim())
+        .filter((t) => t !== '');
+      if (
+        !/^[A-Za-z0-9._@-]{1,64}$/.test(operator) ||
+        !(CONSOLE_ROLES as readonly string[]).includes(role) ||
+        tenants.length === 0 ||
+        tenants.some((t) => !/^[A-Za-z0-9._:@*-]{1,256}$/.test(t))
+      ) {
         return send(
           res,
           400,
-          loginPage(true, 'Give a name ([A-Za-z0-9._@-], up to 64) and one of the roles.'),
+          loginPage(
+            true,
+            'Give a name ([A-Za-z0-9._@-], up to 64), one of the roles, and the tenants (comma-separated, * for all).',
+          ),
         );
       }
       const exp = Math.floor(deps.clock.now() / 1000) + deps.sessionTtlSec;
-      setSession(res, deps.sessions.create(operator, [role as ConsoleRole], 'dev', exp));
-      deps.logger.warn({ operator, role }, 'ops console: development login');
+      setSession(res, deps.sessions.create(operator, [role as ConsoleRole], tenants, 'dev', exp));
+      deps.logger.warn({ operator, role, tenants }, 'ops console: development login');
       return redirect(res, '/cases');
     }
 
@@ -257,7 +343,7 @@ export function createConsoleHandler(
       if (path === '/' || path === '') return redirect(res, '/cases');
       if (path === '/cases' || path === '/dead-letters') {
         const f = listFilters(url.searchParams);
-        const { cases, truncated } = await listCases(deps.operations, f, now);
+        const { cases, truncated } = await listCases(deps.operations, f, now, scopeOf(who.session));
         return send(
           res,
           200,
@@ -270,11 +356,18 @@ export function createConsoleHandler(
       if (caseMatch !== null) return renderCase(who, decodeURIComponent(caseMatch[1]!), 200, res);
       if (path === '/approvals') return renderApprovals(who, 200, res);
       if (path === '/audit')
-        return send(res, 200, await auditSearch(deps, viewerOf(who), url.searchParams, now));
+        return send(
+          res,
+          200,
+          await auditSearch(deps, viewerOf(who), url.searchParams, now, scopeOf(who.session)),
+        );
       if (path === '/chains') {
+        const scope = scopeOf(who.session);
         const reports: { chain: string; report: VerifyReport }[] = [];
-        for (const chain of await deps.chains())
-          reports.push({ chain, report: await deps.audit.verify({ chain }) });
+        for (const chain of await deps.chains()) {
+          if (inTenantScope(scope, chain))
+            reports.push({ chain, report: await deps.audit.verify({ chain }) });
+        }
         return send(res, 200, chainsPage(viewerOf(who), reports));
       }
       return send(res, 404, messagePage(viewerOf(who), 'Not found', 'There is no such page.'));
@@ -295,6 +388,7 @@ export function createConsoleHandler(
       const caseId = decodeURIComponent(resolveMatch[1]!);
       const kind = resolveMatch[2] as 'resolve' | 'redrive';
       requireRole(who, kind);
+      if ((await scopedCase(who, caseId, kind)) === undefined) return notFoundCase(who, caseId, res);
       const note = (form.get('note') ?? '').trim();
       if (note === '')
         return renderCase(who, caseId, 400, res, { kind: 'error', text: 'A reason is required.' });
@@ -382,6 +476,24 @@ export function createConsoleHandler(
         );
         return;
       }
+      if (isPoolWaitTimeout(err)) {
+        deps.metrics.observeOverloaded();
+        deps.logger.warn(
+          { path: (req.url ?? '').split('?', 1)[0] },
+          'ops console: no database connection free in time; answered 503',
+        );
+        res.setHeader('retry-after', String(OVERLOAD_RETRY_AFTER_SEC));
+        send(
+          res,
+          503,
+          messagePage(
+            undefined,
+            'Busy',
+            `The console is busy: no database connection was free in time. Try again in ${OVERLOAD_RETRY_AFTER_SEC} seconds.`,
+          ),
+        );
+        return;
+      }
       deps.logger.error({ err, path: (req.url ?? '').split('?', 1)[0] }, 'ops console: request failed');
       send(
         res,
@@ -433,18 +545,22 @@ const AGE_BOUNDS: Readonly<Record<string, (ageMs: number) => boolean>> = {
 };
 
 /**
- * The cases matching `f`, oldest first (the ones waiting longest): state, tool and tenant in the
- * store's query, at most {@link LIST_LIMIT}; reason and age on what it returns.
+ * The cases matching `f` within `scope`, oldest first (the ones waiting longest): state, tool,
+ * tenant and the scope's tenants in the store's query, at most {@link LIST_LIMIT}; reason and age on
+ * what it returns.
  */
 export async function listCases(
   operations: Operations,
   f: ListFilters,
   nowMs: number,
+  scope: TenantScope,
 ): Promise<{ readonly cases: ReconciliationCase[]; readonly truncated: boolean }> {
+  const tenants = tenantsFilter(scope);
   const filter: CaseFilter = {
     ...(f.state === undefined ? {} : { state: f.state as CaseState }),
     ...(f.tool === undefined ? {} : { tool: f.tool }),
     ...(f.tenant === undefined ? {} : { tenant: f.tenant }),
+    ...(tenants === undefined ? {} : { tenants }),
     limit: LIST_LIMIT,
   };
   const ageOk = f.age === undefined ? () => true : AGE_BOUNDS[f.age]!;
@@ -462,7 +578,10 @@ async function auditSearch(
   viewer: Viewer,
   q: URLSearchParams,
   nowMs: number,
+  scope: TenantScope,
 ): Promise<Html> {
+  const tenants = tenantsFilter(scope);
+  const inScope = tenants === undefined ? {} : { tenants };
   const get = (name: string) => {
     const v = q.get(name)?.trim();
     return v === undefined || v === '' ? undefined : v.slice(0, 500);
@@ -485,7 +604,11 @@ async function auditSearch(
   const who =
     target === undefined
       ? undefined
-      : await deps.audit.whoDid(target, { ...(tenant === undefined ? {} : { tenant }), limit: 500 });
+      : await deps.audit.whoDid(target, {
+          ...(tenant === undefined ? {} : { tenant }),
+          ...inScope,
+          limit: 500,
+        });
   const records =
     principal === undefined && source === undefined && (resource !== undefined || tool === undefined)
       ? undefined
@@ -494,6 +617,7 @@ async function auditSearch(
           ...(source === undefined ? {} : { source }),
           ...(tool === undefined ? {} : { tool }),
           ...(tenant === undefined ? {} : { tenant }),
+          ...inScope,
           order: 'desc',
           limit: 200,
         });
@@ -521,5 +645,136 @@ async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
   if (size === 0) return new URLSearchParams();
   if (type !== 'application/x-www-form-urlencoded')
     throw new Refusal(415, 'Send the form as application/x-www-form-urlencoded.');
-  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+  const body = Buffer.concat(chunks);
+  if (!isWellFormedUtf8(body)) throw new Refusal(400, 'The form is not UTF-8 text.');
+  return strictParams(body.toString('utf8'), 'form');
+}
+
+function isWellFormedUtf8(bytes: Buffer): boolean {
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The request's path and query, decoded strictly: a malformed %-encoding (`%E0%A4%A`, a lone `%`,
+ * bytes that are not UTF-8) or a NUL character in any path segment, query name or value is a
+ * {@link Refusal} 400 saying which part is wrong. Every route reads the path and query from here,
+ * so no store ever sees text PostgreSQL cannot hold and no decoder throws later.
+ */
+export function requestTarget(
+  target: string,
+  origin: string,
+): { pathname: string; searchParams: URLSearchParams } {
+  const q = target.indexOf('?');
+  const rawPath = q < 0 ? target : target.slice(0, q);
+  const rawQuery = q < 0 ? '' : target.slice(q + 1).split('#', 1)[0]!;
+  let pathname: string;
+  try {
+    pathname = new URL(rawPath, origin).pathname;
+  } catch {
+    throw new Refusal(400, 'Bad request: the address is malformed.');
+  }
+  for (const segment of pathname.split('/')) strictDecode(segment, 'address');
+  return { pathname, searchParams: strictParams(rawQuery, 'query') };
+}
+
+/** `text` (`a=1&b=2`, `+` for space) as parameters, decoded strictly (see {@link requestTarget}). */
+function strictParams(text: string, where: 'query' | 'form'): URLSearchParams {
+  const params = new URLSearchParams();
+  for (const pair of text.split('&')) {
+    if (pair === '') continue;
+    const eq = pair.indexOf('=');
+    const name = strictDecode((eq < 0 ? pair : pair.slice(0, eq)).replace(/\+/g, ' '), where);
+    const value = strictDecode(eq < 0 ? '' : pair.slice(eq + 1).replace(/\+/g, ' '), where);
+    params.append(name, value);
+  }
+  return params;
+}
+
+function strictDecode(text: string, where: 'address' | 'query' | 'form'): string {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(text);
+  } catch {
+    throw new Refusal(
+      400,
+      `Bad request: the ${where} holds a malformed %-encoding (each % must start two hex digits of UTF-8).`,
+    );
+  }
+  if (decoded.includes('\u0000'))
+    throw new Refusal(400, `Bad request: the ${where} holds a NUL character, which no field may contain.`);
+  return decoded;
+}
+
+/** Whether `c` is in `scope`: a case without a tenant only for a scope of every tenant. */
+function caseInScope(scope: TenantScope, c: ReconciliationCase): boolean {
+  return scope.all || (c.tenant !== null && inTenantScope(scope, c.tenant));
+}
+
+/**
+ * The audit record of an operator's refused attempt on a case outside their tenants: in the case's
+ * tenant's chain ({@link UNATTRIBUTED_CHAIN} for a case without one), with the case's call id (or
+ * `case:<id>`), tool, trace and resource, the operator as principal, outcome UNAUTHORIZED, and the
+ * authorize decision naming the action, the case and the operator's tenants. Nothing of the case's
+ * arguments is in it. Pure but for the record id, which is random per attempt.
+ */
+export function outOfScopeAuditEvent(
+  c: ReconciliationCase,
+  actor: string,
+  action: ConsoleAction,
+  tenants: readonly string[],
+  nowMs: number,
+): AuditRecordEvent {
+  return {
+    recordId: `ops-console:out-of-scope:${randomUUID()}`,
+    callId: c.callId ?? `case:${c.caseId}`,
+    tool: c.tool ?? 'unknown',
+    toolVersion: null,
+    principalId: actor,
+    tenant: c.tenant ?? UNATTRIBUTED_CHAIN,
+    taskId: '',
+    step: 0,
+    index: 0,
+    traceId: c.traceId ?? '',
+    idempotencyKey: null,
+    resourceKey: c.resourceKey,
+    argumentsJson: '{}',
+    resultJson: null,
+    outcome: 'UNAUTHORIZED',
+    errorCode: 'UNAUTHORIZED',
+    decisions: [
+      {
+        stage: 'authorize',
+        decision: 'refuse',
+        reason: `ops console: ${action} of case ${c.caseId} refused to ${actor}: the case's tenant is outside theirs (${tenants.join(', ') || 'none'})`,
+        code: 'UNAUTHORIZED',
+        durationMs: 0,
+      },
+    ],
+    attempts: [],
+    source: 'operator',
+    producerId: actor,
+    startedAtMs: Math.floor(nowMs),
+    finishedAtMs: Math.floor(nowMs),
+  };
+}
+
+/**
+ * Whether `err` (or an error it wraps) is pg's "no connection in time": the pool had none free
+ * within `connectionTimeoutMillis` (pg-pool), or a new connection did not open within it (pg).
+ * Such a request is shed with 503 and Retry-After: the database is saturated, not the request wrong.
+ */
+export function isPoolWaitTimeout(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (
+      e.message === 'timeout exceeded when trying to connect' ||
+      e.message === 'Connection terminated due to connection timeout'
+    )
+      return true;
+  }
+  return false;
 }

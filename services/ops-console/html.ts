@@ -1,6 +1,10 @@
+import { displaySafe } from '../../libs/core/display-text.js';
+
 /**
  * Escaped HTML: every interpolated value is escaped unless it is itself {@link Html} (built by this
- * tag or {@link raw}), so text from cases, audit records or requests can never become markup.
+ * tag or {@link raw}), so text from cases, audit records or requests can never become markup, and
+ * shown display-safe (libs/core/display-text.ts): a hidden or bidirectional character reads as its
+ * escape (`\u{202E}`), so a stored `refund \u202E$ 00.1\u202C` never reads "refund 1.00 $".
  */
 export class Html {
   constructor(readonly text: string) {}
@@ -33,7 +37,7 @@ function render(part: Part): string {
   if (part === null || part === undefined || part === false) return '';
   if (part instanceof Html) return part.text;
   if (Array.isArray(part)) return (part as readonly Part[]).map(render).join('');
-  return escapeHtml(String(part));
+  return escapeHtml(displaySafe(String(part)));
 }
 
 /** The tagged template: `html\`<td>${value}</td>\``, values escaped, arrays joined. */
@@ -63,7 +67,24 @@ export function age(ms: number): string {
   return `${Math.floor(s / 86_400)}d ago`;
 }
 
-/** A JSON value, pretty-printed in a `<pre>`. */
+/**
+ * Text whose line breaks are its structure (a note typed in a textarea): each line display-safe,
+ * the line feeds kept, so the page shows the lines and every other hidden character as an escape.
+ */
+export function lines(text: string): Html {
+  return raw(
+    text
+      .split('\n')
+      .map((line) => escapeHtml(displaySafe(line)))
+      .join('\n'),
+  );
+}
+
+/**
+ * A JSON value, pretty-printed in a `<pre>`. JSON text never holds a raw line feed inside a string
+ * (it is written `\n`), so the line feeds are the layout's and stay; string contents are
+ * display-safe like every other value.
+ */
 export function jsonBlock(value: unknown): Html {
-  return html`<pre class="json">${JSON.stringify(value, null, 2) ?? 'null'}</pre>`;
+  return html`<pre class="json">${lines(JSON.stringify(value, null, 2) ?? 'null')}</pre>`;
 }

@@ -8,7 +8,7 @@ import {
 } from '../../libs/ports/audit-store.js';
 import type { CaseView } from '../../libs/reconcile/operation-types.js';
 import type { PendingApproval } from './approvals.js';
-import { html, jsonBlock, raw, when, type Html } from './html.js';
+import { html, jsonBlock, lines, raw, when, type Html } from './html.js';
 import { mayDo, type ConsoleRole } from './roles.js';
 
 /** The most cases one list page reads from the store (the case store's query limit). */
@@ -18,6 +18,8 @@ export const LIST_LIMIT = 500;
 export interface Viewer {
   readonly operator: string;
   readonly roles: readonly ConsoleRole[];
+  /** The tenants they see, in claim form (`*`: all). */
+  readonly tenants: readonly string[];
   readonly via: 'token' | 'dev';
   /** The session's CSRF token, put in every form's hidden field. */
   readonly csrf: string;
@@ -83,9 +85,10 @@ export function layout(title: string, viewer: Viewer | undefined, body: Html, no
     </html>`;
 }
 
-/** `operator:ann · operator, approver`, and whether the development login was used. */
+/** `operator:ann · operator, approver · tenants t1, t2`, and whether the development login was used. */
 function signedInAs(viewer: Viewer): string {
-  return `operator:${viewer.operator} · ${viewer.roles.join(', ')}${viewer.via === 'dev' ? ' · development login' : ''}`;
+  const tenants = viewer.tenants.includes('*') ? 'all tenants' : `tenants ${viewer.tenants.join(', ')}`;
+  return `operator:${viewer.operator} · ${viewer.roles.join(', ')} · ${tenants}${viewer.via === 'dev' ? ' · development login' : ''}`;
 }
 
 function csrfField(viewer: Viewer): Html {
@@ -126,6 +129,9 @@ export function loginPage(devLogin: boolean, error?: string): Html {
                     <option>approver</option>
                   </select></label
                 >
+                <label
+                  >Tenants (comma-separated; * for all)<input name="tenants" required placeholder="t1, t2"
+                /></label>
                 <p><button class="primary" type="submit">Sign in (development)</button></p>
               </form>
             </div>`
@@ -242,7 +248,7 @@ export function casesPage(
                 <td>${c.tenant ?? '–'}</td>
                 <td><code>${c.resourceKey ?? '–'}</code></td>
                 <td>${when(c.createdAtMs, nowMs)}</td>
-                <td class="note">${c.history.at(-1)?.note ?? ''}</td>
+                <td class="note">${lines(c.history.at(-1)?.note ?? '')}</td>
               </tr>`,
           )}
         </tbody>
@@ -428,7 +434,7 @@ export function casePage(
                 <td>${h.from}</td>
                 <td>${h.to}</td>
                 <td>${h.by}</td>
-                <td class="note">${h.note}</td>
+                <td class="note">${lines(h.note)}</td>
               </tr>`,
           )}
         </tbody>

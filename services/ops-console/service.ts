@@ -17,6 +17,7 @@ import { DEFAULT_BACKOFF } from '../../libs/core/backoff.js';
 import { ApprovalsQueue } from './approvals.js';
 import { loadOpsConsoleConfig, type OpsConsoleConfig } from './config.js';
 import { createConsoleHandler } from './console-app.js';
+import { createConsoleMetrics } from './console-metrics.js';
 import { SessionSigner } from './session.js';
 import { OperatorTokens } from './sign-in.js';
 
@@ -96,6 +97,8 @@ export function createOpsConsoleService(
       origin: config.origin,
       clock,
       logger,
+      delivery,
+      metrics: createConsoleMetrics(context.registry),
     });
     if (config.auth.devLogin)
       logger.warn({}, 'the development login is enabled (OPS_CONSOLE_DEV_LOGIN=true)');
