@@ -149,6 +149,11 @@ export interface CaseFilter {
    * id, tool or the dead letter's error message (a console's free-text search). At most 200 chars.
    */
   readonly search?: string;
+  readonly reason?: CaseReason;
+  /** Inclusive lower bound on `createdAtMs`. */
+  readonly createdFromMs?: number;
+  /** Exclusive upper bound on `createdAtMs`. */
+  readonly createdToMs?: number;
   /** Without `dueBeforeMs`: oldest first (`asc`, the default) or newest first (`desc`). */
   readonly order?: 'asc' | 'desc';
   /** Matching cases to skip before the first returned (paging), default 0, at most 1 000 000. */
@@ -158,7 +163,10 @@ export interface CaseFilter {
 }
 
 /** The filters {@link CaseStore.countByState} takes: a list's filters without state, order or paging. */
-export type CaseCountFilter = Pick<CaseFilter, 'tenant' | 'tenants' | 'tool' | 'search'>;
+export type CaseCountFilter = Pick<
+  CaseFilter,
+  'tenant' | 'tenants' | 'tool' | 'search' | 'reason' | 'createdFromMs' | 'createdToMs'
+>;
 
 /** How to find one case: its id, the call it is about, or the dead letter that opened it. */
 export type CaseRef = string | { readonly callId: string } | { readonly deadLetterId: string };

@@ -400,6 +400,13 @@ describe.each(adapters)('CaseStore contract: $name', (adapter) => {
       resolved_succeeded: 0,
       resolved_failed: 0,
     });
+    const created = (i: number) => opened[i]!.createdAtMs;
+    expect(
+      ids(await h.store.list({ tenant: t, createdFromMs: created(1), createdToMs: created(3) })),
+    ).toEqual([all[1], all[2]]);
+    expect(ids(await h.store.list({ tenant: t, reason: 'UNRESOLVED', limit: 1 }))).toEqual([all[0]]);
+    expect(await h.store.list({ tenant: t, reason: 'POISON' })).toEqual([]);
+    expect((await h.store.countByState({ tenant: t, createdFromMs: created(2) })).open).toBe(3);
     await expect(h.store.list({ tenant: t, offset: NaN })).rejects.toBeInstanceOf(ToolgateError);
     await expect(h.store.list({ tenant: t, search: 'x'.repeat(201) })).rejects.toBeInstanceOf(ToolgateError);
   });

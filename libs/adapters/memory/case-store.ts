@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { deepFreeze } from '../../core/deep-freeze.js';
-import { queryLimit } from '../../audit/query.js';
+import { queryLimit, timeBound } from '../../audit/query.js';
 import type { Clock } from '../../core/clock.js';
 import type {
   CaseChange,
@@ -105,8 +105,13 @@ function matchesCaseFilter(
 ): boolean {
   const due = f.dueBeforeMs === undefined ? undefined : dueBound(f.dueBeforeMs);
   const search = caseSearch(f.search);
+  const from = timeBound('createdFromMs', f.createdFromMs);
+  const to = timeBound('createdToMs', f.createdToMs);
   return (
     (search === undefined || caseSearchTexts(c).some((t) => t.includes(search))) &&
+    (f.reason === undefined || c.reason === f.reason) &&
+    (from === undefined || c.createdAtMs >= from) &&
+    (to === undefined || c.createdAtMs < to) &&
     (f.tenant === undefined || c.tenant === f.tenant) &&
     (f.tenants === undefined || (c.tenant !== null && f.tenants.includes(c.tenant))) &&
     (f.tool === undefined || c.tool === f.tool) &&

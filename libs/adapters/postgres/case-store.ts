@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { queryLimit } from '../../audit/query.js';
+import { queryLimit, timeBound } from '../../audit/query.js';
 import type { Clock } from '../../core/clock.js';
 import type {
   CaseChange,
@@ -233,6 +233,11 @@ function caseWhere(filter: CaseCountFilter): {
   if (filter.tenant !== undefined) add('tenant = ?', filter.tenant);
   if (filter.tenants !== undefined) add('tenant = ANY(?::text[])', [...filter.tenants]);
   if (filter.tool !== undefined) add('tool = ?', filter.tool);
+  if (filter.reason !== undefined) add('reason = ?', filter.reason);
+  const from = timeBound('createdFromMs', filter.createdFromMs);
+  const to = timeBound('createdToMs', filter.createdToMs);
+  if (from !== undefined) add('created_at_ms >= ?', from);
+  if (to !== undefined) add('created_at_ms < ?', to);
   const search = caseSearch(filter.search);
   if (search !== undefined) {
     // position() rather than LIKE: the text is matched as typed, % and _ included.
