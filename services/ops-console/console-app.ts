@@ -10,7 +10,15 @@ import {
   type VerifyReport,
   type WhoDidTarget,
 } from '../../libs/ports/audit-store.js';
-import type { CaseFilter, CaseState, ReconciliationCase } from '../../libs/ports/case-store.js';
+import type {
+  CaseCountFilter,
+  CaseFilter,
+  CaseReason,
+  CaseState,
+  CaseStore,
+  ReconciliationCase,
+} from '../../libs/ports/case-store.js';
+import { CASE_STATES } from '../../libs/reconcile/case-query.js';
 import type { Clock } from '../../libs/core/clock.js';
 import type { Logger } from '../../libs/ports/logger.js';
 import { redactArguments } from '../../libs/pipeline/build-audit-record.js';
@@ -21,8 +29,13 @@ import type { ApprovalsQueue } from './approvals.js';
 import type { Html } from './html.js';
 import {
   AGE_FILTERS,
-  LIST_LIMIT,
+  MAX_PAGE,
+  PAGE_SIZE,
   approvalsPage,
+  caseDoneNotice,
+  doneNotice,
+  rawPayloadPage,
+  type DoneKey,
   auditPage,
   casePage,
   casesPage,
@@ -44,6 +57,13 @@ import { SignInRefused, type OperatorTokens } from './sign-in.js';
 export interface ConsoleDeps {
   /** The reconciler's operations (libs/reconcile/operations.ts), as the CLI's dlq commands use them. */
   readonly operations: Operations;
+  /** The case store's per-state counts, for the lists' state tabs. */
+  readonly cases: Pick<CaseStore, 'countByState'>;
+  /**
+   * A link to a trace viewer, `{traceId}` replaced by the URL-encoded trace id (e.g.
+   * `https://tempo.example/trace/{traceId}`); undefined: trace ids are shown as text.
+   */
+  readonly traceUrl?: string | undefined;
   /** The executors' tools: a case's arguments are shown through its tool's audit allow-list. */
   readonly tools: ToolResolver;
   readonly audit: AuditStore;
@@ -95,6 +115,8 @@ interface Who {
   readonly session: OperatorSession;
   /** A bearer token on the request itself: no cookie, so nothing for a forged request to ride on. */
   readonly bearer: boolean;
+  /** The time zone the operator chose to read times in (the `tg_tz` cookie); undefined: UTC. */
+  readonly timeZone: string | undefined;
 }
 
 /**
@@ -119,6 +141,8 @@ export function createConsoleHandler(
     tenants: who.session.tenants,
     via: who.session.via,
     csrf: deps.sessions.csrfToken(who.session),
+    timeZone: who.timeZone,
+    traceUrl: deps.traceUrl,
   });
 
   const authenticate = async (req: IncomingMessage): Promise<Who | undefined> => {
@@ -131,13 +155,14 @@ export function createConsoleHandler(
         return {
           session: deps.sessions.create(op.operator, op.roles, op.tenants, 'token', op.exp),
           bearer: true,
+          timeZone: timeZoneOf(req),
         };
       } catch (err) {
         throw new Refusal(401, err instanceof SignInRefused ? err.message : 'The bearer token was refused.');
       }
     }
     const session = deps.sessions.open(cookies(req)[cookieName], deps.clock.now());
-    return session === undefined ? undefined : { session, bearer: false };
+    return session === undefined ? undefined : { session, bearer: false, timeZone: timeZoneOf(req) };
   };
 
   const setSession = (res: ServerResponse, session: OperatorSession | undefined): void => {
@@ -247,7 +272,8 @@ export function createConsoleHandler(
     caseId: string,
     status: number,
     res: ServerResponse,
-    notice?: Notice,
+    /** A notice, or the `done` key of the redirect after an action (its text says the case's state now). */
+    notice?: Notice | string | null,
   ) => {
     const view = await scopedCase(who, caseId, 'view');
     if (view === undefined) return notFoundCase(who, caseId, res);
@@ -263,8 +289,77 @@ export function createConsoleHandler(
     send(
       res,
       status,
-      casePage(viewerOf(who), view, shownArguments(deps.tools, view), trail, deps.clock.now(), notice),
+      casePage(
+        viewerOf(who),
+        view,
+        shownArguments(deps.tools, view),
+        trail,
+        deps.clock.now(),
+        typeof notice === 'string' ? caseDoneNotice(notice, view.case.state) : (notice ?? undefined),
+      ),
     );
+  };
+
+  /**
+   * One resolve or redrive of one case by the operator: role already checked; the case must be in
+   * their scope (else not found, audited), a reason is required, then the reconciler's operation.
+   * Shared by the case page's forms and the bulk action, so both act and audit alike.
+   */
+  const actOnCase = async (
+    who: Who,
+    caseId: string,
+    a: {
+      kind: 'resolve' | 'redrive';
+      note: string;
+      outcome: 'succeeded' | 'failed' | undefined;
+      assertion: string;
+    },
+  ): Promise<{ ok: true; done: DoneKey } | { ok: false; status: number; text: string }> => {
+    if ((await scopedCase(who, caseId, a.kind)) === undefined)
+      return { ok: false, status: 404, text: `There is no case ${caseId}.` };
+    const note = a.note.trim();
+    if (note === '') return { ok: false, status: 400, text: 'A reason is required.' };
+    let result: OperationResult;
+    if (a.kind === 'resolve') {
+      if (a.outcome === undefined) return { ok: false, status: 400, text: 'Choose succeeded or failed.' };
+      result = await deps.operations.resolveByHand(caseId, {
+        outcome: a.outcome,
+        by: who.session.operator,
+        note,
+      });
+    } else {
+      const assertion = a.assertion.trim();
+      result = await deps.operations.redrive(caseId, {
+        by: who.session.operator,
+        note,
+        ...(assertion === '' ? {} : { principalAssertion: assertion }),
+      });
+    }
+    deps.logger.info(
+      {
+        operator: who.session.operator,
+        action: a.kind,
+        caseId,
+        ok: result.ok,
+        ...(result.ok ? {} : { reason: result.reason }),
+      },
+      'ops console: case action',
+    );
+    if (!result.ok)
+      return {
+        ok: false,
+        status: result.reason === 'not-found' ? 404 : 409,
+        text: `Refused (${result.reason}): ${result.detail}`,
+      };
+    const done: DoneKey =
+      a.kind === 'resolve'
+        ? result.delivery.audited
+          ? 'resolved'
+          : 'resolved-unaudited'
+        : result.resubmitted
+          ? 'redriven-resubmitted'
+          : 'redriven-checks';
+    return { ok: true, done };
   };
 
   const renderApprovals = async (who: Who, status: number, res: ServerResponse, notice?: Notice) => {
@@ -343,17 +438,30 @@ export function createConsoleHandler(
       if (path === '/' || path === '') return redirect(res, '/cases');
       if (path === '/cases' || path === '/dead-letters') {
         const f = listFilters(url.searchParams);
-        const { cases, truncated } = await listCases(deps.operations, f, now, scopeOf(who.session));
+        const scope = scopeOf(who.session);
+        const [{ cases, hasMore }, counts] = await Promise.all([
+          listCases(deps.operations, f, now, scope),
+          deps.cases.countByState(caseCountFilter(f, now, scope)),
+        ]);
+        const list = { filters: f, cases, hasMore, counts };
         return send(
           res,
           200,
           path === '/cases'
-            ? casesPage(viewerOf(who), f, cases, truncated, now)
-            : deadLettersPage(viewerOf(who), f, cases, truncated, now),
+            ? casesPage(viewerOf(who), list, now, doneNotice(url.searchParams))
+            : deadLettersPage(viewerOf(who), list, now),
         );
       }
       const caseMatch = /^\/cases\/([^/]+)$/.exec(path);
-      if (caseMatch !== null) return renderCase(who, decodeURIComponent(caseMatch[1]!), 200, res);
+      if (caseMatch !== null)
+        return renderCase(who, decodeURIComponent(caseMatch[1]!), 200, res, url.searchParams.get('done'));
+      const rawMatch = /^\/cases\/([^/]+)\/raw$/.exec(path);
+      if (rawMatch !== null) {
+        const caseId = decodeURIComponent(rawMatch[1]!);
+        const view = await scopedCase(who, caseId, 'view');
+        if (view === undefined) return notFoundCase(who, caseId, res);
+        return send(res, 200, rawPayloadPage(viewerOf(who), view.case));
+      }
       if (path === '/approvals') return renderApprovals(who, 200, res);
       if (path === '/audit')
         return send(
@@ -383,52 +491,61 @@ export function createConsoleHandler(
       return redirect(res, '/login');
     }
 
-    const resolveMatch = /^\/cases\/([^/]+)\/(resolve|redrive)$/.exec(path);
-    if (resolveMatch !== null) {
-      const caseId = decodeURIComponent(resolveMatch[1]!);
-      const kind = resolveMatch[2] as 'resolve' | 'redrive';
-      requireRole(who, kind);
-      if ((await scopedCase(who, caseId, kind)) === undefined) return notFoundCase(who, caseId, res);
-      const note = (form.get('note') ?? '').trim();
-      if (note === '')
-        return renderCase(who, caseId, 400, res, { kind: 'error', text: 'A reason is required.' });
-      let result: OperationResult;
-      if (kind === 'resolve') {
-        const outcome = form.get('outcome');
-        if (outcome !== 'succeeded' && outcome !== 'failed') {
-          return renderCase(who, caseId, 400, res, { kind: 'error', text: 'Choose succeeded or failed.' });
-        }
-        result = await deps.operations.resolveByHand(caseId, { outcome, by: who.session.operator, note });
-      } else {
-        const assertion = (form.get('assertion') ?? '').trim();
-        result = await deps.operations.redrive(caseId, {
-          by: who.session.operator,
-          note,
-          ...(assertion === '' ? {} : { principalAssertion: assertion }),
-        });
-      }
-      deps.logger.info(
-        {
-          operator: who.session.operator,
-          action: kind,
-          caseId,
-          ok: result.ok,
-          ...(result.ok ? {} : { reason: result.reason }),
-        },
-        'ops console: case action',
+    if (path === '/prefs') {
+      const tz = (form.get('tz') ?? '').trim();
+      if (tz !== '' && !isTimeZone(tz))
+        throw new Refusal(
+          400,
+          'Bad request: give an IANA time zone such as Europe/Berlin, or nothing for UTC.',
+        );
+      res.setHeader(
+        'set-cookie',
+        `${TZ_COOKIE}=${encodeURIComponent(tz)}; Path=/; SameSite=Strict; ${tz === '' ? 'Max-Age=0' : 'Max-Age=31536000'}${secure ? '; Secure' : ''}`,
       );
-      if (!result.ok) {
-        const status = result.reason === 'not-found' ? 404 : 409;
-        return renderCase(who, caseId, status, res, {
-          kind: 'error',
-          text: `Refused (${result.reason}): ${result.detail}`,
-        });
+      return redirect(res, safeReturn(form.get('back')));
+    }
+
+    const actionMatch = /^\/cases\/([^/]+)\/(resolve|redrive)$/.exec(path);
+    if (actionMatch !== null) {
+      const caseId = decodeURIComponent(actionMatch[1]!);
+      const kind = actionMatch[2] as 'resolve' | 'redrive';
+      requireRole(who, kind);
+      const outcome = form.get('outcome');
+      const done = await actOnCase(who, caseId, {
+        kind,
+        note: form.get('note') ?? '',
+        outcome: outcome === 'succeeded' || outcome === 'failed' ? outcome : undefined,
+        assertion: form.get('assertion') ?? '',
+      });
+      if (!done.ok) {
+        if (done.status === 404) return notFoundCase(who, caseId, res);
+        return renderCase(who, caseId, done.status, res, { kind: 'error', text: done.text });
       }
-      const text =
-        kind === 'resolve'
-          ? `Resolved: the case is now ${result.case.state}${result.delivery.audited ? '; audit record published' : '; the audit record could not be published yet'}.`
-          : `Redriven: the case is now ${result.case.state}${result.resubmitted ? '; the call was re-submitted' : '; another round of status checks'}.`;
-      return renderCase(who, caseId, 200, res, { kind: 'ok', text });
+      // Post/redirect/get: a reload of the page shown next asks for the case again, never re-posts.
+      return redirect(res, `/cases/${encodeURIComponent(caseId)}?done=${done.done}`);
+    }
+
+    if (path === '/cases/bulk') {
+      const action = form.get('action');
+      const kind = action === 'redrive' ? 'redrive' : 'resolve';
+      const outcome =
+        action === 'resolve-succeeded' ? 'succeeded' : action === 'resolve-failed' ? 'failed' : undefined;
+      if (action !== 'redrive' && outcome === undefined)
+        throw new Refusal(400, 'Bad request: choose resolve as succeeded, resolve as failed, or redrive.');
+      requireRole(who, kind);
+      const ids = [...new Set(form.getAll('case'))];
+      if (ids.length === 0 || ids.length > PAGE_SIZE)
+        throw new Refusal(400, `Bad request: select between 1 and ${PAGE_SIZE} cases.`);
+      const note = form.get('note') ?? '';
+      let ok = 0;
+      let refused = 0;
+      // One after another: each case is its own operation, scoped, audited and logged on its own.
+      for (const caseId of ids) {
+        const done = await actOnCase(who, caseId, { kind, note, outcome, assertion: '' });
+        if (done.ok) ok += 1;
+        else refused += 1;
+      }
+      return redirect(res, `/cases?done=bulk&action=${kind}&ok=${ok}&refused=${refused}`);
     }
 
     const decideMatch = /^\/approvals\/([^/]+)\/decide$/.exec(path);
@@ -526,51 +643,64 @@ export function listFilters(q: URLSearchParams): ListFilters {
     if (v === undefined || v === '' || (allowed !== undefined && !allowed.includes(v))) return {};
     return { [name]: v.slice(0, 200) };
   };
+  const page = Number(q.get('page') ?? '1');
   return {
-    ...pick('state', ['open', 'needs_manual', 'resolved_succeeded', 'resolved_failed']),
+    ...pick('state', CASE_STATES),
     ...pick('reason', ['UNRESOLVED', 'EXHAUSTED', 'POISON']),
     ...pick('tool'),
     ...pick('tenant'),
     ...pick('age', Object.keys(AGE_FILTERS)),
+    ...pick('q'),
+    ...pick('sort', ['oldest', 'newest']),
+    page: Number.isInteger(page) && page >= 1 && page <= MAX_PAGE ? page : 1,
   };
 }
 
 const HOUR = 3_600_000;
-const AGE_BOUNDS: Readonly<Record<string, (ageMs: number) => boolean>> = {
-  lt1h: (a) => a < HOUR,
-  lt24h: (a) => a < 24 * HOUR,
-  gt1h: (a) => a >= HOUR,
-  gt24h: (a) => a >= 24 * HOUR,
-  gt7d: (a) => a >= 7 * 24 * HOUR,
+/** Each age filter as creation-time bounds at `nowMs` (an age of at least X: created at or before now − X). */
+const AGE_BOUNDS: Readonly<
+  Record<string, (nowMs: number) => { createdFromMs?: number; createdToMs?: number }>
+> = {
+  lt1h: (now) => ({ createdFromMs: now - HOUR + 1 }),
+  lt24h: (now) => ({ createdFromMs: now - 24 * HOUR + 1 }),
+  gt1h: (now) => ({ createdToMs: now - HOUR + 1 }),
+  gt24h: (now) => ({ createdToMs: now - 24 * HOUR + 1 }),
+  gt7d: (now) => ({ createdToMs: now - 7 * 24 * HOUR + 1 }),
 };
 
+/** `f` within `scope` as the case store's filter, without state, order or paging (counts take this). */
+export function caseCountFilter(f: ListFilters, nowMs: number, scope: TenantScope): CaseCountFilter {
+  const tenants = tenantsFilter(scope);
+  return {
+    ...(f.tool === undefined ? {} : { tool: f.tool }),
+    ...(f.tenant === undefined ? {} : { tenant: f.tenant }),
+    ...(tenants === undefined ? {} : { tenants }),
+    ...(f.reason === undefined ? {} : { reason: f.reason as CaseReason }),
+    ...(f.q === undefined ? {} : { search: f.q }),
+    ...(f.age === undefined ? {} : AGE_BOUNDS[f.age]!(nowMs)),
+  };
+}
+
 /**
- * The cases matching `f` within `scope`, oldest first (the ones waiting longest): state, tool,
- * tenant and the scope's tenants in the store's query, at most {@link LIST_LIMIT}; reason and age on
- * what it returns.
+ * One page ({@link PAGE_SIZE}) of the cases matching `f` within `scope`, oldest first unless
+ * `sort=newest`: every filter, the scope's tenants, the order and the page are in the store's
+ * query; `hasMore` says whether another page follows.
  */
 export async function listCases(
   operations: Operations,
   f: ListFilters,
   nowMs: number,
   scope: TenantScope,
-): Promise<{ readonly cases: ReconciliationCase[]; readonly truncated: boolean }> {
-  const tenants = tenantsFilter(scope);
+): Promise<{ readonly cases: ReconciliationCase[]; readonly hasMore: boolean }> {
   const filter: CaseFilter = {
+    ...caseCountFilter(f, nowMs, scope),
     ...(f.state === undefined ? {} : { state: f.state as CaseState }),
-    ...(f.tool === undefined ? {} : { tool: f.tool }),
-    ...(f.tenant === undefined ? {} : { tenant: f.tenant }),
-    ...(tenants === undefined ? {} : { tenants }),
-    limit: LIST_LIMIT,
+    order: f.sort === 'newest' ? 'desc' : 'asc',
+    offset: (f.page - 1) * PAGE_SIZE,
+    limit: PAGE_SIZE + 1,
   };
-  const ageOk = f.age === undefined ? () => true : AGE_BOUNDS[f.age]!;
   const read = await operations.listCases(filter);
-  return {
-    cases: read.filter(
-      (c) => (f.reason === undefined || c.reason === f.reason) && ageOk(nowMs - c.createdAtMs),
-    ),
-    truncated: read.length >= LIST_LIMIT,
-  };
+  return { cases: read.slice(0, PAGE_SIZE), hasMore: read.length > PAGE_SIZE };
 }
 
 async function auditSearch(
@@ -777,4 +907,36 @@ export function isPoolWaitTimeout(err: unknown): boolean {
       return true;
   }
   return false;
+}
+
+/** The cookie that keeps an operator's chosen time zone (a display preference, not a secret). */
+export const TZ_COOKIE = 'tg_tz';
+
+/** Whether `tz` is an IANA time zone this runtime knows. */
+export function isTimeZone(tz: string): boolean {
+  if (tz.length > 64) return false;
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The request's chosen time zone, when its cookie names a known one. */
+function timeZoneOf(req: IncomingMessage): string | undefined {
+  const value = cookies(req)[TZ_COOKIE];
+  if (value === undefined) return undefined;
+  let tz: string;
+  try {
+    tz = decodeURIComponent(value);
+  } catch {
+    return undefined;
+  }
+  return isTimeZone(tz) ? tz : undefined;
+}
+
+/** Where to go back after a preference change: a path of this console, else the case list. */
+function safeReturn(back: string | null): string {
+  return back !== null && /^\/(?![/\\])[^\s]*$/.test(back) ? back : '/cases';
 }

@@ -47,15 +47,40 @@ export function html(strings: TemplateStringsArray, ...values: Part[]): Html {
   return new Html(out);
 }
 
-/** An ISO timestamp and a relative age, e.g. `2026-01-02 10:00:00Z (3h ago)`. */
-export function when(ms: number | null | undefined, nowMs: number): Html {
-  if (ms === null || ms === undefined) return html`<span class="muted">–</span>`;
-  const iso = new Date(ms)
-    .toISOString()
-    .replace('T', ' ')
-    .replace(/\.\d{3}Z$/, 'Z');
-  return html`<time datetime="${new Date(ms).toISOString()}">${iso}</time>
+/**
+ * A time and a relative age: in UTC, e.g. `2026-01-02 10:00:00Z (3h ago)`, or in `timeZone` (an
+ * IANA zone the viewer chose) with its offset, e.g. `2026-01-02 11:00:00 GMT+1 (3h ago)`. The
+ * `datetime` attribute is always the UTC ISO time.
+ */
+export function when(ms: number | null | undefined, nowMs: number, timeZone?: string): Html {
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return html`<span class="muted">–</span>`;
+  return html`<time datetime="${new Date(ms).toISOString()}">${timeText(ms, timeZone)}</time>
     <span class="muted">(${age(nowMs - ms)})</span>`;
+}
+
+/** `ms` as `YYYY-MM-DD HH:MM:SSZ`, or in `timeZone` as `YYYY-MM-DD HH:MM:SS GMT+1`. */
+export function timeText(ms: number, timeZone?: string): string {
+  if (timeZone === undefined)
+    return new Date(ms)
+      .toISOString()
+      .replace('T', ' ')
+      .replace(/\.\d{3}Z$/, 'Z');
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-GB', {
+      timeZone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+      timeZoneName: 'shortOffset',
+    })
+      .formatToParts(ms)
+      .map((p) => [p.type, p.value]),
+  ) as Record<string, string>;
+  return `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute}:${parts.second} ${parts.timeZoneName}`;
 }
 
 /** A duration in the largest sensible unit: `45s`, `12m`, `3h`, `2d`. */

@@ -61,9 +61,10 @@ export function createOpsConsoleService(
       replyTopics: { [topics.results]: config.partitions.results },
       resultTtlMs: config.resultTtlMs,
     };
+    const cases = new PostgresCaseStore(pool, clock);
     const operations = createOperations({
       ...delivery,
-      cases: new PostgresCaseStore(pool, clock),
+      cases,
       tools: catalog.registry,
       originalCalls: kafkaOriginalCalls({
         kafka: kafkaClient(context, 'calls-reader'),
@@ -74,6 +75,8 @@ export function createOpsConsoleService(
     const audit = new PostgresAuditStore(pool);
     const handler = createConsoleHandler({
       operations,
+      cases,
+      traceUrl: config.traceUrl,
       tools: catalog.registry,
       audit,
       chains: () => listAuditChains(pool),

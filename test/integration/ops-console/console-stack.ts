@@ -41,6 +41,9 @@ export const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 
+/** The trace viewer the stack's console links trace ids to. */
+export const TRACE_URL = 'https://tempo.example/trace/{traceId}?from=console';
+
 const ISSUER = 'test-identity';
 const AUDIENCE = 'toolgate-ops-console';
 
@@ -126,6 +129,7 @@ export async function startConsoleStack(): Promise<ConsoleStack> {
       OPS_CONSOLE_ISSUER: ISSUER,
       OPS_CONSOLE_AUDIENCE: AUDIENCE,
       OPS_CONSOLE_SESSION_SECRET: randomBytes(32).toString('base64'),
+      OPS_CONSOLE_TRACE_URL: TRACE_URL,
     }),
     { logger: silent },
   );

@@ -73,6 +73,7 @@ beforeAll(async () => {
   };
   const handler = createConsoleHandler({
     operations,
+    cases,
     tools: new ToolRegistry(),
     audit,
     chains: () => Promise.resolve([]),

@@ -26,6 +26,7 @@ import { uniqueName } from '../../helpers/names.js';
 import { envelope, policyRefusedRecord } from '../../unit/audit/fixtures.js';
 import { databaseUrlFor } from '../cli/cli-env.js';
 import { eventually, startConsoleStack, type ConsoleStack } from './console-stack.js';
+import { deadLetter } from '../../unit/audit/fixtures.js';
 
 /**
  * Tenant scoping, hidden characters and bad input in the ops console, in headless Chromium against
@@ -213,6 +214,171 @@ describe('what the pages show and what they refuse (Chromium, real servers)', ()
   });
 });
 
+describe('what an operator expects of a console (Chromium, real servers)', () => {
+  it('pages and sorts a list, counts cases per state, and searches call id, trace id, tool and error text', async () => {
+    const t = uniqueName('tenant');
+    const opened: ReconciliationCase[] = [];
+    for (let i = 0; i < 53; i++) {
+      const dl = deadLetter({
+        tenant: t,
+        createdAtMs: Date.now() - 60_000 + i,
+        ...(i === 7 ? { traceId: 'feedfacefeedfacefeedfacefeedface' } : {}),
+        ...(i === 9 ? { errorMessage: 'Bank said: ACCOUNT_FROZEN for this order' } : {}),
+      });
+      opened.push((await stack.cases.openFromDeadLetter(dl)).case);
+    }
+    await stack.cases.transition(
+      opened[2]!.caseId,
+      { to: 'needs_manual', by: 'status-check', note: 'gave up' },
+      'open',
+    );
+    const page = await stack.signedIn('lia', ['viewer'], [t]);
+    const rows = async () => page.locator('tbody tr td:first-child a').allTextContents();
+    await page.goto(`${stack.url}/cases`);
+    expect(await page.textContent('nav.tabs')).toMatch(/any\s*53\s*open\s*52\s*needs_manual\s*1/);
+    expect(await rows()).toEqual(opened.slice(0, 50).map((c) => c.caseId));
+    expect(await page.textContent('.pager')).toContain('Rows 1–50');
+    await page.click('a[rel=next]');
+    expect(await rows()).toEqual(opened.slice(50).map((c) => c.caseId));
+    expect(await page.locator('a[rel=next]').count()).toBe(0);
+    await page.click('a[rel=prev]');
+    expect((await rows())[0]).toBe(opened[0]!.caseId);
+    await page.selectOption('select[name=sort]', 'newest');
+    await page.click('button:has-text("Filter")');
+    expect((await rows()).slice(0, 2)).toEqual([opened[52]!.caseId, opened[51]!.caseId]);
+    await page.click('a.tab:has-text("needs_manual")');
+    expect(await rows()).toEqual([opened[2]!.caseId]);
+    for (const [q, expected] of [
+      [opened[4]!.callId!, [opened[4]!.caseId]],
+      ['FEEDFACEFEEDFACE', [opened[7]!.caseId]],
+      ['account_frozen', [opened[9]!.caseId]],
+    ] as const) {
+      await page.goto(`${stack.url}/cases?q=${encodeURIComponent(q)}`);
+      expect(await rows(), q).toEqual(expected);
+    }
+    await page.goto(`${stack.url}/dead-letters?q=account_frozen`);
+    expect(await page.textContent('main')).toContain(opened[9]!.deadLetterId);
+    expect(await page.textContent('nav.tabs')).toMatch(/any\s*1\s*open\s*1/);
+  });
+
+  it('resolves selected cases in bulk with one reason, each scoped and audited, and a reload re-posts nothing', async () => {
+    const [t, other] = [uniqueName('tenant'), uniqueName('tenant')];
+    const [a, b, c] = [await caseOf(t), await caseOf(t), await caseOf(t)];
+    const foreign = await caseOf(other);
+    const page = await stack.signedIn('max', ['operator'], [t]);
+    await page.goto(`${stack.url}/cases?state=needs_manual`);
+    await page.check(`input[name=case][value="${a.caseId}"]`);
+    await page.check(`input[name=case][value="${b.caseId}"]`);
+    await page.selectOption('select[name=action]', 'resolve-failed');
+    await page.fill('form#bulk textarea[name=note]', 'bank confirms none of these refunds left');
+    await page.click('button:has-text("Apply to the selected cases")');
+    await page.waitForURL(/\/cases\?done=bulk/);
+    expect(await page.textContent('[role=status]')).toContain('2 done, 0 refused');
+    for (const x of [a, b]) expect((await stack.cases.get(x.caseId))?.state).toBe('resolved_failed');
+    expect((await stack.cases.get(c.caseId))?.version).toBe(c.version);
+    await page.reload();
+    for (const x of [a, b]) expect((await stack.cases.get(x.caseId))?.version).toBe(x.version + 1);
+    const records = await eventually('one audit record per resolved case', async () => {
+      const rows = await stack.audit.query({ principalId: 'operator:max', tenant: t });
+      return rows.length >= 2 ? rows : undefined;
+    });
+    expect(records.map((r) => r.record.callId).sort()).toEqual([a.callId, b.callId].sort());
+
+    // A crafted bulk post naming another tenant's case: that one is refused like an unknown id.
+    const csrf = (await page.getAttribute('form[action="/logout"] input[name=_csrf]', 'value'))!;
+    const crafted = await page.context().request.post(`${stack.url}/cases/bulk`, {
+      data: `_csrf=${csrf}&action=resolve-failed&note=all&case=${c.caseId}&case=${foreign.caseId}`,
+      headers: { origin: stack.url, 'content-type': 'application/x-www-form-urlencoded' },
+      maxRedirects: 0,
+    });
+    expect(crafted.status()).toBe(303);
+    expect(crafted.headers().location).toContain('ok=1&refused=1');
+    expect((await stack.cases.get(foreign.caseId))?.version).toBe(foreign.version);
+    expect((await stack.cases.get(c.caseId))?.state).toBe('resolved_failed');
+    await eventually('the refused attempt audited', async () => {
+      const rows = await stack.audit.query({ principalId: 'operator:max', tenant: other });
+      return rows.length === 1 && rows[0]!.record.outcome === 'UNAUTHORIZED' ? rows : undefined;
+    });
+
+    // One case's own form redirects too: the page after it is a GET that a reload repeats harmlessly.
+    const d = await caseOf(t);
+    await page.goto(`${stack.url}/cases/${d.caseId}`);
+    await page.fill('form[action$="/resolve"] textarea[name=note]', 'ledger shows it');
+    await page.click('button:has-text("Resolve")');
+    await page.waitForURL(`${stack.url}/cases/${d.caseId}?done=resolved`);
+    expect(await page.textContent('[role=status]')).toContain('Resolved: the case is now resolved_succeeded');
+    const after = (await stack.cases.get(d.caseId))!.version;
+    await page.reload();
+    expect((await stack.cases.get(d.caseId))!.version).toBe(after);
+  });
+
+  it('shows times in the chosen zone, attempt times as times, the trace id as a link, and a poison letter’s raw payload', async () => {
+    const t = uniqueName('tenant');
+    const startedAtMs = Date.UTC(2026, 11, 6, 9, 30, 0);
+    const c = (
+      await stack.cases.openFromDeadLetter(
+        deadLetter({
+          tenant: t,
+          traceId: 'abcdefabcdefabcdefabcdefabcdef01',
+          attemptsJson: JSON.stringify([{ attempt: 1, startedAtMs, durationMs: 1500, result: 'TIMEOUT' }]),
+        }),
+      )
+    ).case;
+    const page = await stack.signedIn('zoe', ['viewer'], [t]);
+    await page.goto(`${stack.url}/cases/${c.caseId}`);
+    const attempts = await page.locator('h2:has-text("Attempts") + table').textContent();
+    expect(attempts).toContain('2026-12-06 09:30:00Z');
+    expect(attempts).toContain('1500 ms');
+    expect(attempts).not.toContain(String(startedAtMs));
+    expect(await page.getAttribute('a:has-text("abcdefabcdefabcdefabcdefabcdef01")', 'href')).toBe(
+      'https://tempo.example/trace/abcdefabcdefabcdefabcdefabcdef01?from=console',
+    );
+    await page.fill('header input[name=tz]', 'Europe/Berlin');
+    await page.click('button:has-text("Set time zone")');
+    await page.goto(`${stack.url}/cases/${c.caseId}`);
+    expect(await page.locator('h2:has-text("Attempts") + table').textContent()).toContain(
+      '2026-12-06 10:30:00 GMT+1',
+    );
+    const bad = await page.context().request.post(`${stack.url}/prefs`, {
+      form: {
+        _csrf: (await page.getAttribute('form[action="/logout"] input[name=_csrf]', 'value'))!,
+        tz: 'Mars/Olympus',
+      },
+      headers: { origin: stack.url },
+      maxRedirects: 0,
+    });
+    expect(bad.status()).toBe(400);
+
+    // A poison letter without a tenant: its raw bytes for an operator of every tenant only.
+    const payload = Buffer.concat([
+      Buffer.from('{"tool":"issue_refund","x":"'),
+      Buffer.from(SPOOF),
+      Buffer.from([0xff, 0x00]),
+    ]);
+    const poison = (
+      await stack.cases.openFromDeadLetter(
+        deadLetter({
+          callId: null,
+          reason: 'POISON',
+          tenant: null,
+          tool: null,
+          deadLetterId: uniqueName('dl'),
+          rawPayloadBase64: payload.toString('base64'),
+        }),
+      )
+    ).case;
+    const root = await stack.signedIn('root', ['viewer'], ['*']);
+    await root.goto(`${stack.url}/dead-letters?reason=POISON&q=${poison.deadLetterId}`);
+    await root.click('a:has-text("raw payload")');
+    const raw = (await root.textContent('main'))!;
+    expect(raw).toContain(`${payload.length} bytes`);
+    expect(raw).toContain('7b 22 74 6f 6f 6c 22 3a');
+    expect(raw).toContain(SPOOF_SHOWN);
+    expect(raw).not.toMatch(/[\u202A-\u202E]/);
+    expect((await mainText(page, `/cases/${poison.caseId}/raw`)).status).toBe(404);
+  });
+});
+
 describe('the console when its Postgres pool is saturated', () => {
   let server: Server;
   let url: string;
@@ -246,6 +412,7 @@ describe('the console when its Postgres pool is saturated', () => {
         resolveByHand: () => Promise.reject(new Error('not in this test')),
         redrive: () => Promise.reject(new Error('not in this test')),
       },
+      cases,
       tools: new ToolRegistry(),
       audit,
       chains: () => Promise.resolve([]),
