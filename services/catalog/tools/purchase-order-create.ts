@@ -14,6 +14,7 @@ import {
   quoteForModel,
   quoteOutputFields,
   type PurchaseOrderToolDeps,
+  PURCHASE_ORDER_DECISIVE_FIELDS,
 } from './purchase-order-shared.js';
 
 const input = purchaseOrderArgs.extend({
@@ -79,7 +80,8 @@ export function createPurchaseOrderTool(
     downstream: 'purchasing',
     timeoutMs: 5_000,
     retry: { maxAttempts: 2, baseDelayMs: 200, maxDelayMs: 1_000 },
-    auditFields: ['sku', 'quantity', 'supplier_id'],
+    auditFields: PURCHASE_ORDER_DECISIVE_FIELDS,
+    decisiveFields: PURCHASE_ORDER_DECISIVE_FIELDS,
     cost: { tokensIn: 320, tokensOut: 220 },
     execute: async ({ preview_token, ...args }, inv) => {
       const tenant = inv.ctx.tenant;

@@ -14,6 +14,7 @@ import {
   quoteOutputFields,
   type PurchaseOrderArgs,
   type PurchaseOrderToolDeps,
+  PURCHASE_ORDER_DECISIVE_FIELDS,
 } from './purchase-order-shared.js';
 
 const output = z.object({
@@ -58,7 +59,8 @@ export function previewPurchaseOrderTool(
     downstream: 'purchasing',
     timeoutMs: 3_000,
     retry: { maxAttempts: 2, baseDelayMs: 200, maxDelayMs: 1_000 },
-    auditFields: ['sku', 'quantity', 'supplier_id'],
+    auditFields: PURCHASE_ORDER_DECISIVE_FIELDS,
+    decisiveFields: PURCHASE_ORDER_DECISIVE_FIELDS,
     cost: { tokensIn: 60, tokensOut: 260 },
     execute: async (args, inv) => {
       const priced = await priceOrder(deps, inv.ctx.tenant, args, inv.signal);

@@ -50,6 +50,12 @@ export const purchaseOrderArgs = z.strictObject({
 
 export type PurchaseOrderArgs = z.infer<typeof purchaseOrderArgs>;
 
+/**
+ * What decides a purchase order — what is bought, how many, from whom: shown first and in full
+ * whenever a person is asked about a preview or an order, and the audit allow-list of both tools.
+ */
+export const PURCHASE_ORDER_DECISIVE_FIELDS = ['sku', 'quantity', 'supplier_id'] as const;
+
 /** The resource a purchase order is about; the same key as every other write to that SKU's stock. */
 export function inventoryKey(tenant: string, sku: string): string {
   return `${tenant}:inventory:${sku}`;
