@@ -59,6 +59,8 @@ export interface AuditQuery {
   readonly fromMs?: number;
   /** Exclusive upper bound on `recordedAtMs`. */
   readonly toMs?: number;
+  /** Records to skip, in the query's order, before the first returned (paging); default 0, at most 1 000 000. */
+  readonly offset?: number;
   /** Default 100, at most 10 000. */
   readonly limit?: number;
   /** By `recordedAtMs`, then chain, then seq. Default 'asc'. */

@@ -1,8 +1,6 @@
 import { ToolgateError } from '../core/errors.js';
 import type { CaseState, ReconciliationCase } from '../ports/case-store.js';
 
-/** The most a {@link CaseFilter.offset} may skip (deeper paging: narrow the filters). */
-export const MAX_CASE_OFFSET = 1_000_000;
 /** The longest free-text search. */
 export const MAX_CASE_SEARCH = 200;
 /** Every case state, in the order a console shows counts. */
@@ -12,13 +10,6 @@ export const CASE_STATES: readonly CaseState[] = [
   'resolved_succeeded',
   'resolved_failed',
 ];
-
-/** `offset` as a whole number 0…{@link MAX_CASE_OFFSET}; absent → 0. Throws SCHEMA_INVALID when not finite. */
-export function caseOffset(offset: number | undefined): number {
-  if (offset === undefined) return 0;
-  if (!Number.isFinite(offset)) throw new ToolgateError('SCHEMA_INVALID', 'offset must be a finite number.');
-  return Math.min(MAX_CASE_OFFSET, Math.max(0, Math.floor(offset)));
-}
 
 /** The search text as both adapters compare it: lower-cased; undefined for none. Throws when too long. */
 export function caseSearch(search: string | undefined): string | undefined {

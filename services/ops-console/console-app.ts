@@ -716,6 +716,9 @@ async function auditSearch(
     const v = q.get(name)?.trim();
     return v === undefined || v === '' ? undefined : v.slice(0, 500);
   };
+  const pageNumber = Number(q.get('page') ?? '1');
+  const page = Number.isInteger(pageNumber) && pageNumber >= 1 && pageNumber <= MAX_PAGE ? pageNumber : 1;
+  const sort = q.get('sort') === 'oldest' ? 'oldest' : 'newest';
   const resource = get('resource');
   const tool = get('tool');
   const tenant = get('tenant');
@@ -748,10 +751,19 @@ async function auditSearch(
           ...(tool === undefined ? {} : { tool }),
           ...(tenant === undefined ? {} : { tenant }),
           ...inScope,
-          order: 'desc',
-          limit: 200,
+          order: sort === 'oldest' ? 'asc' : 'desc',
+          offset: (page - 1) * PAGE_SIZE,
+          limit: PAGE_SIZE + 1,
         });
-  return auditPage(viewer, shown, who, records, nowMs);
+  return auditPage(
+    viewer,
+    shown,
+    who,
+    records === undefined
+      ? undefined
+      : { records: records.slice(0, PAGE_SIZE), hasMore: records.length > PAGE_SIZE, page, sort },
+    nowMs,
+  );
 }
 
 function cookies(req: IncomingMessage): Record<string, string> {

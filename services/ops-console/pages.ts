@@ -1,5 +1,6 @@
 import type { CaseState, ReconciliationCase } from '../../libs/ports/case-store.js';
-import { CASE_STATES, MAX_CASE_OFFSET } from '../../libs/reconcile/case-query.js';
+import { MAX_QUERY_OFFSET } from '../../libs/audit/query.js';
+import { CASE_STATES } from '../../libs/reconcile/case-query.js';
 import {
   AUDIT_SOURCES,
   type StoredAuditRecord,
@@ -15,7 +16,7 @@ import { mayDo, type ConsoleRole } from './roles.js';
 /** Rows per list page. */
 export const PAGE_SIZE = 50;
 /** The deepest page a list offers (the case store's largest offset). */
-export const MAX_PAGE = Math.floor(MAX_CASE_OFFSET / PAGE_SIZE);
+export const MAX_PAGE = Math.floor(MAX_QUERY_OFFSET / PAGE_SIZE);
 
 /** Who is looking, for the header and the forms. */
 export interface Viewer {
@@ -797,14 +798,38 @@ export function approvalsPage(
   );
 }
 
+/** One page of an audit search's records. */
+export interface AuditRecordsPage {
+  readonly records: readonly StoredAuditRecord[];
+  readonly hasMore: boolean;
+  /** 1-based. */
+  readonly page: number;
+  readonly sort: 'newest' | 'oldest';
+}
+
+/** `0`, or `51–100` of a page. */
+function recordsRange(p: AuditRecordsPage): string {
+  if (p.records.length === 0) return '0';
+  const first = (p.page - 1) * PAGE_SIZE + 1;
+  return `${first}–${first + p.records.length - 1}`;
+}
+
 /** "Who did, who tried" for one resource, and the records of one principal or source. */
 export function auditPage(
   viewer: Viewer,
   q: { resource?: string; tool?: string; tenant?: string; principal?: string; source?: string },
   who: WhoDidAnswer | undefined,
-  records: readonly StoredAuditRecord[] | undefined,
+  records: AuditRecordsPage | undefined,
   nowMs: number,
 ): Html {
+  const link = (changes: { page?: number; sort?: string }) => {
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries({ ...q, sort: records?.sort, ...changes }))
+      if (v !== undefined && v !== '' && !(k === 'page' && v === 1) && !(k === 'sort' && v === 'newest'))
+        params.set(k, String(v));
+    const text = params.toString();
+    return `/audit${text === '' ? '' : `?${text}`}`;
+  };
   const whoTable = (rows: readonly WhoDidEntry[]) =>
     html`<table>
       <thead>
@@ -871,8 +896,19 @@ export function auditPage(
       ${
         records === undefined
           ? ''
-          : html`<h2>Records (${records.length}, newest first)</h2>
-              ${auditTable(records, nowMs, viewer.timeZone)}`
+          : html`<h2>Records (${recordsRange(records)}, ${records.sort} first)</h2>
+              <p>
+                ${
+                  records.sort === 'newest'
+                    ? html`<a href="${link({ sort: 'oldest' })}">oldest first</a>`
+                    : html`<a href="${link({ sort: 'newest' })}">newest first</a>`
+                }
+              </p>
+              ${auditTable(records.records, nowMs, viewer.timeZone)}
+              <p class="muted pager">
+                ${records.page > 1 ? html`<a rel="prev" href="${link({ page: records.page - 1 })}">← previous</a>` : ''}
+                ${records.hasMore && records.page < MAX_PAGE ? html`<a rel="next" href="${link({ page: records.page + 1 })}">next →</a>` : ''}
+              </p>`
       }`,
   );
 }

@@ -174,6 +174,9 @@ describe.each(adapters)('AuditStore contract: $name', (adapter) => {
     expect(ids(await h.subject.query({ tenant: t, fromMs: 199.5, toMs: 300.5 }))).toEqual([id(1), id(2)]);
     expect(ids(await h.subject.query({ tenant: t, limit: 2 }))).toEqual([id(0), id(1)]);
     expect(ids(await h.subject.query({ tenant: t, order: 'desc', limit: 3 }))).toEqual([id(3), id(2), id(1)]);
+    expect(ids(await h.subject.query({ tenant: t, limit: 2, offset: 2 }))).toEqual([id(2), id(3)]);
+    expect(ids(await h.subject.query({ tenant: t, order: 'desc', limit: 2, offset: 3 }))).toEqual([id(0)]);
+    await expect(h.subject.query({ tenant: t, offset: Infinity })).rejects.toBeInstanceOf(ToolgateError);
     expect(await h.subject.query({ tenant: t, principalId: 'p1', outcome: 'UNAUTHORIZED' })).toEqual([]);
     await expect(h.subject.query({ tenant: t, fromMs: NaN })).rejects.toBeInstanceOf(ToolgateError);
   });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { deepFreeze } from '../../core/deep-freeze.js';
-import { queryLimit, timeBound } from '../../audit/query.js';
+import { queryLimit, queryOffset, timeBound } from '../../audit/query.js';
 import type { Clock } from '../../core/clock.js';
 import type {
   CaseChange,
@@ -15,7 +15,7 @@ import type {
   TransitionResult,
 } from '../../ports/case-store.js';
 import { applyTransition, dueBound, matchesExpected, newCase } from '../../reconcile/case-model.js';
-import { caseOffset, caseSearch, caseSearchTexts, zeroCounts } from '../../reconcile/case-query.js';
+import { caseSearch, caseSearchTexts, zeroCounts } from '../../reconcile/case-query.js';
 import { settle } from '../../core/settle.js';
 
 /**
@@ -59,7 +59,7 @@ export class MemoryCaseStore implements CaseStore {
   list(filter: CaseFilter): Promise<ReconciliationCase[]> {
     return settle(() => {
       const limit = queryLimit(filter.limit);
-      const offset = caseOffset(filter.offset);
+      const offset = queryOffset(filter.offset);
       if (filter.dueBeforeMs !== undefined) dueBound(filter.dueBeforeMs);
       return [...this.cases.values()]
         .filter(

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { indexedColumns, type IndexedColumns } from '../../audit/columns.js';
 import { prepareEnvelope } from '../../audit/envelope.js';
 import { groupByChain, linkRecords } from '../../audit/hash-chain.js';
-import { queryLimit, splitWhoDid, timeBound, whoDidEntry } from '../../audit/query.js';
+import { queryLimit, queryOffset, splitWhoDid, timeBound, whoDidEntry } from '../../audit/query.js';
 import { verifyChains, type VerifiableRecord } from '../../audit/verify.js';
 import type { AuditRecord } from '../../core/audit-record.js';
 import type {
@@ -155,7 +155,8 @@ export class PostgresAuditStore implements AuditStore {
     const dir = filter.order === 'desc' ? 'DESC' : 'ASC';
     const { rows } = await this.pool.query<AuditRow>(
       `SELECT ${COLUMNS} FROM audit_records ${where.sql()}
-       ORDER BY recorded_at_ms ${dir}, chain ${dir}, seq ${dir} LIMIT ${where.param(queryLimit(filter.limit))}`,
+       ORDER BY recorded_at_ms ${dir}, chain ${dir}, seq ${dir}
+       LIMIT ${where.param(queryLimit(filter.limit))} OFFSET ${where.param(queryOffset(filter.offset))}`,
       where.params,
     );
     return rows.map(toStored);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { queryLimit, timeBound } from '../../audit/query.js';
+import { queryLimit, queryOffset, timeBound } from '../../audit/query.js';
 import type { Clock } from '../../core/clock.js';
 import type {
   CaseChange,
@@ -16,7 +16,7 @@ import type {
   TransitionResult,
 } from '../../ports/case-store.js';
 import { applyTransition, dueBound, matchesExpected, newCase } from '../../reconcile/case-model.js';
-import { caseOffset, caseSearch, zeroCounts } from '../../reconcile/case-query.js';
+import { caseSearch, zeroCounts } from '../../reconcile/case-query.js';
 
 const COLUMNS = `case_id, dead_letter_id, call_id, tenant, tool, idempotency_key, resource_key, principal_id,
   trace_id, reason, state, context, attempt_history, last_known_state, status_checks, next_check_at_ms,
@@ -106,7 +106,7 @@ export class PostgresCaseStore implements CaseStore {
       filter.dueBeforeMs === undefined
         ? `created_at_ms ${dir}, case_id ${dir}`
         : 'next_check_at_ms, created_at_ms, case_id';
-    params.push(queryLimit(filter.limit), caseOffset(filter.offset));
+    params.push(queryLimit(filter.limit), queryOffset(filter.offset));
     const { rows } = await this.pool.query<CaseRow>(
       `SELECT ${COLUMNS} FROM reconciliation_cases
        ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`}

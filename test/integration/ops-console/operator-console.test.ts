@@ -261,6 +261,28 @@ describe('what an operator expects of a console (Chromium, real servers)', () =>
     expect(await page.textContent('nav.tabs')).toMatch(/any\s*1\s*open\s*1/);
   });
 
+  it('pages and sorts audit search results', async () => {
+    const t = uniqueName('tenant');
+    const envs = Array.from({ length: 55 }, (_, i) =>
+      envelope(policyRefusedRecord(`refusal number ${i}`, { tenant: t }), { recordedAtMs: 1_000_000 + i }),
+    );
+    await stack.audit.append(envs);
+    const page = await stack.signedIn('ada', ['viewer'], [t]);
+    const reasons = async () => page.locator('h2:has-text("Records") + p + table td.note').allTextContents();
+    await page.goto(`${stack.url}/audit?tool=refund_payment&tenant=${t}`);
+    expect(await page.textContent('h2:has-text("Records")')).toContain('Records (1–50, newest first)');
+    let shown = await reasons();
+    expect(shown).toHaveLength(50);
+    expect(shown[0]).toContain('refusal number 54');
+    await page.click('a[rel=next]');
+    shown = await reasons();
+    expect(shown.map((r) => r.match(/number (\d+)/)![1])).toEqual(['4', '3', '2', '1', '0']);
+    await page.click('a:has-text("oldest first")');
+    shown = await reasons();
+    expect(shown).toHaveLength(50);
+    expect(shown[0]).toContain('refusal number 0');
+  });
+
   it('resolves selected cases in bulk with one reason, each scoped and audited, and a reload re-posts nothing', async () => {
     const [t, other] = [uniqueName('tenant'), uniqueName('tenant')];
     const [a, b, c] = [await caseOf(t), await caseOf(t), await caseOf(t)];
