@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryIdempotencyStore } from '../../../libs/adapters/memory/memory-idempotency-store.js';
 import { PostgresAuditStore } from '../../../libs/adapters/postgres/audit-store.js';
 import { PostgresCaseStore } from '../../../libs/adapters/postgres/case-store.js';
-import { MemorySingleUseStore } from '../../../libs/adapters/memory/single-use-store.js';
+import { MemoryApprovalStore } from '../../../libs/adapters/memory/approval-store.js';
 import { MemoryEventBus } from '../../../libs/bus/memory/memory-event-bus.js';
 import { DEFAULT_BACKOFF } from '../../../libs/core/backoff.js';
 import { systemClock } from '../../../libs/core/system-clock.js';
@@ -439,8 +439,8 @@ describe('the console when its Postgres pool is saturated', () => {
       audit,
       chains: () => Promise.resolve([]),
       approvals: new ApprovalsQueue({
-        audit,
-        singleUse: new MemorySingleUseStore(systemClock),
+        approvals: new MemoryApprovalStore(systemClock),
+        tools: new ToolRegistry(),
         clock: systemClock,
         delivery,
       }),
