@@ -57,6 +57,11 @@ const EnvSchema = z.object({
   OPS_CONSOLE_SESSION_TTL_SEC: positiveInt.max(7 * 24 * 3600).default(8 * 3600),
   /** "true": a sign-in form that takes a name and a role without any token. Development only. */
   OPS_CONSOLE_DEV_LOGIN: z.enum(['true', 'false']).default('false'),
+  /** A trace viewer's URL with `{traceId}` where the trace id goes, e.g. https://tempo.example/trace/{traceId}. */
+  OPS_CONSOLE_TRACE_URL: z
+    .url({ protocol: /^https?$/ })
+    .refine((v) => v.includes('{traceId}'), 'expected an http(s) URL containing {traceId}')
+    .optional(),
 });
 
 type Env = z.infer<typeof EnvSchema>;
@@ -82,6 +87,8 @@ export interface OpsConsoleConfig extends ExecutionSettings, PostgresSettings {
   /** The public origin, e.g. `https://ops.example.com`; also decides whether cookies are `Secure`. */
   readonly origin: string;
   readonly auth: OperatorAuthConfig;
+  /** OPS_CONSOLE_TRACE_URL: trace ids link there (`{traceId}` replaced, URL-encoded); undefined: no link. */
+  readonly traceUrl: string | undefined;
 }
 
 /** Thrown with every problem of the environment listed, one per line, by variable name. */
@@ -105,6 +112,7 @@ export function loadOpsConsoleConfig(
     port: e.OPS_CONSOLE_PORT,
     host: e.OPS_CONSOLE_HOST,
     origin: e.OPS_CONSOLE_ORIGIN,
+    traceUrl: e.OPS_CONSOLE_TRACE_URL,
     auth: {
       jwks: operatorKeys(e, readFile, devLogin),
       issuer: e.OPS_CONSOLE_ISSUER,

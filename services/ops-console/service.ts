@@ -17,6 +17,7 @@ import { DEFAULT_BACKOFF } from '../../libs/core/backoff.js';
 import { ApprovalsQueue } from './approvals.js';
 import { loadOpsConsoleConfig, type OpsConsoleConfig } from './config.js';
 import { createConsoleHandler } from './console-app.js';
+import { createConsoleMetrics } from './console-metrics.js';
 import { SessionSigner } from './session.js';
 import { OperatorTokens } from './sign-in.js';
 
@@ -60,9 +61,10 @@ export function createOpsConsoleService(
       replyTopics: { [topics.results]: config.partitions.results },
       resultTtlMs: config.resultTtlMs,
     };
+    const cases = new PostgresCaseStore(pool, clock);
     const operations = createOperations({
       ...delivery,
-      cases: new PostgresCaseStore(pool, clock),
+      cases,
       tools: catalog.registry,
       originalCalls: kafkaOriginalCalls({
         kafka: kafkaClient(context, 'calls-reader'),
@@ -73,6 +75,8 @@ export function createOpsConsoleService(
     const audit = new PostgresAuditStore(pool);
     const handler = createConsoleHandler({
       operations,
+      cases,
+      traceUrl: config.traceUrl,
       tools: catalog.registry,
       audit,
       chains: () => listAuditChains(pool),
@@ -96,6 +100,8 @@ export function createOpsConsoleService(
       origin: config.origin,
       clock,
       logger,
+      delivery,
+      metrics: createConsoleMetrics(context.registry),
     });
     if (config.auth.devLogin)
       logger.warn({}, 'the development login is enabled (OPS_CONSOLE_DEV_LOGIN=true)');

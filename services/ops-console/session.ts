@@ -12,6 +12,11 @@ export interface OperatorSession {
   /** The operator's principal id (the token's `sub`), e.g. `ann`; actions are by `operator:<id>`. */
   readonly operator: string;
   readonly roles: readonly ConsoleRole[];
+  /**
+   * The tenants they may see and act on, in claim form (`['*']`: every tenant, given on purpose).
+   * Decisions use `tenantScopeOf(tenants)` (libs/core/tenant-scope.ts), through `scopeOf` (scope.ts).
+   */
+  readonly tenants: readonly string[];
   /** How they signed in: a verified identity-provider token, or the development login. */
   readonly via: 'token' | 'dev';
   /** Random per sign-in; the CSRF token is derived from it. */
@@ -23,6 +28,7 @@ export interface OperatorSession {
 const SessionSchema = z.strictObject({
   operator: z.string().min(1).max(200),
   roles: z.array(z.enum(CONSOLE_ROLES)),
+  tenants: z.array(z.string().min(1).max(256)).max(256),
   via: z.enum(['token', 'dev']),
   sid: z.string().regex(/^[A-Za-z0-9_-]{22,64}$/),
   exp: z.number().int().positive(),
@@ -42,14 +48,22 @@ export class SessionSigner {
     this.#key = key;
   }
 
-  /** A new session for `operator`, valid until `exp` (epoch seconds). */
+  /** A new session for `operator` with `roles` over `tenants` (claim form), valid until `exp` (epoch seconds). */
   create(
     operator: string,
     roles: readonly ConsoleRole[],
+    tenants: readonly string[],
     via: OperatorSession['via'],
     exp: number,
   ): OperatorSession {
-    return { operator, roles: [...roles], via, sid: randomBytes(18).toString('base64url'), exp };
+    return {
+      operator,
+      roles: [...roles],
+      tenants: [...tenants],
+      via,
+      sid: randomBytes(18).toString('base64url'),
+      exp,
+    };
   }
 
   /** The cookie value of `session`. */

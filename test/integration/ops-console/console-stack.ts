@@ -9,7 +9,8 @@ import { PostgresAuditStore } from '../../../libs/adapters/postgres/audit-store.
 import { PostgresCaseStore } from '../../../libs/adapters/postgres/case-store.js';
 import { RedisIdempotencyStore } from '../../../libs/adapters/redis/redis-idempotency-store.js';
 import { generatePrincipalKeys } from '../../../libs/auth/principal-keys.js';
-import { signPrincipal } from '../../../libs/auth/sign-principal.js';
+import { SignJWT } from 'jose';
+import { claimsOf, PRINCIPAL_TOKEN_TYPE } from '../../../libs/auth/principal-claims.js';
 import { systemClock } from '../../../libs/core/system-clock.js';
 import { topicNames, type TopicNames } from '../../../libs/events/topics.js';
 import { loadAuditSinkConfig } from '../../../services/audit-sink/config.js';
@@ -41,6 +42,9 @@ export const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 
+/** The trace viewer the stack's console links trace ids to. */
+export const TRACE_URL = 'https://tempo.example/trace/{traceId}?from=console';
+
 const ISSUER = 'test-identity';
 const AUDIENCE = 'toolgate-ops-console';
 
@@ -60,10 +64,18 @@ export interface ConsoleStack {
   readonly cases: PostgresCaseStore;
   readonly audit: PostgresAuditStore;
   readonly idempotency: RedisIdempotencyStore;
-  /** A sign-in token for `operator` with `roles`, signed by the identity provider's key. */
-  token(operator: string, roles: readonly ConsoleRole[]): Promise<string>;
+  /**
+   * A sign-in token for `operator` with `roles`, signed by the identity provider's key: a principal
+   * of tenant `ops` whose `tenants` claim is `tenants` (default `['t1']`, the tenant of
+   * deadLetteredRefund), or without that claim when `tenants` is null.
+   */
+  token(operator: string, roles: readonly ConsoleRole[], tenants?: readonly string[] | null): Promise<string>;
   /** A fresh browser page (own cookies) signed in through the login form as `operator`. */
-  signedIn(operator: string, roles: readonly ConsoleRole[]): Promise<Page>;
+  signedIn(
+    operator: string,
+    roles: readonly ConsoleRole[],
+    tenants?: readonly string[] | null,
+  ): Promise<Page>;
   close(): Promise<void>;
 }
 
@@ -118,6 +130,7 @@ export async function startConsoleStack(): Promise<ConsoleStack> {
       OPS_CONSOLE_ISSUER: ISSUER,
       OPS_CONSOLE_AUDIENCE: AUDIENCE,
       OPS_CONSOLE_SESSION_SECRET: randomBytes(32).toString('base64'),
+      OPS_CONSOLE_TRACE_URL: TRACE_URL,
     }),
     {
       logger: silent,
@@ -133,13 +146,21 @@ export async function startConsoleStack(): Promise<ConsoleStack> {
   const profile = await mkdtemp(join(tmpdir(), 'ops-console-chromium-'));
   const contexts: BrowserContext[] = [];
   let n = 0;
-  const token = (operator: string, roles: readonly ConsoleRole[]) =>
-    signPrincipal({ id: operator, tenant: 'ops', kind: 'user', scopes: [], roles: [...roles] }, signingKey, {
-      issuer: ISSUER,
-      audience: AUDIENCE,
-      ttlSeconds: 600,
-      kid: keys.kid,
-    });
+  const token = (
+    operator: string,
+    roles: readonly ConsoleRole[],
+    tenants: readonly string[] | null = ['t1'],
+  ) =>
+    new SignJWT({
+      ...claimsOf({ id: operator, tenant: 'ops', kind: 'user', scopes: [], roles: [...roles] }),
+      ...(tenants === null ? {} : { tenants: [...tenants] }),
+    })
+      .setProtectedHeader({ alg: 'EdDSA', typ: PRINCIPAL_TOKEN_TYPE, kid: keys.kid })
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setIssuedAt()
+      .setExpirationTime('10m')
+      .sign(signingKey);
 
   return {
     url,
@@ -151,7 +172,7 @@ export async function startConsoleStack(): Promise<ConsoleStack> {
     audit: new PostgresAuditStore(db.pool),
     idempotency: new RedisIdempotencyStore(redis.redis, { keyPrefix: redis.prefix }),
     token,
-    async signedIn(operator, roles) {
+    async signedIn(operator, roles, tenants) {
       // A persistent context per operator: each has its own profile directory, so cookies never mix.
       const context = await chromium.launchPersistentContext(join(profile, `p${++n}`), {
         executablePath: '/usr/bin/chromium',
@@ -161,7 +182,7 @@ export async function startConsoleStack(): Promise<ConsoleStack> {
       contexts.push(context);
       const page = context.pages()[0] ?? (await context.newPage());
       await page.goto(`${url}/login`);
-      await page.fill('textarea[name=token]', await token(operator, roles));
+      await page.fill('textarea[name=token]', await token(operator, roles, tenants));
       await page.click('button:has-text("Sign in")');
       await page.waitForURL(`${url}/cases`);
       return page;

@@ -45,6 +45,18 @@ describe('loadOpsConsoleConfig', () => {
     expect(c.auth.jwks?.keys).toHaveLength(1);
   });
 
+  it('takes a trace viewer URL with {traceId}, http(s) only', () => {
+    expect(loadOpsConsoleConfig(base).traceUrl).toBeUndefined();
+    const url = 'https://tempo.example/trace/{traceId}';
+    expect(loadOpsConsoleConfig({ ...base, OPS_CONSOLE_TRACE_URL: url }).traceUrl).toBe(url);
+    expect(problems({ ...base, OPS_CONSOLE_TRACE_URL: 'https://tempo.example/trace/' })[0]).toMatch(
+      /^OPS_CONSOLE_TRACE_URL: /,
+    );
+    expect(problems({ ...base, OPS_CONSOLE_TRACE_URL: 'javascript:alert(1)//{traceId}' })[0]).toMatch(
+      /^OPS_CONSOLE_TRACE_URL: /,
+    );
+  });
+
   it('needs the identity provider keys unless the development login is switched on explicitly', () => {
     const { OPS_CONSOLE_JWKS: _, ...noKeys } = base;
     expect(problems(noKeys)[0]).toMatch(/^OPS_CONSOLE_JWKS \/ OPS_CONSOLE_JWKS_FILE: required/);

@@ -20,6 +20,8 @@ import { ApprovalsQueue } from '../../../services/ops-console/approvals.js';
 import { createConsoleHandler } from '../../../services/ops-console/console-app.js';
 import { SessionSigner } from '../../../services/ops-console/session.js';
 import { OperatorTokens } from '../../../services/ops-console/sign-in.js';
+import { createConsoleMetrics } from '../../../services/ops-console/console-metrics.js';
+import { Registry } from 'prom-client';
 
 /**
  * The console's request handler on a real HTTP server over the memory stores: sign-in, the
@@ -58,8 +60,20 @@ beforeAll(async () => {
       return Promise.resolve({ ok: false, reason: 'not-found', detail: `no case ${id}` });
     },
   };
+  const delivery = {
+    publisher: new MemoryEventBus(),
+    codec: new LocalEventCodec(),
+    topics,
+    idempotency: new MemoryIdempotencyStore(systemClock),
+    clock: systemClock,
+    logger: silentLogger,
+    backoff: DEFAULT_BACKOFF,
+    replyTopics: {},
+    resultTtlMs: 60_000,
+  };
   const handler = createConsoleHandler({
     operations,
+    cases,
     tools: new ToolRegistry(),
     audit,
     chains: () => Promise.resolve([]),
@@ -67,17 +81,7 @@ beforeAll(async () => {
       approvals: new MemoryApprovalStore(systemClock),
       tools: new ToolRegistry(),
       clock: systemClock,
-      delivery: {
-        publisher: new MemoryEventBus(),
-        codec: new LocalEventCodec(),
-        topics,
-        idempotency: new MemoryIdempotencyStore(systemClock),
-        clock: systemClock,
-        logger: silentLogger,
-        backoff: DEFAULT_BACKOFF,
-        replyTopics: {},
-        resultTtlMs: 60_000,
-      },
+      delivery,
     }),
     sessions: new SessionSigner(randomBytes(32)),
     tokens: new OperatorTokens({ jwks: keys.jwks, issuer: ISSUER, audience: AUDIENCE }),
@@ -86,6 +90,8 @@ beforeAll(async () => {
     origin: 'http://console.test',
     clock: systemClock,
     logger: silentLogger,
+    delivery,
+    metrics: createConsoleMetrics(new Registry()),
   });
   server = createServer((req, res) => void handler(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -156,24 +162,58 @@ describe('the console handler', () => {
     expect((await post('/cases/c-1/redrive', { note: 'x' }, auth)).status).toBe(403);
     expect(calls).toEqual([]);
     const op = { authorization: `Bearer ${await token('ann', ['operator'])}` };
+    // An operator passes the role check; the unknown case is answered 404 before any operation runs.
     expect((await post('/cases/c-1/resolve', { outcome: 'failed', note: 'x' }, op)).status).toBe(404);
-    expect(calls).toEqual(['resolve c-1']);
+    expect(calls).toEqual([]);
     expect((await fetch(`${url}/cases`, { headers: { authorization: 'Bearer not-a-token' } })).status).toBe(
       401,
     );
   });
 
+  it('answers 400 with a clear message for a NUL or a malformed %-encoding in the path, query or form', async () => {
+    const cookie = cookieOf(await post('/login/dev', { operator: 'dev-2', role: 'operator', tenants: '*' }));
+    const get = (path: string) => fetch(`${url}${path}`, { headers: { cookie }, redirect: 'manual' });
+    const nulInFilter = await get('/cases?tool=issue%00refund');
+    expect(nulInFilter.status).toBe(400);
+    expect(await nulInFilter.text()).toContain('the query holds a NUL character');
+    const nulInId = await get('/cases/c%00-1');
+    expect(nulInId.status).toBe(400);
+    expect(await nulInId.text()).toContain('the address holds a NUL character');
+    const malformed = await get('/cases/%E0%A4%A');
+    expect(malformed.status).toBe(400);
+    expect(await malformed.text()).toContain('the address holds a malformed %-encoding');
+    expect((await get('/audit?principal=%E0%A4%A')).status).toBe(400);
+    expect((await get('/approvals/%ZZ/decide')).status).toBe(400);
+    const form = await fetch(`${url}/cases/c-1/resolve`, {
+      method: 'POST',
+      headers: {
+        origin: 'http://console.test',
+        cookie,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: 'outcome=failed&note=a%00b',
+    });
+    expect(form.status).toBe(400);
+    expect(await form.text()).toContain('the form holds a NUL character');
+    expect(calls).toEqual([]);
+    // The same requests, well formed, reach the pages.
+    expect((await get('/cases?tool=issue_refund')).status).toBe(200);
+    expect((await get('/cases/c-1')).status).toBe(404);
+  });
+
   it('signs in through the development login only with a known role and a plain name', async () => {
-    const res = await post('/login/dev', { operator: 'dev-1', role: 'approver' });
+    const res = await post('/login/dev', { operator: 'dev-1', role: 'approver', tenants: 't1' });
     expect(res.status).toBe(303);
     const page = await (await fetch(`${url}/approvals`, { headers: { cookie: cookieOf(res) } })).text();
-    expect(page).toContain('operator:dev-1 · approver · development login');
-    expect((await post('/login/dev', { operator: 'dev-1', role: 'admin' })).status).toBe(400);
-    expect((await post('/login/dev', { operator: '<b>', role: 'viewer' })).status).toBe(400);
+    expect(page).toContain('operator:dev-1 · approver · tenants t1 · development login');
+    const noTenants = await post('/login/dev', { operator: 'dev-1', role: 'viewer', tenants: ' , ' });
+    expect(noTenants.status).toBe(400);
+    expect((await post('/login/dev', { operator: 'dev-1', role: 'admin', tenants: 't1' })).status).toBe(400);
+    expect((await post('/login/dev', { operator: '<b>', role: 'viewer', tenants: 't1' })).status).toBe(400);
   });
 
   it('the approvals pages refuse an unknown state or a forged page position, and answer 404 for an unknown request', async () => {
-    const cookie = cookieOf(await post('/login/dev', { operator: 'dev-2', role: 'approver' }));
+    const cookie = cookieOf(await post('/login/dev', { operator: 'dev-2', role: 'approver', tenants: '*' }));
     const get = (path: string) => fetch(`${url}${path}`, { headers: { cookie } });
     expect((await get('/approvals?state=pending')).status).toBe(200);
     expect((await get('/approvals?state=approved')).status).toBe(200);

@@ -26,8 +26,15 @@ describe('listFilters', () => {
       tool: ' issue_refund ',
       tenant: '',
     });
-    expect(listFilters(q)).toEqual({ state: 'needs_manual', age: 'gt24h', tool: 'issue_refund' });
-    expect(listFilters(new URLSearchParams({ state: "open' OR 1=1" }))).toEqual({});
+    expect(listFilters(q)).toEqual({ state: 'needs_manual', age: 'gt24h', tool: 'issue_refund', page: 1 });
+    expect(listFilters(new URLSearchParams({ state: "open' OR 1=1" }))).toEqual({ page: 1 });
+    expect(listFilters(new URLSearchParams({ q: ' O-55 ', sort: 'newest', page: '3' }))).toEqual({
+      q: 'O-55',
+      sort: 'newest',
+      page: 3,
+    });
+    for (const page of ['0', '-1', '1.5', 'x', '99999999'])
+      expect(listFilters(new URLSearchParams({ page, sort: 'sideways' }))).toEqual({ page: 1 });
   });
 });
 

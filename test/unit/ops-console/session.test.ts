@@ -10,28 +10,30 @@ describe('SessionSigner', () => {
   const signer = new SessionSigner(randomBytes(32));
 
   it('opens what it sealed, until it expires', () => {
-    const s = signer.create('ann', ['operator'], 'token', exp);
+    const s = signer.create('ann', ['operator'], ['t1'], 'token', exp);
     const cookie = signer.seal(s);
     expect(signer.open(cookie, NOW)).toEqual(s);
     expect(signer.open(cookie, exp * 1000)).toBeUndefined();
   });
 
   it('refuses a cookie whose body was changed, one sealed with another key, and garbage', () => {
-    const cookie = signer.seal(signer.create('vic', ['viewer'], 'token', exp));
+    const cookie = signer.seal(signer.create('vic', ['viewer'], ['t1'], 'token', exp));
     const [body, mac] = cookie.split('.') as [string, string];
     const promoted = Buffer.from(
       JSON.stringify({ ...JSON.parse(Buffer.from(body, 'base64url').toString()), roles: ['operator'] }),
     ).toString('base64url');
     expect(signer.open(`${promoted}.${mac}`, NOW)).toBeUndefined();
     const other = new SessionSigner(randomBytes(32));
-    expect(signer.open(other.seal(other.create('vic', ['operator'], 'token', exp)), NOW)).toBeUndefined();
+    expect(
+      signer.open(other.seal(other.create('vic', ['operator'], ['t1'], 'token', exp)), NOW),
+    ).toBeUndefined();
     for (const junk of ['', '.', 'abc', `${body}.`, `.${mac}`])
       expect(signer.open(junk, NOW)).toBeUndefined();
   });
 
   it('binds the CSRF token to one session: another session, a forged or a missing token fails', () => {
-    const a = signer.create('ann', ['operator'], 'token', exp);
-    const b = signer.create('ann', ['operator'], 'token', exp);
+    const a = signer.create('ann', ['operator'], ['t1'], 'token', exp);
+    const b = signer.create('ann', ['operator'], ['t1'], 'token', exp);
     expect(signer.checkCsrf(a, signer.csrfToken(a))).toBe(true);
     expect(signer.checkCsrf(a, signer.csrfToken(b))).toBe(false);
     expect(signer.checkCsrf(a, randomBytes(32).toString('base64url'))).toBe(false);
