@@ -828,7 +828,7 @@ export function approvalsPage(
  */
 function presentedCall(shown: Presentation): Html {
   if (!shown.ok) return html`<p class="refusal">Cannot be shown in full: ${shown.reason}</p>`;
-  return html`<pre class="presented-call">${shown.call.text}</pre>
+  return html`<pre class="presented-call">${lines(shown.call.text)}</pre>
     <p class="muted">
       Decisive:
       ${shown.call.fields.filter((f) => f.decisive).map((f, i) => html`${i === 0 ? '' : ', '}<b>${f.name}</b>`)}
