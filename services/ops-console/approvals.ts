@@ -89,6 +89,16 @@ export class ApprovalsQueue {
     return request === undefined || !inTenantScope(scope, request.tenant) ? undefined : this.#view(request);
   }
 
+  /**
+   * The request `id` when it exists but lies outside `scope` — what the console audits as an attempt
+   * across tenants; undefined for an unknown id or one inside the scope.
+   */
+  async outsideScope(scope: TenantScope, id: string): Promise<ApprovalRequest | undefined> {
+    if (id.length === 0 || id.length > 512) return undefined;
+    const request = await this.deps.approvals.get(id);
+    return request === undefined || inTenantScope(scope, request.tenant) ? undefined : request;
+  }
+
   /** The transitions of a request in `scope` (empty outside it). */
   async history(scope: TenantScope, id: string) {
     return (await this.find(scope, id)) === undefined ? [] : this.deps.approvals.events(id);
@@ -137,12 +147,7 @@ export class ApprovalsQueue {
     const shown = approvalArguments(this.deps.tools, r);
     const event = decisionAuditEvent(r, shown, actor, verdict, note, this.deps.clock.now());
     const report = await deliver(this.deps.delivery, { audit: event }, AbortSignal.timeout(30_000));
-    const detail =
-      r.state === 'approved'
-        ? `request ${id} approved; the caller's next confirm runs it once`
-        : r.state === 'pending'
-          ? `request ${id}: your approval is recorded; ${r.rule.approvers - r.approvals.length} more needed`
-          : `request ${id} rejected; it can no longer be confirmed`;
+    const detail = standing(r);
     return { ok: true, audited: report.audited, detail };
   }
 
@@ -187,6 +192,20 @@ export function approvalPresentation(tools: ToolResolver, request: ApprovalReque
     };
   }
   return presentParsedCall(tool.tool, request.arguments, { maxChars: APPROVAL_PRESENTATION_MAX_CHARS });
+}
+
+/** Where a request stands after a decision, in a sentence for the person who made it. Pure. */
+export function standing(r: ApprovalRequest): string {
+  switch (r.state) {
+    case 'approved':
+      return `request ${r.id} approved; the caller's next confirm runs it once`;
+    case 'pending':
+      return `request ${r.id}: ${r.approvals.length} of ${r.rule.approvers} approvals recorded; ${r.rule.approvers - r.approvals.length} more needed`;
+    case 'rejected':
+      return `request ${r.id} rejected; it can no longer be confirmed`;
+    default:
+      return `request ${r.id} is ${r.state}`;
+  }
 }
 
 /** What a refused decision tells the person. */

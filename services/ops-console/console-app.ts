@@ -25,8 +25,12 @@ import { redactArguments } from '../../libs/pipeline/build-audit-record.js';
 import type { ToolResolver } from '../../libs/pipeline/deps.js';
 import type { CaseView, OperationResult, Operations } from '../../libs/reconcile/operation-types.js';
 import { resolveCaseTool } from '../../libs/reconcile/resolve-tool.js';
-import type { ApprovalsListing, ApprovalsQueue } from './approvals.js';
-import { APPROVAL_STATES, type ApprovalState } from '../../libs/ports/approval-store.js';
+import { standing, type ApprovalsListing, type ApprovalsQueue } from './approvals.js';
+import {
+  APPROVAL_STATES,
+  type ApprovalRequest,
+  type ApprovalState,
+} from '../../libs/ports/approval-store.js';
 import type { Html } from './html.js';
 import {
   AGE_FILTERS,
@@ -233,25 +237,28 @@ export function createConsoleHandler(
   };
 
   /**
-   * Refuses, in the audit log and the log, an operator's attempt on a case outside their tenants.
-   * The record goes to the case's tenant's chain (that tenant's auditors see who tried), under the
+   * Refuses, in the audit log and the log, an operator's attempt on a case or an approval request
+   * outside their tenants. The record goes to its tenant's chain (that tenant's auditors see who tried), under the
    * operator's principal with source `operator`, outcome UNAUTHORIZED. Not awaited: the answer is the
-   * same 404 as for an unknown case and comes as fast; a record that cannot be delivered is logged.
+   * same 404 as for an unknown id and comes as fast; a record that cannot be delivered is logged.
    */
-  const refuseOutOfScope = (who: Who, action: ConsoleAction, c: ReconciliationCase): void => {
+  const refuseOutOfScope = (who: Who, action: ConsoleAction, target: ScopedTarget): void => {
     const actor = `operator:${who.session.operator}`;
     deps.logger.warn(
-      { operator: who.session.operator, action, caseId: c.caseId, tenant: c.tenant },
-      'ops console: case outside the operator’s tenants; answered as not found',
+      { operator: who.session.operator, action, target: target.what, tenant: target.tenant },
+      'ops console: outside the operator’s tenants; answered as not found',
     );
-    const event = outOfScopeAuditEvent(c, actor, action, who.session.tenants, deps.clock.now());
+    const event = outOfScopeAuditEvent(target, actor, action, who.session.tenants, deps.clock.now());
     void deliver(deps.delivery, { audit: event }, AbortSignal.timeout(30_000))
       .then((report) => {
         if (!report.audited)
-          deps.logger.error({ caseId: c.caseId, actor }, 'ops console: out-of-scope attempt not audited');
+          deps.logger.error({ target: target.what, actor }, 'ops console: out-of-scope attempt not audited');
       })
       .catch((err: unknown) =>
-        deps.logger.error({ err, caseId: c.caseId, actor }, 'ops console: out-of-scope attempt not audited'),
+        deps.logger.error(
+          { err, target: target.what, actor },
+          'ops console: out-of-scope attempt not audited',
+        ),
       );
   };
 
@@ -260,11 +267,24 @@ export function createConsoleHandler(
     const view = await deps.operations.showCase(caseId);
     if (view === undefined) return undefined;
     if (!caseInScope(scopeOf(who.session), view.case)) {
-      refuseOutOfScope(who, action, view.case);
+      refuseOutOfScope(who, action, caseTarget(view.case));
       return undefined;
     }
     return view;
   };
+
+  /** The approval request if it exists and is in the operator's scope; undefined (audited) when outside it. */
+  const scopedApproval = async (who: Who, id: string, action: ConsoleAction) => {
+    const scope = scopeOf(who.session);
+    const view = await deps.approvals.find(scope, id);
+    if (view !== undefined) return view;
+    const outside = await deps.approvals.outsideScope(scope, id);
+    if (outside !== undefined) refuseOutOfScope(who, action, approvalTarget(outside));
+    return undefined;
+  };
+
+  const notFoundApproval = (who: Who, id: string, res: ServerResponse) =>
+    send(res, 404, messagePage(viewerOf(who), 'Not found', `There is no approval request ${id}.`));
 
   const notFoundCase = (who: Who, caseId: string, res: ServerResponse) =>
     send(res, 404, messagePage(viewerOf(who), 'Not found', `There is no case ${caseId}.`));
@@ -386,14 +406,16 @@ export function createConsoleHandler(
     id: string,
     status: number,
     res: ServerResponse,
-    notice?: Notice,
+    /** A notice, or `decided`: the redirect after a decision (the text says where the request stands now). */
+    notice?: Notice | 'decided',
   ) => {
     const scope = scopeOf(who.session);
-    const view = await deps.approvals.find(scope, id);
-    if (view === undefined)
-      return send(res, 404, messagePage(viewerOf(who), 'Not found', `There is no approval request ${id}.`));
+    const view = await scopedApproval(who, id, 'view');
+    if (view === undefined) return notFoundApproval(who, id, res);
     const history = await deps.approvals.history(scope, id);
-    send(res, status, approvalPage(viewerOf(who), view, history, deps.clock.now(), notice));
+    const shown =
+      notice === 'decided' ? { kind: 'ok' as const, text: `Done: ${standing(view.request)}.` } : notice;
+    send(res, status, approvalPage(viewerOf(who), view, history, deps.clock.now(), shown));
   };
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -494,7 +516,10 @@ export function createConsoleHandler(
       }
       if (path === '/approvals') return renderApprovals(who, url.searchParams, res);
       const approvalMatch = /^\/approvals\/([^/]+)$/.exec(path);
-      if (approvalMatch !== null) return renderApproval(who, decodeURIComponent(approvalMatch[1]!), 200, res);
+      if (approvalMatch !== null) {
+        const decided = url.searchParams.get('done') === 'decided' ? 'decided' : undefined;
+        return renderApproval(who, decodeURIComponent(approvalMatch[1]!), 200, res, decided);
+      }
       if (path === '/audit')
         return send(
           res,
@@ -589,6 +614,7 @@ export function createConsoleHandler(
       const reason = (form.get('reason') ?? '').trim();
       if (reason === '')
         return renderApproval(who, id, 400, res, { kind: 'error', text: 'A reason is required.' });
+      if ((await scopedApproval(who, id, verdict)) === undefined) return notFoundApproval(who, id, res);
       const scope = scopeOf(who.session);
       const result =
         verdict === 'approve'
@@ -598,17 +624,10 @@ export function createConsoleHandler(
         { operator: who.session.operator, action: verdict, approval: id, ok: result.ok },
         'ops console: approval decision',
       );
-      if (!result.ok && result.reason === 'not-found')
-        return send(res, 404, messagePage(viewerOf(who), 'Not found', `There is no approval request ${id}.`));
-      return renderApproval(
-        who,
-        id,
-        result.ok ? 200 : 409,
-        res,
-        result.ok
-          ? { kind: 'ok', text: `Done: ${result.detail}.` }
-          : { kind: 'error', text: `Refused: ${result.detail}.` },
-      );
+      if (!result.ok && result.reason === 'not-found') return notFoundApproval(who, id, res);
+      // Post/redirect/get: the page shown next says where the request stands now; a reload re-posts nothing.
+      if (result.ok) return redirect(res, `/approvals/${encodeURIComponent(id)}?done=decided`);
+      return renderApproval(who, id, 409, res, { kind: 'error', text: `Refused: ${result.detail}.` });
     }
     throw new Refusal(404, 'There is no such action.');
   };
@@ -893,15 +912,51 @@ function caseInScope(scope: TenantScope, c: ReconciliationCase): boolean {
   return scope.all || (c.tenant !== null && inTenantScope(scope, c.tenant));
 }
 
+/** What an operator tried to reach outside their tenants: a case or an approval request. */
+export interface ScopedTarget {
+  /** How the refusal names it, e.g. `case C-1` or `approval request 9f…`. */
+  readonly what: string;
+  /** Its tenant; null for a case that has none (an undecodable poison letter). */
+  readonly tenant: string | null;
+  readonly callId: string;
+  readonly tool: string;
+  readonly traceId: string;
+  readonly resourceKey: string | null;
+}
+
+/** A case as an out-of-scope target. Pure. */
+export function caseTarget(c: ReconciliationCase): ScopedTarget {
+  return {
+    what: `case ${c.caseId}`,
+    tenant: c.tenant,
+    callId: c.callId ?? `case:${c.caseId}`,
+    tool: c.tool ?? 'unknown',
+    traceId: c.traceId ?? '',
+    resourceKey: c.resourceKey,
+  };
+}
+
+/** An approval request as an out-of-scope target (in the chain of the call that asked). Pure. */
+export function approvalTarget(r: ApprovalRequest): ScopedTarget {
+  return {
+    what: `approval request ${r.id}`,
+    tenant: r.tenant,
+    callId: `approval:${r.id}`,
+    tool: r.tool,
+    traceId: r.origin?.traceId ?? '',
+    resourceKey: r.origin?.resourceKey ?? null,
+  };
+}
+
 /**
- * The audit record of an operator's refused attempt on a case outside their tenants: in the case's
- * tenant's chain ({@link UNATTRIBUTED_CHAIN} for a case without one), with the case's call id (or
- * `case:<id>`), tool, trace and resource, the operator as principal, outcome UNAUTHORIZED, and the
- * authorize decision naming the action, the case and the operator's tenants. Nothing of the case's
- * arguments is in it. Pure but for the record id, which is random per attempt.
+ * The audit record of an operator's refused attempt on a case or approval request outside their
+ * tenants: in the target's tenant's chain ({@link UNATTRIBUTED_CHAIN} for a case without one), with
+ * its call id, tool, trace and resource, the operator as principal, outcome UNAUTHORIZED, and the
+ * authorize decision naming the action, the target and the operator's tenants. Nothing of the
+ * target's arguments is in it. Pure but for the record id, which is random per attempt.
  */
 export function outOfScopeAuditEvent(
-  c: ReconciliationCase,
+  target: ScopedTarget,
   actor: string,
   action: ConsoleAction,
   tenants: readonly string[],
@@ -909,17 +964,17 @@ export function outOfScopeAuditEvent(
 ): AuditRecordEvent {
   return {
     recordId: `ops-console:out-of-scope:${randomUUID()}`,
-    callId: c.callId ?? `case:${c.caseId}`,
-    tool: c.tool ?? 'unknown',
+    callId: target.callId,
+    tool: target.tool,
     toolVersion: null,
     principalId: actor,
-    tenant: c.tenant ?? UNATTRIBUTED_CHAIN,
+    tenant: target.tenant ?? UNATTRIBUTED_CHAIN,
     taskId: '',
     step: 0,
     index: 0,
-    traceId: c.traceId ?? '',
+    traceId: target.traceId,
     idempotencyKey: null,
-    resourceKey: c.resourceKey,
+    resourceKey: target.resourceKey,
     argumentsJson: '{}',
     resultJson: null,
     outcome: 'UNAUTHORIZED',
@@ -928,7 +983,7 @@ export function outOfScopeAuditEvent(
       {
         stage: 'authorize',
         decision: 'refuse',
-        reason: `ops console: ${action} of case ${c.caseId} refused to ${actor}: the case's tenant is outside theirs (${tenants.join(', ') || 'none'})`,
+        reason: `ops console: ${action} of ${target.what} refused to ${actor}: its tenant is outside theirs (${tenants.join(', ') || 'none'})`,
         code: 'UNAUTHORIZED',
         durationMs: 0,
       },

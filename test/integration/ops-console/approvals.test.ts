@@ -63,7 +63,10 @@ async function queueRows(page: Page, id: string): Promise<string[]> {
   return requesters;
 }
 
-/** Opens request `id`'s decision page and submits `verdict` with `reason`; answers the HTTP status. */
+/**
+ * Opens request `id`'s decision page and submits `verdict` with `reason`; answers the HTTP status of
+ * the page the browser ends on (a decision redirects to the request's page: 200; a refusal: 409).
+ */
 async function decide(
   page: Page,
   id: string,
@@ -73,11 +76,10 @@ async function decide(
   await page.goto(`${stack.url}/approvals/${encodeURIComponent(id)}`);
   await page.fill('textarea[name=reason]', reason);
   const [response] = await Promise.all([
-    page.waitForResponse((r) => r.url().endsWith('/decide')),
+    page.waitForNavigation(),
     page.click(`button:has-text("${verdict}")`),
   ]);
-  await page.waitForLoadState();
-  return response.status();
+  return response!.status();
 }
 
 describe('the approvals queue in Chromium on the real servers', () => {
@@ -237,5 +239,31 @@ describe('the approvals queue in Chromium on the real servers', () => {
     expect(placed.result.outcome).toBe('SUCCESS');
     expect(placed.result.payload).toMatchObject({ approved_by: 'mia, noah' });
     expect(buy.created()).toBe(before + 1);
+  });
+  it('an approver of another tenant gets 404 like an unknown id, the attempt is audited, and a reload after a decision re-posts nothing', async () => {
+    const w = await waitingOrder();
+    const id = w.p.preview_id;
+    const other = await stack.signedIn('otto', ['approver'], ['t2']);
+    const unknown = await other.goto(`${stack.url}/approvals/no-such-request`);
+    const unknownText = await other.textContent('main');
+    const theirs = await other.goto(`${stack.url}/approvals/${id}`);
+    expect([unknown?.status(), theirs?.status()]).toEqual([404, 404]);
+    expect(await other.textContent('main')).toBe(unknownText!.replace('no-such-request', id));
+    expect(await queueRows(other, id)).toEqual([]);
+    const attempts = await eventually('the audited attempt', async () => {
+      const rows = await stack.audit.query({ principalId: 'operator:otto', tenant: 't1' });
+      return rows.length > 0 ? rows : undefined;
+    });
+    expect(attempts[0]!.record).toMatchObject({ outcome: 'UNAUTHORIZED', callId: `approval:${id}` });
+    expect(attempts[0]!.record.decisions[0]!.reason).toContain(`view of approval request ${id} refused`);
+
+    const mia = await stack.signedIn('mia', ['approver']);
+    expect(await decide(mia, id, 'Approve', 'fine')).toBe(200);
+    expect(mia.url()).toBe(`${stack.url}/approvals/${id}?done=decided`);
+    expect(await mia.textContent('[role=status]')).toContain(`request ${id} approved`);
+    await mia.reload();
+    expect(await mia.textContent('[role=status]')).toContain(`request ${id} approved`);
+    const transitions = await mia.locator('table tbody tr td:nth-child(3)').allTextContents();
+    expect(transitions.filter((t) => t.trim() === 'approved')).toHaveLength(1);
   });
 });
