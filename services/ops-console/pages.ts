@@ -10,6 +10,7 @@ import type { CaseView } from '../../libs/reconcile/operation-types.js';
 import type { PendingApproval } from './approvals.js';
 import { html, jsonBlock, raw, when, type Html } from './html.js';
 import { mayDo, type ConsoleRole } from './roles.js';
+import type { SignInVia } from './session.js';
 
 /** The most cases one list page reads from the store (the case store's query limit). */
 export const LIST_LIMIT = 500;
@@ -18,7 +19,7 @@ export const LIST_LIMIT = 500;
 export interface Viewer {
   readonly operator: string;
   readonly roles: readonly ConsoleRole[];
-  readonly via: 'token' | 'dev';
+  readonly via: SignInVia;
   /** The session's CSRF token, put in every form's hidden field. */
   readonly csrf: string;
 }
@@ -92,46 +93,63 @@ function csrfField(viewer: Viewer): Html {
   return html`<input type="hidden" name="_csrf" value="${viewer.csrf}" />`;
 }
 
-/** The sign-in page: paste a token (posted in the body, never in a URL); the development form only when enabled. */
-export function loginPage(devLogin: boolean, error?: string): Html {
+/**
+ * The sign-in page: a link to the identity provider (`signInHref`, when one is configured) and,
+ * only with the development switch, a pasted-token form (posted in the body, never in a URL) and the
+ * name-and-role form. `notice` is shown above (e.g. "You have signed out").
+ */
+export function loginPage(
+  devLogin: boolean,
+  error?: string,
+  signInHref?: string,
+  notice?: Notice,
+): Html {
   return layout(
     'Sign in',
     undefined,
-    html`<div class="panel">
-        <form method="post" action="/login">
-          <label
-            >Sign-in token from your identity provider<textarea
-              name="token"
-              autocomplete="off"
-              required
-            ></textarea>
-          </label>
-          <p><button class="primary" type="submit">Sign in</button></p>
-        </form>
-      </div>
+    html`${
+        signInHref === undefined
+          ? ''
+          : html`<div class="panel">
+              <p><a class="primary" href="${signInHref}">Sign in with your identity provider</a></p>
+            </div>`
+      }
       ${
         devLogin
           ? html`<div class="panel">
-              <h2>Development login</h2>
-              <p class="muted">
-                Enabled by OPS_CONSOLE_DEV_LOGIN=true: no token is checked. Never enable it outside
-                development.
-              </p>
-              <form method="post" action="/login/dev">
-                <label>Name<input name="operator" required pattern="[A-Za-z0-9._@-]{1,64}" /></label>
-                <label
-                  >Role<select name="role">
-                    <option>viewer</option>
-                    <option>operator</option>
-                    <option>approver</option>
-                  </select></label
-                >
-                <p><button class="primary" type="submit">Sign in (development)</button></p>
-              </form>
-            </div>`
+                <h2>Sign-in token (development)</h2>
+                <form method="post" action="/login">
+                  <label
+                    >Sign-in token from your identity provider<textarea
+                      name="token"
+                      autocomplete="off"
+                      required
+                    ></textarea>
+                  </label>
+                  <p><button class="primary" type="submit">Sign in</button></p>
+                </form>
+              </div>
+              <div class="panel">
+                <h2>Development login</h2>
+                <p class="muted">
+                  Enabled by OPS_CONSOLE_DEV_LOGIN=true: no token is checked. Never enable it outside
+                  development.
+                </p>
+                <form method="post" action="/login/dev">
+                  <label>Name<input name="operator" required pattern="[A-Za-z0-9._@-]{1,64}" /></label>
+                  <label
+                    >Role<select name="role">
+                      <option>viewer</option>
+                      <option>operator</option>
+                      <option>approver</option>
+                    </select></label
+                  >
+                  <p><button class="primary" type="submit">Sign in (development)</button></p>
+                </form>
+              </div>`
           : ''
       }`,
-    error === undefined ? undefined : { kind: 'error', text: error },
+    error === undefined ? notice : { kind: 'error', text: error },
   );
 }
 

@@ -3,10 +3,14 @@ import { createPrincipalVerifier, type PrincipalVerifier } from '../../libs/auth
 import { PrincipalRefusedError } from '../../libs/auth/principal-refusal.js';
 import { consoleRoles, type ConsoleRole } from './roles.js';
 
-/** An operator proved by a token: who, with which console roles, until when (epoch seconds). */
+/**
+ * An operator proved by a token: who, with which console roles, in which tenants (claim form, `*` =
+ * all: the token's `tenants` claim, else its principal's one tenant), until when (epoch seconds).
+ */
 export interface VerifiedOperator {
   readonly operator: string;
   readonly roles: readonly ConsoleRole[];
+  readonly tenants: readonly string[];
   readonly exp: number;
 }
 
@@ -35,10 +39,10 @@ export class OperatorTokens {
   /** The operator `token` proves, or a {@link SignInRefused} saying why not. */
   async verify(token: string): Promise<VerifiedOperator> {
     let principal;
-    let exp: number;
+    let claims: TokenClaims;
     try {
       principal = await this.#verifier.verify(token.trim());
-      exp = expiryOf(token);
+      claims = claimsOf(token);
     } catch (err) {
       if (err instanceof PrincipalRefusedError)
         throw new SignInRefused(err.message.replace('principal assertion', 'sign-in token'));
@@ -50,14 +54,22 @@ export class OperatorTokens {
         'The sign-in token carries none of the console roles (viewer, operator, approver).',
       );
     }
-    return { operator: principal.id, roles, exp };
+    const tenants = Array.isArray(claims.tenants)
+      ? claims.tenants.filter((t): t is string => typeof t === 'string')
+      : [principal.tenant];
+    return { operator: principal.id, roles, tenants, exp: claims.exp };
   }
 }
 
-/** The `exp` claim of a token the verifier already accepted (so it has one). */
-function expiryOf(token: string): number {
+interface TokenClaims {
+  readonly exp: number;
+  readonly tenants?: unknown;
+}
+
+/** The `exp` and `tenants` claims of a token the verifier already accepted (so it has an expiry). */
+function claimsOf(token: string): TokenClaims {
   const payload = token.trim().split('.')[1] ?? '';
-  const exp = (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { exp?: unknown }).exp;
-  if (typeof exp !== 'number') throw new SignInRefused('The sign-in token has no expiry.');
-  return exp;
+  const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Partial<TokenClaims>;
+  if (typeof claims.exp !== 'number') throw new SignInRefused('The sign-in token has no expiry.');
+  return { exp: claims.exp, tenants: claims.tenants };
 }
