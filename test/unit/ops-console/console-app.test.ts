@@ -18,7 +18,8 @@ import type { Operations } from '../../../libs/reconcile/operation-types.js';
 import { DEFAULT_BACKOFF } from '../../../libs/core/backoff.js';
 import { ApprovalsQueue } from '../../../services/ops-console/approvals.js';
 import { createConsoleHandler } from '../../../services/ops-console/console-app.js';
-import { SessionSigner } from '../../../services/ops-console/session.js';
+import { MemorySessionStore } from '../../../libs/adapters/memory/session-store.js';
+import { OperatorSessions } from '../../../services/ops-console/session.js';
 import { OperatorTokens } from '../../../services/ops-console/sign-in.js';
 
 /**
@@ -79,10 +80,17 @@ beforeAll(async () => {
         resultTtlMs: 60_000,
       },
     }),
-    sessions: new SessionSigner(randomBytes(32)),
+    sessions: new OperatorSessions({
+      store: new MemorySessionStore(systemClock),
+      secret: randomBytes(32),
+      clock: systemClock,
+      idleMs: 600_000,
+      lifetimeMs: 3_600_000,
+    }),
+    oidc: undefined,
+    pendingSignIns: new MemorySessionStore(systemClock),
     tokens: new OperatorTokens({ jwks: keys.jwks, issuer: ISSUER, audience: AUDIENCE }),
     devLogin: true,
-    sessionTtlSec: 600,
     origin: 'http://console.test',
     clock: systemClock,
     logger: silentLogger,
@@ -112,21 +120,21 @@ const cookieOf = (res: Response): string => (res.headers.get('set-cookie') ?? ''
 
 describe('the console handler', () => {
   it('sends a visitor without a session to the sign-in page, and serves pages without scripts', async () => {
-    const res = await fetch(`${url}/cases`, { redirect: 'manual' });
+    const res = await fetch(`${url}/cases?state=open`, { redirect: 'manual' });
     expect(res.status).toBe(303);
-    expect(res.headers.get('location')).toBe('/login');
+    expect(res.headers.get('location')).toBe('/login?next=%2Fcases%3Fstate%3Dopen');
     const login = await fetch(`${url}/login`);
     expect(login.headers.get('content-security-policy')).toContain("default-src 'none'");
     expect(login.headers.get('x-frame-options')).toBe('DENY');
     expect(await login.text()).not.toContain('<script');
   });
 
-  it('signs in with a verified token: an HttpOnly, SameSite=Strict session; the token never comes back', async () => {
+  it('signs in with a pasted token (development): an HttpOnly, SameSite=Lax session id; the token never comes back', async () => {
     const t = await token('ann', ['operator']);
     const res = await post('/login', { token: t });
     expect(res.status).toBe(303);
     const setCookie = res.headers.get('set-cookie')!;
-    expect(setCookie).toMatch(/HttpOnly; SameSite=Strict/);
+    expect(setCookie).toMatch(/^tg_ops_session=[A-Za-z0-9_-]{43}; Max-Age=\d+; Path=\/; HttpOnly; SameSite=Lax$/);
     const page = await fetch(`${url}/cases`, { headers: { cookie: cookieOf(res) } });
     expect(page.status).toBe(200);
     const text = await page.text();
