@@ -10,6 +10,7 @@ import { PostgresCaseStore } from '../../../libs/adapters/postgres/case-store.js
 import { RedisIdempotencyStore } from '../../../libs/adapters/redis/redis-idempotency-store.js';
 import { generatePrincipalKeys } from '../../../libs/auth/principal-keys.js';
 import { signPrincipal } from '../../../libs/auth/sign-principal.js';
+import type { Clock } from '../../../libs/core/clock.js';
 import { systemClock } from '../../../libs/core/system-clock.js';
 import { topicNames, type TopicNames } from '../../../libs/events/topics.js';
 import { loadAuditSinkConfig } from '../../../services/audit-sink/config.js';
@@ -61,12 +62,27 @@ export interface ConsoleStack {
   readonly idempotency: RedisIdempotencyStore;
   /** A sign-in token for `operator` with `roles`, signed by the identity provider's key. */
   token(operator: string, roles: readonly ConsoleRole[]): Promise<string>;
-  /** A fresh browser page (own cookies) signed in through the login form as `operator`. */
+  /** A fresh browser page (own cookies) signed in by pasting a token (development switch) as `operator`. */
   signedIn(operator: string, roles: readonly ConsoleRole[]): Promise<Page>;
+  /** A fresh browser page with its own profile, signed in to nothing. */
+  freshPage(): Promise<Page>;
   close(): Promise<void>;
 }
 
-export async function startConsoleStack(): Promise<ConsoleStack> {
+/** What a stack may differ in. */
+export interface ConsoleStackOptions {
+  /**
+   * Sign-in at this OpenID Connect provider (and the development sign-ins off). Without it the
+   * development switch is on and {@link ConsoleStack.signedIn} pastes a token.
+   */
+  readonly oidc?: { readonly issuer: string; readonly clientId: string; readonly clientSecret: string };
+  /** More console environment (e.g. session timeouts). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** The console's clock (sessions, pages); default the system's. */
+  readonly clock?: Clock;
+}
+
+export async function startConsoleStack(options: ConsoleStackOptions = {}): Promise<ConsoleStack> {
   const db = await createTestSchema('ops_console');
   await migrate(db.pool);
   const redis = createTestRedis('ops_console');
@@ -117,8 +133,16 @@ export async function startConsoleStack(): Promise<ConsoleStack> {
       OPS_CONSOLE_ISSUER: ISSUER,
       OPS_CONSOLE_AUDIENCE: AUDIENCE,
       OPS_CONSOLE_SESSION_SECRET: randomBytes(32).toString('base64'),
+      ...(options.oidc === undefined
+        ? { OPS_CONSOLE_DEV_LOGIN: 'true' }
+        : {
+            OPS_CONSOLE_OIDC_ISSUER: options.oidc.issuer,
+            OPS_CONSOLE_OIDC_CLIENT_ID: options.oidc.clientId,
+            OPS_CONSOLE_OIDC_CLIENT_SECRET: options.oidc.clientSecret,
+          }),
+      ...options.env,
     }),
-    { logger: silent },
+    { logger: silent, ...(options.clock === undefined ? {} : { clock: options.clock }) },
   );
   services.push(console);
   await console.start();
@@ -134,6 +158,17 @@ export async function startConsoleStack(): Promise<ConsoleStack> {
       kid: keys.kid,
     });
 
+  // A persistent context per page: each has its own profile directory, so cookies never mix.
+  const freshPage = async (): Promise<Page> => {
+    const context = await chromium.launchPersistentContext(join(profile, `p${++n}`), {
+      executablePath: '/usr/bin/chromium',
+      args: CHROMIUM_ARGS,
+      viewport: { width: 1280, height: 900 },
+    });
+    contexts.push(context);
+    return context.pages()[0] ?? (await context.newPage());
+  };
+
   return {
     url,
     db,
@@ -144,15 +179,9 @@ export async function startConsoleStack(): Promise<ConsoleStack> {
     audit: new PostgresAuditStore(db.pool),
     idempotency: new RedisIdempotencyStore(redis.redis, { keyPrefix: redis.prefix }),
     token,
+    freshPage,
     async signedIn(operator, roles) {
-      // A persistent context per operator: each has its own profile directory, so cookies never mix.
-      const context = await chromium.launchPersistentContext(join(profile, `p${++n}`), {
-        executablePath: '/usr/bin/chromium',
-        args: CHROMIUM_ARGS,
-        viewport: { width: 1280, height: 900 },
-      });
-      contexts.push(context);
-      const page = context.pages()[0] ?? (await context.newPage());
+      const page = await freshPage();
       await page.goto(`${url}/login`);
       await page.fill('textarea[name=token]', await token(operator, roles));
       await page.click('button:has-text("Sign in")');
