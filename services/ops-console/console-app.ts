@@ -106,6 +106,9 @@ export function createConsoleHandler(
   const cookieName = sessionCookieName(secure);
   const signInCookie = secure ? '__Host-tg_ops_signin' : 'tg_ops_signin';
   const cookieAttrs = ['Path=/', 'HttpOnly', 'SameSite=Lax', ...(secure ? ['Secure'] : [])].join('; ');
+  // Sign-out ends the provider's session too: the logout form's redirect goes there, and a form's
+  // redirects are held to form-action.
+  const formAction = deps.oidc === undefined ? "'self'" : `'self' ${deps.oidc.issuerOrigin}`;
   /** Where a signed-out browser starts signing in, returning to `next` afterwards. */
   const signInHref = (next: string): string =>
     deps.oidc === undefined ? '/login' : `/login/start?next=${encodeURIComponent(returnPathOr(next))}`;
@@ -238,7 +241,7 @@ export function createConsoleHandler(
       'content-length': Buffer.byteLength(body),
       'cache-control': 'no-store',
       'content-security-policy':
-        "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        `default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
       'x-content-type-options': 'nosniff',
       'referrer-policy': 'same-origin',
       'x-frame-options': 'DENY',

@@ -81,7 +81,11 @@ export class OidcSignIn {
   constructor(config: OidcConfig, clock: Clock) {
     this.#config = config;
     this.#clock = clock;
+    this.issuerOrigin = new URL(config.issuer).origin;
   }
+
+  /** The provider's origin (scheme://host:port): the console's pages allow form redirects to it. */
+  readonly issuerOrigin: string;
 
   /** Starts a sign-in: the provider URL to send the browser to, and what its callback must match. */
   async begin(returnTo: string): Promise<{ readonly url: string; readonly pending: PendingSignIn }> {
@@ -142,7 +146,9 @@ export class OidcSignIn {
    */
   async endSessionUrl(idToken: string | undefined, postLogoutRedirectUri: string): Promise<string | undefined> {
     const config = await this.#configuration();
-    if (config.serverMetadata().end_session_endpoint === undefined) return undefined;
+    const endpoint = config.serverMetadata().end_session_endpoint;
+    // Only on the issuer's origin: the pages' form-action allows no other.
+    if (endpoint === undefined || new URL(endpoint).origin !== this.issuerOrigin) return undefined;
     return client.buildEndSessionUrl(config, {
       post_logout_redirect_uri: postLogoutRedirectUri,
       ...(idToken === undefined ? { client_id: this.#config.clientId } : { id_token_hint: idToken }),
