@@ -25,7 +25,11 @@ const ROLES = ['viewer', 'operator', 'approver'] as const;
 const USER_PROFILE = {
   unmanagedAttributePolicy: 'ADMIN_EDIT',
   attributes: [
-    { name: 'username', displayName: '${username}', permissions: { view: ['admin', 'user'], edit: ['admin'] } },
+    {
+      name: 'username',
+      displayName: '${username}',
+      permissions: { view: ['admin', 'user'], edit: ['admin'] },
+    },
     { name: 'email', displayName: '${email}', permissions: { view: ['admin', 'user'], edit: ['admin'] } },
   ],
   groups: [],

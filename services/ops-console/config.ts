@@ -188,11 +188,7 @@ function operatorKeys(e: Env, readFile: (path: string) => string): JSONWebKeySet
  * issuer, the client id and exactly one of the secret variables are required. The issuer must be
  * https, except on a loopback host (a provider on the same machine, as in development).
  */
-function oidcConfig(
-  e: Env,
-  readFile: (path: string) => string,
-  devLogin: boolean,
-): OidcConfig | undefined {
+function oidcConfig(e: Env, readFile: (path: string) => string, devLogin: boolean): OidcConfig | undefined {
   const issuer = e.OPS_CONSOLE_OIDC_ISSUER;
   if (issuer === undefined) {
     if (devLogin) return undefined;
@@ -205,7 +201,9 @@ function oidcConfig(
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopback(url.hostname)))
     problems.push('OPS_CONSOLE_OIDC_ISSUER: expected an https URL (http only on a loopback host)');
   if (e.OPS_CONSOLE_OIDC_CLIENT_ID === undefined)
-    problems.push("OPS_CONSOLE_OIDC_CLIENT_ID: required with OPS_CONSOLE_OIDC_ISSUER (the console's client id)");
+    problems.push(
+      "OPS_CONSOLE_OIDC_CLIENT_ID: required with OPS_CONSOLE_OIDC_ISSUER (the console's client id)",
+    );
   const inline = e.OPS_CONSOLE_OIDC_CLIENT_SECRET;
   const file = e.OPS_CONSOLE_OIDC_CLIENT_SECRET_FILE;
   let secret: string | undefined;

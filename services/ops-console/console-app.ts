@@ -34,12 +34,7 @@ import {
 import { CONSOLE_ROLES, mayDo, rolesFor, type ConsoleAction, type ConsoleRole } from './roles.js';
 import type { SessionStore } from '../../libs/ports/session-store.js';
 import { OIDC_CALLBACK_PATH } from './config.js';
-import {
-  PENDING_SIGN_IN_TTL_MS,
-  parsePendingSignIn,
-  returnPathOr,
-  type OidcSignIn,
-} from './oidc.js';
+import { PENDING_SIGN_IN_TTL_MS, parsePendingSignIn, returnPathOr, type OidcSignIn } from './oidc.js';
 import { sessionCookieName, type OperatorSession, type OperatorSessions } from './session.js';
 import { SignInRefused, type OperatorTokens } from './sign-in.js';
 
@@ -171,14 +166,20 @@ export function createConsoleHandler(
   const finishSignIn = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
     res.appendHeader('set-cookie', `${signInCookie}=; Max-Age=0; ${cookieAttrs}`);
     const oidc = deps.oidc;
-    if (oidc === undefined) return send(res, 404, messagePage(undefined, 'Not found', 'There is no such page.'));
+    if (oidc === undefined)
+      return send(res, 404, messagePage(undefined, 'Not found', 'There is no such page.'));
     const id = cookies(req)[signInCookie];
-    const pending = id === undefined || id === '' ? undefined : parsePendingSignIn(await deps.pendingSignIns.take(id));
+    const pending =
+      id === undefined || id === '' ? undefined : parsePendingSignIn(await deps.pendingSignIns.take(id));
     if (pending === undefined) {
       return send(
         res,
         400,
-        loginPage(deps.devLogin, 'This sign-in was not started here, was already used, or took too long. Sign in again.', signInHref('/cases')),
+        loginPage(
+          deps.devLogin,
+          'This sign-in was not started here, was already used, or took too long. Sign in again.',
+          signInHref('/cases'),
+        ),
       );
     }
     let signedIn;
@@ -240,8 +241,7 @@ export function createConsoleHandler(
       'content-type': 'text/html; charset=utf-8',
       'content-length': Buffer.byteLength(body),
       'cache-control': 'no-store',
-      'content-security-policy':
-        `default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
+      'content-security-policy': `default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
       'x-content-type-options': 'nosniff',
       'referrer-policy': 'same-origin',
       'x-frame-options': 'DENY',
@@ -345,7 +345,10 @@ export function createConsoleHandler(
       // A page asked for without a (live) session: sign in, then come back to exactly this page.
       if (method === 'GET' || method === 'HEAD') {
         const here = `${path}${url.search}`;
-        return redirect(res, deps.oidc === undefined ? `/login?next=${encodeURIComponent(here)}` : signInHref(here));
+        return redirect(
+          res,
+          deps.oidc === undefined ? `/login?next=${encodeURIComponent(here)}` : signInHref(here),
+        );
       }
       checkOrigin(req);
       throw new Refusal(401, 'Refused: sign in first.');

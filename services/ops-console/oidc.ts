@@ -144,7 +144,10 @@ export class OidcSignIn {
    * The provider's sign-out URL for a session signed in with `idToken`, returning to
    * `postLogoutRedirectUri`; undefined when the provider has no end-session endpoint.
    */
-  async endSessionUrl(idToken: string | undefined, postLogoutRedirectUri: string): Promise<string | undefined> {
+  async endSessionUrl(
+    idToken: string | undefined,
+    postLogoutRedirectUri: string,
+  ): Promise<string | undefined> {
     const config = await this.#configuration();
     const endpoint = config.serverMetadata().end_session_endpoint;
     // Only on the issuer's origin: the pages' form-action allows no other.
@@ -224,6 +227,7 @@ function stringList(value: unknown): string[] {
 
 /** The provider's error code and description, or the error's message; never a token. */
 function providerError(err: unknown): string {
-  if (err instanceof client.ResponseBodyError) return `${err.error}${err.error_description ? `: ${err.error_description}` : ''}`;
+  if (err instanceof client.ResponseBodyError)
+    return `${err.error}${err.error_description ? `: ${err.error_description}` : ''}`;
   return err instanceof Error ? err.message.slice(0, 200) : 'unknown error';
 }

@@ -98,57 +98,52 @@ function csrfField(viewer: Viewer): Html {
  * only with the development switch, a pasted-token form (posted in the body, never in a URL) and the
  * name-and-role form. `notice` is shown above (e.g. "You have signed out").
  */
-export function loginPage(
-  devLogin: boolean,
-  error?: string,
-  signInHref?: string,
-  notice?: Notice,
-): Html {
+export function loginPage(devLogin: boolean, error?: string, signInHref?: string, notice?: Notice): Html {
   return layout(
     'Sign in',
     undefined,
     html`${
-        signInHref === undefined
-          ? ''
-          : html`<div class="panel">
-              <p><a class="primary" href="${signInHref}">Sign in with your identity provider</a></p>
+      signInHref === undefined
+        ? ''
+        : html`<div class="panel">
+            <p><a class="primary" href="${signInHref}">Sign in with your identity provider</a></p>
+          </div>`
+    }
+    ${
+      devLogin
+        ? html`<div class="panel">
+              <h2>Sign-in token (development)</h2>
+              <form method="post" action="/login">
+                <label
+                  >Sign-in token from your identity provider<textarea
+                    name="token"
+                    autocomplete="off"
+                    required
+                  ></textarea>
+                </label>
+                <p><button class="primary" type="submit">Sign in</button></p>
+              </form>
+            </div>
+            <div class="panel">
+              <h2>Development login</h2>
+              <p class="muted">
+                Enabled by OPS_CONSOLE_DEV_LOGIN=true: no token is checked. Never enable it outside
+                development.
+              </p>
+              <form method="post" action="/login/dev">
+                <label>Name<input name="operator" required pattern="[A-Za-z0-9._@-]{1,64}" /></label>
+                <label
+                  >Role<select name="role">
+                    <option>viewer</option>
+                    <option>operator</option>
+                    <option>approver</option>
+                  </select></label
+                >
+                <p><button class="primary" type="submit">Sign in (development)</button></p>
+              </form>
             </div>`
-      }
-      ${
-        devLogin
-          ? html`<div class="panel">
-                <h2>Sign-in token (development)</h2>
-                <form method="post" action="/login">
-                  <label
-                    >Sign-in token from your identity provider<textarea
-                      name="token"
-                      autocomplete="off"
-                      required
-                    ></textarea>
-                  </label>
-                  <p><button class="primary" type="submit">Sign in</button></p>
-                </form>
-              </div>
-              <div class="panel">
-                <h2>Development login</h2>
-                <p class="muted">
-                  Enabled by OPS_CONSOLE_DEV_LOGIN=true: no token is checked. Never enable it outside
-                  development.
-                </p>
-                <form method="post" action="/login/dev">
-                  <label>Name<input name="operator" required pattern="[A-Za-z0-9._@-]{1,64}" /></label>
-                  <label
-                    >Role<select name="role">
-                      <option>viewer</option>
-                      <option>operator</option>
-                      <option>approver</option>
-                    </select></label
-                  >
-                  <p><button class="primary" type="submit">Sign in (development)</button></p>
-                </form>
-              </div>`
-          : ''
-      }`,
+        : ''
+    }`,
     error === undefined ? notice : { kind: 'error', text: error },
   );
 }

@@ -1,4 +1,11 @@
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHmac,
+  hkdfSync,
+  randomBytes,
+  timingSafeEqual,
+} from 'node:crypto';
 import { z } from 'zod';
 import type { Clock } from '../../libs/core/clock.js';
 import type { SessionStore } from '../../libs/ports/session-store.js';
@@ -195,7 +202,14 @@ export class OperatorSessions {
 
   /** A session for one request only (a bearer token on it), never stored. */
   transient(identity: SignedInIdentity, via: SignInVia, expSec: number): OperatorSession {
-    return { ...identity, roles: [...identity.roles], tenants: [...identity.tenants], via, sid: '', exp: expSec };
+    return {
+      ...identity,
+      roles: [...identity.roles],
+      tenants: [...identity.tenants],
+      via,
+      sid: '',
+      exp: expSec,
+    };
   }
 
   /** The CSRF token of `session`, for the hidden field of every form. */

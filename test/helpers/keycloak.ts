@@ -70,7 +70,10 @@ export async function useKeycloak(): Promise<TestKeycloak> {
     issuer,
     client: KEYCLOAK_CONSOLE_CLIENT,
     async createUser(roles, tenants) {
-      const username = uniqueName('op').toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 60);
+      const username = uniqueName('op')
+        .toLowerCase()
+        .replace(/[^a-z0-9-]/g, '-')
+        .slice(0, 60);
       const password = randomBytes(12).toString('base64url');
       const created = await call('POST', '/users', {
         username,
@@ -83,7 +86,8 @@ export async function useKeycloak(): Promise<TestKeycloak> {
         credentials: [{ type: 'password', value: password, temporary: false }],
       });
       const id = created.headers.get('location')!.split('/').pop()!;
-      if (roles.length > 0) await call('POST', `/users/${id}/role-mappings/realm`, await roleRepresentations(roles));
+      if (roles.length > 0)
+        await call('POST', `/users/${id}/role-mappings/realm`, await roleRepresentations(roles));
       return { id, username, password };
     },
     async removeRole(user, role) {

@@ -71,8 +71,15 @@ describe('sign-in through Keycloak', () => {
     expect(cookie).toMatchObject({ name: 'tg_ops_session', httpOnly: true, sameSite: 'Lax', path: '/' });
     expect(cookie!.value).toMatch(/^[A-Za-z0-9_-]{43}$/);
     // The record is in Redis under the deployment's prefix; the refresh token is not in it in the clear.
-    const record = (await stack.redis.redis.get(`${stack.redis.prefix}ops-console:session:${cookie!.value}`))!;
-    expect(JSON.parse(record)).toMatchObject({ operator: user.username, roles: ['viewer', 'operator'], tenants: ['*'], via: 'oidc' });
+    const record = (await stack.redis.redis.get(
+      `${stack.redis.prefix}ops-console:session:${cookie!.value}`,
+    ))!;
+    expect(JSON.parse(record)).toMatchObject({
+      operator: user.username,
+      roles: ['viewer', 'operator'],
+      tenants: ['*'],
+      via: 'oidc',
+    });
   });
 
   it('refuses a return target on another site: after sign-in the operator is on the console', async () => {

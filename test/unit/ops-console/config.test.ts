@@ -64,9 +64,9 @@ describe('loadOpsConsoleConfig', () => {
     expect(problems(noIssuer)[0]).toMatch(/^OPS_CONSOLE_OIDC_ISSUER: required/);
     const dev = loadOpsConsoleConfig({ ...noIssuer, OPS_CONSOLE_DEV_LOGIN: 'true' });
     expect(dev.auth).toMatchObject({ devLogin: true, oidc: undefined });
-    expect(problems({ ...base, OPS_CONSOLE_JWKS: undefined, OPS_CONSOLE_JWKS_FILE: '/nowhere/jwks.json' })).toEqual([
-      'OPS_CONSOLE_JWKS_FILE: cannot read the file (ENOENT)',
-    ]);
+    expect(
+      problems({ ...base, OPS_CONSOLE_JWKS: undefined, OPS_CONSOLE_JWKS_FILE: '/nowhere/jwks.json' }),
+    ).toEqual(['OPS_CONSOLE_JWKS_FILE: cannot read the file (ENOENT)']);
   });
 
   it('names every missing or bad provider setting, never echoing the client secret', () => {
@@ -92,7 +92,10 @@ describe('loadOpsConsoleConfig', () => {
       },
       () => 'from-file\n',
     );
-    expect(local.auth.oidc).toMatchObject({ clientSecret: 'from-file', scopes: ['openid', 'profile', 'email'] });
+    expect(local.auth.oidc).toMatchObject({
+      clientSecret: 'from-file',
+      scopes: ['openid', 'profile', 'email'],
+    });
   });
 
   it('refuses a short session secret, an origin with a path, and a missing secret, never echoing them', () => {

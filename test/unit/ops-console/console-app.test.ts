@@ -134,7 +134,9 @@ describe('the console handler', () => {
     const res = await post('/login', { token: t });
     expect(res.status).toBe(303);
     const setCookie = res.headers.get('set-cookie')!;
-    expect(setCookie).toMatch(/^tg_ops_session=[A-Za-z0-9_-]{43}; Max-Age=\d+; Path=\/; HttpOnly; SameSite=Lax$/);
+    expect(setCookie).toMatch(
+      /^tg_ops_session=[A-Za-z0-9_-]{43}; Max-Age=\d+; Path=\/; HttpOnly; SameSite=Lax$/,
+    );
     const page = await fetch(`${url}/cases`, { headers: { cookie: cookieOf(res) } });
     expect(page.status).toBe(200);
     const text = await page.text();

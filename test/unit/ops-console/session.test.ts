@@ -41,7 +41,11 @@ describe('OperatorSessions', () => {
     const { s } = sessions();
     const session = await s.start(ANN, 'dev');
     expect(session.sid).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(await s.resume(session.sid)).toMatchObject({ operator: 'ann', roles: ['operator'], tenants: ['acme'] });
+    expect(await s.resume(session.sid)).toMatchObject({
+      operator: 'ann',
+      roles: ['operator'],
+      tenants: ['acme'],
+    });
     await s.end(session.sid);
     expect(await s.resume(session.sid)).toBeUndefined();
   });
@@ -49,7 +53,14 @@ describe('OperatorSessions', () => {
   it('refuses forged, malformed and unknown ids', async () => {
     const { s } = sessions();
     const session = await s.start(ANN, 'dev');
-    for (const id of [undefined, '', 'abc', `${session.sid}x`, randomBytes(32).toString('base64url'), session.sid.replace(/^./, (c) => (c === 'A' ? 'B' : 'A'))])
+    for (const id of [
+      undefined,
+      '',
+      'abc',
+      `${session.sid}x`,
+      randomBytes(32).toString('base64url'),
+      session.sid.replace(/^./, (c) => (c === 'A' ? 'B' : 'A')),
+    ])
       expect(await s.resume(id)).toBeUndefined();
   });
 
