@@ -24,7 +24,10 @@ export interface TestKeycloak {
   removeRole(user: KeycloakUser, role: string): Promise<void>;
   /** Disables `user`: Keycloak then refuses their refresh tokens. */
   disable(user: KeycloakUser): Promise<void>;
-  /** Drops this process's lease (the run's teardown stops Keycloak when no lease is left). */
+  /**
+   * Deletes the users this helper created (Keycloak keeps its database between starts) and drops
+   * this process's lease (the run's teardown stops Keycloak when no lease is left).
+   */
   release(): Promise<void>;
 }
 
@@ -63,6 +66,7 @@ export async function useKeycloak(): Promise<TestKeycloak> {
     if (!res.ok) throw new Error(`keycloak admin ${method} ${path}: ${res.status} ${await res.text()}`);
     return res;
   };
+  const created: string[] = [];
   const roleRepresentations = async (roles: readonly string[]) =>
     Promise.all(roles.map(async (r) => (await call('GET', `/roles/${r}`)).json()));
 
@@ -75,7 +79,7 @@ export async function useKeycloak(): Promise<TestKeycloak> {
         .replace(/[^a-z0-9-]/g, '-')
         .slice(0, 60);
       const password = randomBytes(12).toString('base64url');
-      const created = await call('POST', '/users', {
+      const response = await call('POST', '/users', {
         username,
         enabled: true,
         email: `${username}@example.test`,
@@ -85,7 +89,8 @@ export async function useKeycloak(): Promise<TestKeycloak> {
         attributes: { tenants: [...tenants] },
         credentials: [{ type: 'password', value: password, temporary: false }],
       });
-      const id = created.headers.get('location')!.split('/').pop()!;
+      const id = response.headers.get('location')!.split('/').pop()!;
+      created.push(id);
       if (roles.length > 0)
         await call('POST', `/users/${id}/role-mappings/realm`, await roleRepresentations(roles));
       return { id, username, password };
@@ -97,6 +102,7 @@ export async function useKeycloak(): Promise<TestKeycloak> {
       await call('PUT', `/users/${user.id}`, { enabled: false });
     },
     async release() {
+      for (const id of created.splice(0)) await call('DELETE', `/users/${id}`).catch(() => undefined);
       await releaseKeycloak(cfg, true, stderrLog);
     },
   };
