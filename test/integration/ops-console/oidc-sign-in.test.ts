@@ -198,6 +198,30 @@ describe('sign-in through Keycloak', () => {
     expect(await stack.redis.redis.exists(`${stack.redis.prefix}ops-console:session:${sid}`)).toBe(0);
   });
 
+  it('has no development sign-in without the switch: neither name-and-role nor a pasted token', async () => {
+    const other = await request.newContext();
+    try {
+      for (const [path, form] of [
+        ['/login/dev', { operator: 'eve', role: 'operator' }],
+        ['/login', { token: 'anything' }],
+      ] as const) {
+        const res = await other.post(`${stack.url}${path}`, {
+          form,
+          headers: { origin: stack.url },
+          maxRedirects: 0,
+        });
+        expect(res.status()).toBe(404);
+        expect(res.headers()['set-cookie']).toBeUndefined();
+      }
+      const login = await (await other.get(`${stack.url}/login`)).text();
+      expect(login).toContain('Sign in with your identity provider');
+      expect(login).not.toContain('name="token"');
+      expect(login).not.toContain('/login/dev');
+    } finally {
+      await other.dispose();
+    }
+  });
+
   it('refuses a forged or unknown session id', async () => {
     for (const value of [randomBytes(32).toString('base64url'), 'forged', `${'A'.repeat(43)}`]) {
       const other = await request.newContext({ extraHTTPHeaders: { cookie: `tg_ops_session=${value}` } });
