@@ -61,9 +61,20 @@ export interface ToolDefinitionInput<I, O> {
   readonly downstream?: string;
   /** Default `[]`: every argument is redacted in the audit record. */
   readonly auditFields?: readonly string[];
+  /**
+   * Arguments a person must see in full before agreeing to a call, shown first (see
+   * {@link ToolDefinition.decisiveFields}); each must be an input key on `auditFields`. Default none.
+   */
+  readonly decisiveFields?: readonly string[];
   readonly maxResultBytes?: number;
   /** Default absent: callers wait for the result. */
   readonly longRunning?: LongRunning;
+}
+
+/** A frozen copy of a list of names; anything else is left for validation to refuse. */
+function frozenNames(names: readonly string[]): readonly string[] {
+  const value: unknown = names;
+  return Array.isArray(value) ? Object.freeze([...names]) : names;
 }
 
 function freezeRetrySafety<I, O>(safety: RetrySafety<I, O>): RetrySafety<I, O> {
@@ -141,6 +152,7 @@ export function defineTool<I, O>(def: ToolDefinitionInput<I, O>): ToolDefinition
     retry: Object.freeze({ ...DEFAULT_RETRY, ...def.retry }),
     retrySafety: freezeRetrySafety(retrySafety),
     auditFields: Object.freeze([...(def.auditFields ?? [])]),
+    ...(def.decisiveFields !== undefined && { decisiveFields: frozenNames(def.decisiveFields) }),
     ...(def.deprecated !== undefined && { deprecated: Object.freeze({ ...def.deprecated }) }),
     ...(def.rateLimit !== undefined && {
       rateLimit: Object.freeze({ ...def.rateLimit, per: Object.freeze([...def.rateLimit.per]) }),

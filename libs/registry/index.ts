@@ -12,6 +12,16 @@ export type {
   RegistryEntryInfo,
 } from './tool-registry.js';
 export { normalizeStrictNulls } from './strict-nulls.js';
+export { validateArguments, validateArgumentsNow } from './validate-arguments.js';
+export type { ArgumentsCheck } from './validate-arguments.js';
+export { DEFAULT_PRESENTATION_MAX_CHARS, presentCall, presentParsedCall } from './present-call.js';
+export type {
+  PresentableTool,
+  Presentation,
+  PresentedCall,
+  PresentedField,
+  PresentOptions,
+} from './present-call.js';
 export { compareSemver, isSemver, parseSemver } from './semver.js';
 export type { SemverTriple } from './semver.js';
 export { suggestNames, didYouMean } from './did-you-mean.js';

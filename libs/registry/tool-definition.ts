@@ -141,6 +141,14 @@ export interface ToolDefinition<I = unknown, O = unknown> {
   readonly downstream?: string;
   /** Argument fields the audit record may keep verbatim; all others are recorded as redacted. */
   readonly auditFields: readonly string[];
+  /**
+   * The arguments a person must see in full before agreeing to a call: what decides its effect
+   * (the amount, the account, the record). Shown first, in this order, and never shortened when a
+   * call is put to a person (`presentCall`); a call that cannot show every one of them within the
+   * limit is not put to anyone. Each is a top-level key of the input schema and on `auditFields`
+   * (a field a person may not see cannot be decisive). Absent: none.
+   */
+  readonly decisiveFields?: readonly string[];
   /** Serialized-output budget in bytes; larger outputs are truncated to the declared fields, and say so. */
   readonly maxResultBytes?: number;
   /**

@@ -29,6 +29,33 @@ function inputProblems(def: ToolDefinition<unknown, unknown>): string[] {
     if (!keys.has(field))
       problems.push(`auditFields names '${field}', which is not a key of the input schema.`);
   }
+  problems.push(...decisiveFieldProblems(def, keys));
+  return problems;
+}
+
+/**
+ * Decisive fields are shown to a person in full before a call runs, so each must be a top-level
+ * input key (something the call carries) and on `auditFields` (something a person may see).
+ */
+function decisiveFieldProblems(def: ToolDefinition<unknown, unknown>, keys: ReadonlySet<string>): string[] {
+  const decisive: unknown = def.decisiveFields;
+  if (decisive === undefined) return [];
+  if (!Array.isArray(decisive) || !decisive.every((f): f is string => typeof f === 'string')) {
+    return ['decisiveFields must be an array of input keys.'];
+  }
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const field of decisive) {
+    if (seen.has(field)) problems.push(`decisiveFields names '${field}' twice.`);
+    seen.add(field);
+    if (!keys.has(field)) {
+      problems.push(`decisiveFields names '${field}', which is not a top-level key of the input schema.`);
+    } else if (!def.auditFields.includes(field)) {
+      problems.push(
+        `decisiveFields names '${field}', which is not on auditFields: a person must be allowed to see a decisive field.`,
+      );
+    }
+  }
   return problems;
 }
 
@@ -126,7 +153,7 @@ function optionalFieldProblems(def: ToolDefinition<unknown, unknown>): string[] 
  * Every problem with a tool definition, as sentences; empty when it is valid. Checks the rules both
  * providers and the pipeline rely on: provider name pattern, `MAJOR.MINOR.PATCH` version, non-empty
  * description and owner, an object input schema expressible as JSON Schema, audit fields that are
- * input keys, coherent retry/retry-safety/state-changing/destructive flags, and sane limits.
+ * input keys, decisive fields that are input keys on the audit allow-list, coherent retry/retry-safety/state-changing/destructive flags, and sane limits.
  */
 export function definitionProblems<I, O>(definition: ToolDefinition<I, O>): string[] {
   const def = definition as unknown as ToolDefinition<unknown, unknown>;

@@ -254,23 +254,26 @@ export function createMcpGateway(options: McpGatewayOptions): McpGateway {
         throw tasksRequired(`${name} runs as a task`);
       }
       const run = async (found: ToolDefinition): Promise<CallAnswer> => {
+        let confirmed: Record<string, unknown> | undefined;
         if (found.destructive) {
           const decision = await confirmationGate(options.confirmations, {
             era,
             principal: scope.principal,
             tool: found,
             args,
-            holder: logicalTaskIdOrEmpty(scope.principal, found.name, args, meta),
+            holderOf: (normalized) => logicalTaskIdOrEmpty(scope.principal, found.name, normalized, meta),
             requestState: ctx.mcpReq.requestState(),
             inputResponses: ctx.mcpReq.inputResponses,
           });
           if (decision.kind === 'ask') throw new AskToConfirm(decision.result);
           if (decision.kind === 'refuse') return { result: decision.result };
+          // What runs is what the person was shown: the normalized arguments they accepted.
+          confirmed = decision.args;
         }
         const call: GatewayCall = {
           principal: scope.principal,
           tool: found,
-          args,
+          args: confirmed ?? args,
           meta,
           timeoutMs: callTimeoutMs,
           callDeadlineMs,

@@ -14,12 +14,15 @@ import { redactArguments } from '../../libs/pipeline/build-audit-record.js';
 import type { ToolResolver } from '../../libs/pipeline/deps.js';
 import type { CaseView, OperationResult, Operations } from '../../libs/reconcile/operation-types.js';
 import { resolveCaseTool } from '../../libs/reconcile/resolve-tool.js';
-import type { ApprovalsQueue } from './approvals.js';
+import type { ApprovalsListing, ApprovalsQueue } from './approvals.js';
+import { APPROVAL_STATES, type ApprovalState } from '../../libs/ports/approval-store.js';
+import type { TenantScope } from '../../libs/core/tenant-scope.js';
 import type { Html } from './html.js';
 import {
   AGE_FILTERS,
   LIST_LIMIT,
   approvalsPage,
+  approvalPage,
   auditPage,
   casePage,
   casesPage,
@@ -78,6 +81,14 @@ class Refusal extends Error {
 }
 
 /** The signed-in operator of a request and how they proved it. */
+/**
+ * The tenants the person behind `who` may see and decide approvals in. Sessions carry no tenants yet,
+ * so every operator sees all of them; this is the one place that changes when they do.
+ */
+function scopeOf(_who: Who): TenantScope {
+  return { all: true };
+}
+
 interface Who {
   readonly session: OperatorSession;
   /** A bearer token on the request itself: no cookie, so nothing for a forged request to ride on. */
@@ -272,8 +283,36 @@ export function createConsoleHandler(
     );
   };
 
-  const renderApprovals = async (who: Who, status: number, res: ServerResponse, notice?: Notice) => {
-    send(res, status, approvalsPage(viewerOf(who), await deps.approvals.pending(), deps.clock.now(), notice));
+  const renderApprovals = async (who: Who, q: URLSearchParams, res: ServerResponse) => {
+    const state = q.get('state') ?? 'pending';
+    if (!(APPROVAL_STATES as readonly string[]).includes(state)) throw new Refusal(400, 'Unknown state.');
+    const after = q.get('after') ?? undefined;
+    let listing: ApprovalsListing;
+    try {
+      listing = await deps.approvals.list(scopeOf(who), {
+        state: state as ApprovalState,
+        ...(after === undefined ? {} : { after }),
+      });
+    } catch (err) {
+      if (err instanceof RangeError) throw new Refusal(400, 'That is not a page of this list.');
+      throw err;
+    }
+    send(res, 200, approvalsPage(viewerOf(who), listing, state as ApprovalState, deps.clock.now()));
+  };
+
+  const renderApproval = async (
+    who: Who,
+    id: string,
+    status: number,
+    res: ServerResponse,
+    notice?: Notice,
+  ) => {
+    const scope = scopeOf(who);
+    const view = await deps.approvals.find(scope, id);
+    if (view === undefined)
+      return send(res, 404, messagePage(viewerOf(who), 'Not found', `There is no approval request ${id}.`));
+    const history = await deps.approvals.history(scope, id);
+    send(res, status, approvalPage(viewerOf(who), view, history, deps.clock.now(), notice));
   };
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -371,7 +410,9 @@ export function createConsoleHandler(
       }
       const caseMatch = /^\/cases\/([^/]+)$/.exec(path);
       if (caseMatch !== null) return renderCase(who, decodeURIComponent(caseMatch[1]!), 200, res);
-      if (path === '/approvals') return renderApprovals(who, 200, res);
+      if (path === '/approvals') return renderApprovals(who, url.searchParams, res);
+      const approvalMatch = /^\/approvals\/([^/]+)$/.exec(path);
+      if (approvalMatch !== null) return renderApproval(who, decodeURIComponent(approvalMatch[1]!), 200, res);
       if (path === '/audit')
         return send(res, 200, await auditSearch(deps, viewerOf(who), url.searchParams, now));
       if (path === '/chains') {
@@ -450,24 +491,28 @@ export function createConsoleHandler(
 
     const decideMatch = /^\/approvals\/([^/]+)\/decide$/.exec(path);
     if (decideMatch !== null) {
-      const jti = decodeURIComponent(decideMatch[1]!);
+      const id = decodeURIComponent(decideMatch[1]!);
       const verdict = form.get('verdict');
       if (verdict !== 'approve' && verdict !== 'reject') throw new Refusal(400, 'Choose approve or reject.');
       requireRole(who, verdict);
       const reason = (form.get('reason') ?? '').trim();
       if (reason === '')
-        return renderApprovals(who, 400, res, { kind: 'error', text: 'A reason is required.' });
+        return renderApproval(who, id, 400, res, { kind: 'error', text: 'A reason is required.' });
+      const scope = scopeOf(who);
       const result =
         verdict === 'approve'
-          ? await deps.approvals.approve(jti, who.session.operator, reason)
-          : await deps.approvals.reject(jti, who.session.operator, reason);
+          ? await deps.approvals.approve(scope, id, who.session.operator, reason)
+          : await deps.approvals.reject(scope, id, who.session.operator, reason);
       deps.logger.info(
-        { operator: who.session.operator, action: verdict, preview: jti, ok: result.ok },
-        'ops console: preview decision',
+        { operator: who.session.operator, action: verdict, approval: id, ok: result.ok },
+        'ops console: approval decision',
       );
-      return renderApprovals(
+      if (!result.ok && result.reason === 'not-found')
+        return send(res, 404, messagePage(viewerOf(who), 'Not found', `There is no approval request ${id}.`));
+      return renderApproval(
         who,
-        result.ok ? 200 : result.reason === 'not-found' ? 404 : 409,
+        id,
+        result.ok ? 200 : 409,
         res,
         result.ok
           ? { kind: 'ok', text: `Done: ${result.detail}.` }

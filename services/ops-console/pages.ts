@@ -7,7 +7,8 @@ import {
   type WhoDidEntry,
 } from '../../libs/ports/audit-store.js';
 import type { CaseView } from '../../libs/reconcile/operation-types.js';
-import type { PendingApproval } from './approvals.js';
+import type { ApprovalEvent, ApprovalState } from '../../libs/ports/approval-store.js';
+import type { ApprovalsListing, ApprovalView } from './approvals.js';
 import { html, jsonBlock, raw, when, type Html } from './html.js';
 import { mayDo, type ConsoleRole } from './roles.js';
 import type { SignInVia } from './session.js';
@@ -510,60 +511,183 @@ export function auditTable(records: readonly StoredAuditRecord[], nowMs: number)
   </table>`;
 }
 
-/** The previews waiting for a person. */
+/** The approval request states, in the order the queue's tabs show them. */
+const QUEUE_STATES: readonly ApprovalState[] = ['pending', 'approved', 'rejected', 'expired', 'redeemed'];
+
+/**
+ * The approvals queue: tabs with how many requests in the operator's tenants are in each state, one
+ * page of the chosen state (oldest first) with who asks, for whom, why and when it expires, and a
+ * link to the next page. Each row opens the decision page.
+ */
 export function approvalsPage(
   viewer: Viewer,
-  pending: readonly PendingApproval[],
+  listing: ApprovalsListing,
+  state: ApprovalState,
   nowMs: number,
   notice?: Notice,
 ): Html {
-  const may = mayDo(viewer.roles, 'approve');
   return layout(
     'Approvals',
     viewer,
     html`<p class="muted">
-        Confirm calls the preview gate holds until a person approves their preview. Approving releases exactly
-        the previewed call (the token binds its principal, tool, arguments and resource); rejecting uses the
-        token up.
+        Requests the preview gate recorded when a confirm needed a person's approval. Approving releases
+        exactly the recorded call (same principal, tool, arguments and resource, once); rejecting ends it.
       </p>
-      ${pending.length === 0 ? html`<p class="muted">Nothing waits for approval.</p>` : ''}
-      ${pending.map(
-        (p) =>
-          html`<div class="panel">
-            <dl>
-              <dt>Preview</dt>
-              <dd><code>${p.jti}</code></dd>
-              <dt>Tool</dt>
-              <dd>${p.tool}</dd>
-              <dt>Requested by</dt>
-              <dd>${p.requester}</dd>
-              <dt>Tenant</dt>
-              <dd>${p.tenant}</dd>
-              <dt>Resource</dt>
-              <dd><code>${p.resourceKey ?? '–'}</code></dd>
-              <dt>Arguments</dt>
-              <dd>${jsonBlock(p.arguments)}</dd>
-              <dt>Asked</dt>
-              <dd>${when(p.askedAtMs, nowMs)}</dd>
-              <dt>Expires</dt>
-              <dd>${new Date(p.expiresAtMs).toISOString()}</dd>
-              <dt>Trace id</dt>
-              <dd><code>${p.traceId}</code></dd>
-            </dl>
-            ${
-              may
-                ? html`<form method="post" action="/approvals/${encodeURIComponent(p.jti)}/decide">
-                    ${csrfField(viewer)}
-                    <label>Reason (required)<textarea name="reason" required></textarea></label>
-                    <p>
-                      <button class="primary" type="submit" name="verdict" value="approve">Approve</button>
-                      <button class="danger" type="submit" name="verdict" value="reject">Reject</button>
-                    </p>
-                  </form>`
-                : html`<p class="why">Your roles (${viewer.roles.join(', ')}) do not include approver.</p>`
+      <p class="tabs">
+        ${QUEUE_STATES.map(
+          (s) =>
+            html`<a href="/approvals?state=${s}" ${s === state ? raw('aria-current="page"') : ''}
+              >${s} (<span data-count="${s}">${listing.counts[s]}</span>)</a
+            > `,
+        )}
+      </p>
+      ${
+        listing.items.length === 0
+          ? html`<p class="muted">
+              ${state === 'pending' ? 'Nothing waits for approval.' : `No ${state} requests.`}
+            </p>`
+          : html`<table>
+              <thead>
+                <tr>
+                  <th>Request</th>
+                  <th>Tool</th>
+                  <th>Requested by</th>
+                  <th>On behalf of</th>
+                  <th>Why</th>
+                  <th>Approvals</th>
+                  <th>Tenant</th>
+                  <th>Asked</th>
+                  <th>Expires</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${listing.items.map(
+                  ({ request: r }) =>
+                    html`<tr data-request="${r.id}">
+                      <td>
+                        <a href="/approvals/${encodeURIComponent(r.id)}"><code>${r.id}</code></a>
+                      </td>
+                      <td>${r.tool}</td>
+                      <td class="requester">${r.requester}</td>
+                      <td class="on-behalf-of">${r.onBehalfOf ?? '–'}</td>
+                      <td class="note">${r.rule.reason}</td>
+                      <td>${r.approvals.length} of ${r.rule.approvers}</td>
+                      <td>${r.tenant}</td>
+                      <td>${when(r.createdAtMs, nowMs)}</td>
+                      <td>${new Date(r.expiresAtMs).toISOString()}</td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>`
+      }
+      ${
+        listing.next === undefined
+          ? ''
+          : html`<p>
+              <a href="/approvals?state=${state}&amp;after=${encodeURIComponent(listing.next)}">Next page</a>
+            </p>`
+      }`,
+    notice,
+  );
+}
+
+/**
+ * One approval request, for the person deciding it: who asks, for whom, why (the rule and its reason,
+ * with the order's total), how many distinct approvals it needs and has, the arguments the call will
+ * run with (the tool's allow-list), its history, and, while pending, the approve/reject form.
+ */
+export function approvalPage(
+  viewer: Viewer,
+  view: ApprovalView,
+  history: readonly ApprovalEvent[],
+  nowMs: number,
+  notice?: Notice,
+): Html {
+  const r = view.request;
+  const may = mayDo(viewer.roles, 'approve');
+  return layout(
+    `Approval request ${r.id}`,
+    viewer,
+    html`<div class="panel">
+        <dl>
+          <dt>Request</dt>
+          <dd><code>${r.id}</code> ${stateBadge(r.state)}</dd>
+          <dt>Tool</dt>
+          <dd>${r.tool} ${r.toolVersion}</dd>
+          <dt>Requested by</dt>
+          <dd class="requester">${r.requester}</dd>
+          <dt>On behalf of</dt>
+          <dd class="on-behalf-of">${r.onBehalfOf ?? '– (acts for itself)'}</dd>
+          <dt>Why</dt>
+          <dd class="reason">${r.rule.reason} <span class="muted">(rule ${r.rule.rule})</span></dd>
+          <dt>Approvals</dt>
+          <dd>
+            ${r.approvals.length} of ${r.rule.approvers} distinct
+            people${
+              r.approvals.length === 0
+                ? ''
+                : html`: ${r.approvals.map((a, i) => html`${i === 0 ? '' : ', '}${a.by} (${a.note})`)}`
             }
-          </div>`,
-      )}`,
+          </dd>
+          <dt>Arguments</dt>
+          <dd class="arguments">${jsonBlock(view.arguments)}</dd>
+          <dt>Tenant</dt>
+          <dd>${r.tenant}</dd>
+          <dt>Asked</dt>
+          <dd>${when(r.createdAtMs, nowMs)}</dd>
+          <dt>Expires</dt>
+          <dd>${new Date(r.expiresAtMs).toISOString()}</dd>
+          ${
+            r.origin === undefined
+              ? ''
+              : html`<dt>Trace id</dt>
+                  <dd><code>${r.origin.traceId}</code></dd>`
+          }
+        </dl>
+      </div>
+      ${
+        r.state !== 'pending'
+          ? ''
+          : may
+            ? html`<form method="post" action="/approvals/${encodeURIComponent(r.id)}/decide">
+                ${csrfField(viewer)}
+                <p class="muted">
+                  Four eyes: the requester, the user it acts for and anyone who already approved cannot
+                  approve.
+                </p>
+                <label>Reason (required)<textarea name="reason" required></textarea></label>
+                <p>
+                  <button class="primary" type="submit" name="verdict" value="approve">Approve</button>
+                  <button class="danger" type="submit" name="verdict" value="reject">Reject</button>
+                </p>
+              </form>`
+            : html`<p class="why">Your roles (${viewer.roles.join(', ')}) do not include approver.</p>`
+      }
+      <h2>History</h2>
+      <table>
+        <thead>
+          <tr>
+            <th>When</th>
+            <th>From</th>
+            <th>To</th>
+            <th>By</th>
+            <th>Note</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${history.map(
+            (e) =>
+              html`<tr>
+                <td>${when(e.atMs, nowMs)}</td>
+                <td>${e.from}</td>
+                <td>${e.to}</td>
+                <td>${e.by}</td>
+                <td class="note">${e.note}</td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>
+      <p><a href="/approvals">Back to the queue</a></p>`,
     notice,
   );
 }

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { listAuditChains } from '../../libs/adapters/postgres/audit-chains.js';
 import { PostgresAuditStore } from '../../libs/adapters/postgres/audit-store.js';
 import { PostgresCaseStore } from '../../libs/adapters/postgres/case-store.js';
-import { PostgresSingleUseStore } from '../../libs/adapters/postgres/single-use-store.js';
+import { PostgresApprovalStore } from '../../libs/adapters/postgres/approval-store.js';
 import { kafkaClient, openSettlementClients } from '../../libs/runtime/clients.js';
 import {
   createConfiguredService,
@@ -33,7 +33,7 @@ export interface OpsConsoleServiceOptions extends CatalogServiceOptions {
 
 /**
  * The ops console process from its configuration (nothing opens before `start()`): Postgres (cases,
- * the audit log, the preview tokens' single-use store; migrated at start), the executors' Redis
+ * the audit log, the approval requests; migrated at start), the executors' Redis
  * idempotency store, Kafka and the schema registry (audit records, results and re-submissions go
  * out through the reconciler's delivery path; re-submissions read the original call back from the
  * calls topic), and the executors' tool catalog (a redrive applies the tools' retry safety).
@@ -99,8 +99,8 @@ export function createOpsConsoleService(
       audit,
       chains: () => listAuditChains(pool),
       approvals: new ApprovalsQueue({
-        audit,
-        singleUse: new PostgresSingleUseStore(pool),
+        approvals: new PostgresApprovalStore(pool, clock),
+        tools: catalog.registry,
         clock,
         delivery,
       }),

@@ -108,6 +108,8 @@ export function issueRefundTool(deps: {
     timeoutMs: 2_000,
     retry: { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 1_000 },
     auditFields: ['order_id', 'amount', 'reason'],
+    // How much goes back, and on which order.
+    decisiveFields: ['amount', 'order_id'],
     rateLimit: { capacity: 10, refillPerSecond: 0.5, per: ['principal'] },
     cost: { tokensIn: 90, tokensOut: 60 },
     execute: async (args, inv) => {

@@ -170,6 +170,8 @@ export function submitFilingTool(
     // A second attempt only ever follows a status check that proved the first absent.
     retry: { maxAttempts: 2, baseDelayMs: 200, maxDelayMs: 1_000 },
     auditFields: ['filer_id', 'form_type', 'period', 'amount'],
+    // Which return, for whom and which quarter, and the amount due: a filed return cannot be withdrawn.
+    decisiveFields: ['amount', 'filer_id', 'form_type', 'period'],
     cost: { tokensIn: 120, tokensOut: 70 },
   });
 }

@@ -107,6 +107,8 @@ export function updateInventoryTool(deps: {
     timeoutMs: 2_000,
     retry: { maxAttempts: 2, baseDelayMs: 200, maxDelayMs: 1_000 },
     auditFields: ['sku', 'delta', 'reason'],
+    // Which stock moves, and by how much.
+    decisiveFields: ['sku', 'delta'],
     rateLimit: { capacity: 20, refillPerSecond: 2, per: ['principal'] },
     cost: { tokensIn: 80, tokensOut: 40 },
   });

@@ -49,6 +49,37 @@ export async function connectModern(url: string, token: string): Promise<McpTest
   };
 }
 
+/** What the person answers, and every question they were asked (the elicitation messages). */
+export interface ConfirmingClient {
+  readonly client: ModernClient;
+  readonly asked: string[];
+}
+
+/**
+ * The v2 client pinned to 2026-07-28 with form elicitation: each confirmation question is
+ * recorded in `asked` and answered with `answer` (default: accept with `confirm: true`).
+ */
+export async function connectConfirming(
+  url: string,
+  token: string,
+  answer: () => { action: 'accept' | 'decline' | 'cancel'; content?: { confirm: boolean } } = () => ({
+    action: 'accept',
+    content: { confirm: true },
+  }),
+): Promise<ConfirmingClient> {
+  const asked: string[] = [];
+  const client = new ModernClient(
+    { name: 'toolgate-test-confirming', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } }, capabilities: { elicitation: { form: {} } } },
+  );
+  client.setRequestHandler('elicitation/create', (request) => {
+    asked.push(request.params.message);
+    return answer();
+  });
+  await client.connect(new ModernTransport(new URL(url), { requestInit: auth(token) }));
+  return { client, asked };
+}
+
 /** The v1 client (`@modelcontextprotocol/sdk`), which speaks 2025-11-25 with the initialize handshake. */
 export async function connectLegacy(url: string, token: string): Promise<McpTestClient> {
   const client = new LegacyClient({ name: 'toolgate-test-legacy', version: '1.0.0' });

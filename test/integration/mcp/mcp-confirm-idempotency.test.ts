@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintConfirmation } from '../../../services/mcp-gateway/confirmation.js';
-import { connectLegacy, connectModern } from './mcp-clients.js';
+import { connectConfirming, connectLegacy, connectModern } from './mcp-clients.js';
 import { createMcpStack, type McpStack } from './mcp-stack.js';
 import { CONFIRMED, rawToolsCall } from './raw-modern-call.js';
 
@@ -49,20 +48,7 @@ describe('idempotency and confirmation over MCP', () => {
   });
 
   it('runs a destructive tool once the official client’s user confirmed it', async () => {
-    const asked: string[] = [];
-    const client = new Client(
-      { name: 'toolgate-test-confirming', version: '1.0.0' },
-      { versionNegotiation: { mode: { pin: '2026-07-28' } }, capabilities: { elicitation: { form: {} } } },
-    );
-    client.setRequestHandler('elicitation/create', (request) => {
-      asked.push(request.params.message);
-      return { action: 'accept', content: { confirm: true } };
-    });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(stack.url), {
-        requestInit: { headers: { Authorization: `Bearer ${token}` } },
-      }),
-    );
+    const { client, asked } = await connectConfirming(stack.url, token);
     const before = stack.effects.of('purge_tenant');
     try {
       const answer = await client.callTool({ name: 'purge_tenant', arguments: PURGE });

@@ -19,6 +19,7 @@ import { EXIT } from '../../../services/cli/cli-error.js';
 import type { Service } from '../../../libs/runtime/service.js';
 import { loadOpsConsoleConfig } from '../../../services/ops-console/config.js';
 import { createOpsConsoleService } from '../../../services/ops-console/service.js';
+import { createPostgresStoreCatalog } from '../../../services/catalog/store-catalog.js';
 import type { ConsoleRole } from '../../../services/ops-console/roles.js';
 import { REDIS_URL, schemaRegistryUrl } from '../../helpers/env.js';
 import { createTestKafka, type TestKafka } from '../../helpers/kafka.js';
@@ -46,7 +47,7 @@ const AUDIENCE = 'toolgate-ops-console';
 
 /**
  * One console on the real servers, as deployed: a test schema in Postgres (cases, the audit log, the
- * preview tokens' single-use store), a Redis key prefix, topics of its own on Kafka through the
+ * approval requests), a Redis key prefix, topics of its own on Kafka through the
  * schema registry, the audit sink storing what the console publishes, the ops console itself on a
  * free port, an identity provider key pair whose JWKS the console trusts, and headless Chromium
  * with a fresh profile.
@@ -142,7 +143,14 @@ export async function startConsoleStack(options: ConsoleStackOptions = {}): Prom
           }),
       ...options.env,
     }),
-    { logger: silent, ...(options.clock === undefined ? {} : { clock: options.clock }) },
+    {
+      logger: silent,
+      ...(options.clock === undefined ? {} : { clock: options.clock }),
+      // The store catalog with a preview key has the purchase-order tools, so the approvals queue
+      // shows a request's arguments through their audit allow-list, as an executor's catalog would.
+      catalog: (env) =>
+        createPostgresStoreCatalog(env, { previewKey: { alg: 'HS256', secret: randomBytes(32) } }),
+    },
   );
   services.push(console);
   await console.start();

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryAuditStore } from '../../../libs/adapters/memory/audit-store.js';
 import { MemoryCaseStore } from '../../../libs/adapters/memory/case-store.js';
 import { MemoryIdempotencyStore } from '../../../libs/adapters/memory/memory-idempotency-store.js';
-import { MemorySingleUseStore } from '../../../libs/adapters/memory/single-use-store.js';
+import { MemoryApprovalStore } from '../../../libs/adapters/memory/approval-store.js';
 import { generatePrincipalKeys } from '../../../libs/auth/principal-keys.js';
 import { signPrincipal } from '../../../libs/auth/sign-principal.js';
 import { MemoryEventBus } from '../../../libs/bus/memory/memory-event-bus.js';
@@ -65,8 +65,8 @@ beforeAll(async () => {
     audit,
     chains: () => Promise.resolve([]),
     approvals: new ApprovalsQueue({
-      audit,
-      singleUse: new MemorySingleUseStore(systemClock),
+      approvals: new MemoryApprovalStore(systemClock),
+      tools: new ToolRegistry(),
       clock: systemClock,
       delivery: {
         publisher: new MemoryEventBus(),
@@ -180,5 +180,15 @@ describe('the console handler', () => {
     expect(page).toContain('operator:dev-1 · approver · development login');
     expect((await post('/login/dev', { operator: 'dev-1', role: 'admin' })).status).toBe(400);
     expect((await post('/login/dev', { operator: '<b>', role: 'viewer' })).status).toBe(400);
+  });
+
+  it('the approvals pages refuse an unknown state or a forged page position, and answer 404 for an unknown request', async () => {
+    const cookie = cookieOf(await post('/login/dev', { operator: 'dev-2', role: 'approver' }));
+    const get = (path: string) => fetch(`${url}${path}`, { headers: { cookie } });
+    expect((await get('/approvals?state=pending')).status).toBe(200);
+    expect((await get('/approvals?state=approved')).status).toBe(200);
+    expect((await get("/approvals?state=pending' OR 1=1")).status).toBe(400);
+    expect((await get('/approvals?after=not-a-position')).status).toBe(400);
+    expect((await get('/approvals/no-such-request')).status).toBe(404);
   });
 });

@@ -3,14 +3,23 @@ import { defineTool } from '../../../libs/registry/define-tool.js';
 import type { ToolDefinition } from '../../../libs/registry/tool-definition.js';
 import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
 
-/** Counts how often each tool body ran, so tests can prove a refused or repeated call never ran. */
+/**
+ * Counts how often each tool body ran, so tests can prove a refused or repeated call never ran, and
+ * keeps the arguments a body was given when it passes them, so tests can prove what ran.
+ */
 export class Effects {
   readonly counts = new Map<string, number>();
-  record(tool: string): void {
+  readonly given = new Map<string, unknown[]>();
+  record(tool: string, args?: unknown): void {
     this.counts.set(tool, (this.counts.get(tool) ?? 0) + 1);
+    if (args !== undefined) this.given.set(tool, [...this.received(tool), structuredClone(args)]);
   }
   of(tool: string): number {
     return this.counts.get(tool) ?? 0;
+  }
+  /** The arguments of each recorded run of `tool` that passed them, oldest first. */
+  received(tool: string): readonly unknown[] {
+    return this.given.get(tool) ?? [];
   }
 }
 

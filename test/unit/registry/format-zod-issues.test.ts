@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { formatPath, formatZodIssues, zodIssueLines } from '../../../libs/guards/format-zod-issues.js';
+import { formatPath, formatZodIssues, zodIssueLines } from '../../../libs/registry/format-zod-issues.js';
 
 function lines(schema: z.ZodType, input: unknown): string[] {
   const parsed = schema.safeParse(input);
