@@ -82,6 +82,27 @@ describe('sign-in through Keycloak', () => {
     });
   });
 
+  it('finishes a sign-in once, in the browser that started it: a replayed or carried-over callback is refused', async () => {
+    const user = await keycloak.createUser(['viewer'], ['acme', 'globex']);
+    const page = await stack.freshPage();
+    const callbacks: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().startsWith(`${stack.url}/auth/callback?`)) callbacks.push(r.url());
+    });
+    await signInAt(page, '/cases', user);
+    const sid = (await page.context().cookies(stack.url))[0]!.value;
+    const record = await stack.redis.redis.get(`${stack.redis.prefix}ops-console:session:${sid}`);
+    expect(JSON.parse(record!).tenants).toEqual(['acme', 'globex']);
+    expect(callbacks).toHaveLength(1);
+    // The same callback again, in the same browser (its sign-in is used up) and in another one
+    // (which never started it: a sign-in pushed onto someone else's browser).
+    for (const replay of [page, await stack.freshPage()]) {
+      const res = await replay.context().request.get(callbacks[0]!, { maxRedirects: 0 });
+      expect(res.status()).toBe(400);
+      expect(res.headers()['set-cookie'] ?? '').not.toMatch(/tg_ops_session=[A-Za-z0-9_-]{43}/);
+    }
+  });
+
   it('refuses a return target on another site: after sign-in the operator is on the console', async () => {
     const user = await keycloak.createUser(['viewer'], ['acme']);
     const page = await stack.freshPage();
