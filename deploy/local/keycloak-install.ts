@@ -32,7 +32,11 @@ export async function ensureKeycloak(
         type: 'zip',
       });
       const unpacked = join(tmp, 'unpacked');
-      await run('unzip', ['-q', archive, '-d', unpacked]);
+      await run('unzip', ['-q', archive, '-d', unpacked]).catch((err: NodeJS.ErrnoException) => {
+        throw err.code === 'ENOENT'
+          ? new Error("'unzip' not found: install it (e.g. 'apt-get install -y unzip') to unpack Keycloak")
+          : err;
+      });
       rmSync(archive);
       // The zip holds one folder, keycloak-<version>/; its contents become the cache folder's.
       const top = join(unpacked, `keycloak-${keycloak.version}`);
