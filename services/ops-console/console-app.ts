@@ -159,7 +159,14 @@ export function createConsoleHandler(
 
   /** Starts a sign-in at the provider and sends the browser there, to come back to `next`. */
   const startSignIn = async (res: ServerResponse, oidc: OidcSignIn, next: string): Promise<void> => {
-    const { url, pending } = await oidc.begin(returnPathOr(next));
+    const begun = await oidc.begin(returnPathOr(next)).catch((err: unknown) => {
+      deps.logger.warn(
+        { reason: err instanceof Error ? err.message.slice(0, 200) : 'unknown' },
+        'ops console: the identity provider cannot be reached',
+      );
+      throw new Refusal(503, 'The identity provider cannot be reached just now. Try again in a moment.');
+    });
+    const { url, pending } = begun;
     const id = randomBytes(32).toString('base64url');
     await deps.pendingSignIns.put(id, JSON.stringify(pending), PENDING_SIGN_IN_TTL_MS);
     res.appendHeader(
