@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuditRecordEvent } from '../../libs/events/contracts.js';
 import { inTenantScope, type TenantScope } from '../../libs/core/tenant-scope.js';
@@ -56,7 +56,10 @@ import {
 import { CONSOLE_ROLES, mayDo, rolesFor, type ConsoleAction, type ConsoleRole } from './roles.js';
 import type { ConsoleMetrics } from './console-metrics.js';
 import { scopeOf, tenantsFilter } from './scope.js';
-import { sessionCookieName, type OperatorSession, type SessionSigner } from './session.js';
+import type { SessionStore } from '../../libs/ports/session-store.js';
+import { OIDC_CALLBACK_PATH } from './config.js';
+import { PENDING_SIGN_IN_TTL_MS, parsePendingSignIn, returnPathOr, type OidcSignIn } from './oidc.js';
+import { sessionCookieName, type OperatorSession, type OperatorSessions } from './session.js';
 import { SignInRefused, type OperatorTokens } from './sign-in.js';
 
 /** What the console's pages and actions run on. */
@@ -76,11 +79,16 @@ export interface ConsoleDeps {
   /** The audit chains (tenants) to verify one by one. */
   readonly chains: () => Promise<readonly string[]>;
   readonly approvals: ApprovalsQueue;
-  readonly sessions: SessionSigner;
-  /** Undefined: no identity provider keys (only the development login, when enabled). */
+  /** Server-side sessions: the cookie carries only their id. */
+  readonly sessions: OperatorSessions;
+  /** Sign-in at the OpenID Connect provider; undefined only with the development login. */
+  readonly oidc: OidcSignIn | undefined;
+  /** Sign-ins started at the provider and not yet finished (single use, short-lived). */
+  readonly pendingSignIns: SessionStore;
+  /** Keys for bearer tokens (scripts) and, with the development switch, pasted tokens. */
   readonly tokens: OperatorTokens | undefined;
+  /** The development sign-ins (pasted token, name and role): only when explicitly switched on. */
   readonly devLogin: boolean;
-  readonly sessionTtlSec: number;
   /** The public origin; every POST must come from it (Origin, else Referer). */
   readonly origin: string;
   readonly clock: Clock;
@@ -140,6 +148,14 @@ export function createConsoleHandler(
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const secure = deps.origin.startsWith('https:');
   const cookieName = sessionCookieName(secure);
+  const signInCookie = secure ? '__Host-tg_ops_signin' : 'tg_ops_signin';
+  const cookieAttrs = ['Path=/', 'HttpOnly', 'SameSite=Lax', ...(secure ? ['Secure'] : [])].join('; ');
+  // Sign-out ends the provider's session too: the logout form's redirect goes there, and a form's
+  // redirects are held to form-action.
+  const formAction = deps.oidc === undefined ? "'self'" : `'self' ${deps.oidc.issuerOrigin}`;
+  /** Where a signed-out browser starts signing in, returning to `next` afterwards. */
+  const signInHref = (next: string): string =>
+    deps.oidc === undefined ? '/login' : `/login/start?next=${encodeURIComponent(returnPathOr(next))}`;
 
   const viewerOf = (who: Who): Viewer => ({
     operator: who.session.operator,
@@ -156,29 +172,94 @@ export function createConsoleHandler(
     if (header !== undefined && /^Bearer /i.test(header)) {
       if (deps.tokens === undefined)
         throw new Refusal(401, 'Bearer tokens are not accepted: no identity provider keys are configured.');
+      let op;
       try {
-        const op = await deps.tokens.verify(header.slice(7));
-        return {
-          session: deps.sessions.create(op.operator, op.roles, op.tenants, 'token', op.exp),
-          bearer: true,
-          timeZone: timeZoneOf(req),
-        };
+        op = await deps.tokens.verify(header.slice(7));
       } catch (err) {
         throw new Refusal(401, err instanceof SignInRefused ? err.message : 'The bearer token was refused.');
       }
+      return {
+        session: deps.sessions.transient(op, 'token', op.exp),
+        bearer: true,
+        timeZone: timeZoneOf(req),
+      };
     }
-    const session = deps.sessions.open(cookies(req)[cookieName], deps.clock.now());
+    const session = await deps.sessions.resume(cookies(req)[cookieName]);
     return session === undefined ? undefined : { session, bearer: false, timeZone: timeZoneOf(req) };
   };
 
+  /**
+   * Sets (or, with undefined, clears) the session cookie: only the random session id, HttpOnly,
+   * SameSite=Lax (a link followed from a pager or chat arrives signed in; a cross-site POST does
+   * not carry it), Secure and `__Host-` on https, living no longer than the session.
+   */
   const setSession = (res: ServerResponse, session: OperatorSession | undefined): void => {
-    const attrs = ['Path=/', 'HttpOnly', 'SameSite=Strict', ...(secure ? ['Secure'] : [])];
-    res.setHeader(
+    res.appendHeader(
       'set-cookie',
       session === undefined
-        ? `${cookieName}=; Max-Age=0; ${attrs.join('; ')}`
-        : `${cookieName}=${deps.sessions.seal(session)}; Max-Age=${Math.max(1, session.exp - Math.floor(deps.clock.now() / 1000))}; ${attrs.join('; ')}`,
+        ? `${cookieName}=; Max-Age=0; ${cookieAttrs}`
+        : `${cookieName}=${session.sid}; Max-Age=${Math.max(1, session.exp - Math.floor(deps.clock.now() / 1000))}; ${cookieAttrs}`,
     );
+  };
+
+  /** Starts a sign-in at the provider and sends the browser there, to come back to `next`. */
+  const startSignIn = async (res: ServerResponse, oidc: OidcSignIn, next: string): Promise<void> => {
+    const begun = await oidc.begin(returnPathOr(next)).catch((err: unknown) => {
+      deps.logger.warn(
+        { reason: err instanceof Error ? err.message.slice(0, 200) : 'unknown' },
+        'ops console: the identity provider cannot be reached',
+      );
+      throw new Refusal(503, 'The identity provider cannot be reached just now. Try again in a moment.');
+    });
+    const { url, pending } = begun;
+    const id = randomBytes(32).toString('base64url');
+    await deps.pendingSignIns.put(id, JSON.stringify(pending), PENDING_SIGN_IN_TTL_MS);
+    res.appendHeader(
+      'set-cookie',
+      `${signInCookie}=${id}; Max-Age=${PENDING_SIGN_IN_TTL_MS / 1000}; ${cookieAttrs}`,
+    );
+    redirect(res, url);
+  };
+
+  /**
+   * The provider's callback: the pending sign-in named by this browser's sign-in cookie is taken
+   * (single use), the callback checked against it (state, PKCE, nonce, ID token), a session started,
+   * and the browser sent to the page it first asked for.
+   */
+  const finishSignIn = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
+    res.appendHeader('set-cookie', `${signInCookie}=; Max-Age=0; ${cookieAttrs}`);
+    const oidc = deps.oidc;
+    if (oidc === undefined)
+      return send(res, 404, messagePage(undefined, 'Not found', 'There is no such page.'));
+    const id = cookies(req)[signInCookie];
+    const pending =
+      id === undefined || id === '' ? undefined : parsePendingSignIn(await deps.pendingSignIns.take(id));
+    if (pending === undefined) {
+      return send(
+        res,
+        400,
+        loginPage(
+          deps.devLogin,
+          'This sign-in was not started here, was already used, or took too long. Sign in again.',
+          signInHref('/cases'),
+        ),
+      );
+    }
+    let signedIn;
+    try {
+      signedIn = await oidc.finish(url, pending);
+    } catch (err) {
+      if (!(err instanceof SignInRefused)) throw err;
+      deps.logger.warn({ reason: err.message }, 'ops console: sign-in refused');
+      return send(res, 401, loginPage(deps.devLogin, err.message, signInHref(pending.returnTo)));
+    }
+    const session = await deps.sessions.start(signedIn.identity, 'oidc', signedIn.tokens);
+    setSession(res, session);
+    deps.logger.info(
+      { operator: session.operator, roles: session.roles, tenants: session.tenants },
+      'ops console: signed in',
+    );
+    return redirect(res, pending.returnTo);
   };
 
   /** Origin, else Referer, must be the console's own: a cross-site form post is refused unread. */
@@ -223,8 +304,7 @@ export function createConsoleHandler(
       'content-type': 'text/html; charset=utf-8',
       'content-length': Buffer.byteLength(body),
       'cache-control': 'no-store',
-      'content-security-policy':
-        "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+      'content-security-policy': `default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
       'x-content-type-options': 'nosniff',
       'referrer-policy': 'same-origin',
       'x-frame-options': 'DENY',
@@ -425,16 +505,37 @@ export function createConsoleHandler(
     const path = url.pathname;
     const method = req.method ?? 'GET';
 
-    if (method === 'GET' && path === '/login') return send(res, 200, loginPage(deps.devLogin));
+    const next = url.searchParams.get('next');
+    if (method === 'GET' && path === '/login') {
+      const signedOut = url.searchParams.has('signed-out');
+      return send(
+        res,
+        200,
+        loginPage(
+          deps.devLogin,
+          undefined,
+          deps.oidc === undefined ? undefined : signInHref(next ?? '/cases'),
+          signedOut ? { kind: 'ok', text: 'You have signed out.' } : undefined,
+        ),
+      );
+    }
+    if (method === 'GET' && path === '/login/start') {
+      if (deps.oidc === undefined) return redirect(res, '/login');
+      return startSignIn(res, deps.oidc, next ?? '/cases');
+    }
+    if (method === 'GET' && path === OIDC_CALLBACK_PATH)
+      return finishSignIn(req, res, new URL(req.url ?? '/', deps.origin));
     if (method === 'POST' && path === '/login') {
+      // Pasting a token is a development aid, like the name-and-role login.
+      if (!deps.devLogin)
+        return send(res, 404, messagePage(undefined, 'Not found', 'There is no such page.'));
       checkOrigin(req);
       const form = await readForm(req);
       if (deps.tokens === undefined)
         return send(res, 400, loginPage(deps.devLogin, 'No identity provider keys are configured.'));
       try {
         const op = await deps.tokens.verify(form.get('token') ?? '');
-        const exp = Math.min(op.exp, Math.floor(deps.clock.now() / 1000) + deps.sessionTtlSec);
-        setSession(res, deps.sessions.create(op.operator, op.roles, op.tenants, 'token', exp));
+        setSession(res, await deps.sessions.start(op, 'token', undefined, op.exp * 1000));
         deps.logger.info(
           { operator: op.operator, roles: op.roles, tenants: op.tenants },
           'ops console: signed in',
@@ -471,15 +572,21 @@ export function createConsoleHandler(
           ),
         );
       }
-      const exp = Math.floor(deps.clock.now() / 1000) + deps.sessionTtlSec;
-      setSession(res, deps.sessions.create(operator, [role as ConsoleRole], tenants, 'dev', exp));
+      setSession(res, await deps.sessions.start({ operator, roles: [role as ConsoleRole], tenants }, 'dev'));
       deps.logger.warn({ operator, role, tenants }, 'ops console: development login');
       return redirect(res, '/cases');
     }
 
     const who = await authenticate(req);
     if (who === undefined) {
-      if (method === 'GET' || method === 'HEAD') return redirect(res, '/login');
+      // A page asked for without a (live) session: sign in, then come back to exactly this page.
+      if (method === 'GET' || method === 'HEAD') {
+        const here = `${path}${url.search}`;
+        return redirect(
+          res,
+          deps.oidc === undefined ? `/login?next=${encodeURIComponent(here)}` : signInHref(here),
+        );
+      }
       checkOrigin(req);
       throw new Refusal(401, 'Refused: sign in first.');
     }
@@ -544,8 +651,16 @@ export function createConsoleHandler(
     requireCsrf(who, form);
 
     if (path === '/logout') {
+      // The record goes first: from here on the cookie, wherever copies of it are, is worth nothing.
+      const ended = who.bearer ? undefined : await deps.sessions.end(who.session.sid);
       setSession(res, undefined);
-      return redirect(res, '/login');
+      deps.logger.info({ operator: who.session.operator }, 'ops console: signed out');
+      const back = `${deps.origin}/login?signed-out`;
+      const atProvider =
+        who.session.via === 'oidc' && deps.oidc !== undefined
+          ? await deps.oidc.endSessionUrl(ended?.idToken, back).catch(() => undefined)
+          : undefined;
+      return redirect(res, atProvider ?? back);
     }
 
     if (path === '/prefs') {
@@ -857,7 +972,7 @@ function isWellFormedUtf8(bytes: Buffer): boolean {
 }
 
 /**
- * The request's path and query, decoded strictly: a malformed %-encoding (`%E0%A4%A`, a lone `%`,
+ * The request's path and query (`search`: as sent, `?…` or empty), decoded strictly: a malformed %-encoding (`%E0%A4%A`, a lone `%`,
  * bytes that are not UTF-8) or a NUL character in any path segment, query name or value is a
  * {@link Refusal} 400 saying which part is wrong. Every route reads the path and query from here,
  * so no store ever sees text PostgreSQL cannot hold and no decoder throws later.
@@ -865,7 +980,7 @@ function isWellFormedUtf8(bytes: Buffer): boolean {
 export function requestTarget(
   target: string,
   origin: string,
-): { pathname: string; searchParams: URLSearchParams } {
+): { pathname: string; search: string; searchParams: URLSearchParams } {
   const q = target.indexOf('?');
   const rawPath = q < 0 ? target : target.slice(0, q);
   const rawQuery = q < 0 ? '' : target.slice(q + 1).split('#', 1)[0]!;
@@ -876,7 +991,8 @@ export function requestTarget(
     throw new Refusal(400, 'Bad request: the address is malformed.');
   }
   for (const segment of pathname.split('/')) strictDecode(segment, 'address');
-  return { pathname, searchParams: strictParams(rawQuery, 'query') };
+  const searchParams = strictParams(rawQuery, 'query');
+  return { pathname, search: rawQuery === '' ? '' : `?${rawQuery}`, searchParams };
 }
 
 /** `text` (`a=1&b=2`, `+` for space) as parameters, decoded strictly (see {@link requestTarget}). */

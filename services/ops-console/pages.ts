@@ -14,6 +14,7 @@ import type { ApprovalEvent, ApprovalState } from '../../libs/ports/approval-sto
 import type { ApprovalsListing, ApprovalView } from './approvals.js';
 import { html, jsonBlock, lines, raw, when, type Html } from './html.js';
 import { mayDo, type ConsoleRole } from './roles.js';
+import type { SignInVia } from './session.js';
 
 /** Rows per list page. */
 export const PAGE_SIZE = 50;
@@ -26,7 +27,7 @@ export interface Viewer {
   readonly roles: readonly ConsoleRole[];
   /** The tenants they see, in claim form (`*`: all). */
   readonly tenants: readonly string[];
-  readonly via: 'token' | 'dev';
+  readonly via: SignInVia;
   /** The session's CSRF token, put in every form's hidden field. */
   readonly csrf: string;
   /** The IANA time zone they read times in; undefined: UTC. */
@@ -116,26 +117,38 @@ function csrfField(viewer: Viewer): Html {
   return html`<input type="hidden" name="_csrf" value="${viewer.csrf}" />`;
 }
 
-/** The sign-in page: paste a token (posted in the body, never in a URL); the development form only when enabled. */
-export function loginPage(devLogin: boolean, error?: string): Html {
+/**
+ * The sign-in page: a link to the identity provider (`signInHref`, when one is configured) and,
+ * only with the development switch, a pasted-token form (posted in the body, never in a URL) and the
+ * name-and-role form. `notice` is shown above (e.g. "You have signed out").
+ */
+export function loginPage(devLogin: boolean, error?: string, signInHref?: string, notice?: Notice): Html {
   return layout(
     'Sign in',
     undefined,
-    html`<div class="panel">
-        <form method="post" action="/login">
-          <label
-            >Sign-in token from your identity provider<textarea
-              name="token"
-              autocomplete="off"
-              required
-            ></textarea>
-          </label>
-          <p><button class="primary" type="submit">Sign in</button></p>
-        </form>
-      </div>
-      ${
-        devLogin
-          ? html`<div class="panel">
+    html`${
+      signInHref === undefined
+        ? ''
+        : html`<div class="panel">
+            <p><a class="primary" href="${signInHref}">Sign in with your identity provider</a></p>
+          </div>`
+    }
+    ${
+      devLogin
+        ? html`<div class="panel">
+              <h2>Sign-in token (development)</h2>
+              <form method="post" action="/login">
+                <label
+                  >Sign-in token from your identity provider<textarea
+                    name="token"
+                    autocomplete="off"
+                    required
+                  ></textarea>
+                </label>
+                <p><button class="primary" type="submit">Sign in</button></p>
+              </form>
+            </div>
+            <div class="panel">
               <h2>Development login</h2>
               <p class="muted">
                 Enabled by OPS_CONSOLE_DEV_LOGIN=true: no token is checked. Never enable it outside
@@ -156,9 +169,9 @@ export function loginPage(devLogin: boolean, error?: string): Html {
                 <p><button class="primary" type="submit">Sign in (development)</button></p>
               </form>
             </div>`
-          : ''
-      }`,
-    error === undefined ? undefined : { kind: 'error', text: error },
+        : ''
+    }`,
+    error === undefined ? notice : { kind: 'error', text: error },
   );
 }
 

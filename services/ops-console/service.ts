@@ -18,13 +18,18 @@ import { ApprovalsQueue } from './approvals.js';
 import { loadOpsConsoleConfig, type OpsConsoleConfig } from './config.js';
 import { createConsoleHandler } from './console-app.js';
 import { createConsoleMetrics } from './console-metrics.js';
-import { SessionSigner } from './session.js';
+import { RedisSessionStore } from '../../libs/adapters/redis/session-store.js';
+import type { Clock } from '../../libs/core/clock.js';
+import { OidcSignIn } from './oidc.js';
+import { OperatorSessions } from './session.js';
 import { OperatorTokens } from './sign-in.js';
 
 /** What a caller may supply instead of what the configuration names. */
 export interface OpsConsoleServiceOptions extends CatalogServiceOptions {
   /** Called once the console's pages listen, with their bound port (the chosen one for port 0). */
   readonly onListening?: (port: number) => void;
+  /** The clock of the console's pages and sessions (idle timeout, lifetime, refresh); default: the system's. */
+  readonly clock?: Clock;
 }
 
 /**
@@ -41,10 +46,11 @@ export function createOpsConsoleService(
   options: OpsConsoleServiceOptions = {},
 ): Service {
   return createConfiguredService('ops-console', config, 'consoleId', options, async (context) => {
-    const { clock, topics } = context;
+    const { topics } = context;
+    const clock = options.clock ?? context.clock;
     const logger = context.logger.child({ component: 'ops-console' });
     // The console creates no topic: the executors do.
-    const { pool, idempotency, bus, codec, catalog } = await openSettlementClients(
+    const { pool, redis, idempotency, bus, codec, catalog } = await openSettlementClients(
       context,
       config,
       [],
@@ -73,6 +79,22 @@ export function createOpsConsoleService(
       }),
     });
     const audit = new PostgresAuditStore(pool);
+    const oidc = config.auth.oidc === undefined ? undefined : new OidcSignIn(config.auth.oidc, clock);
+    // Sessions live in the executors' Redis under this deployment's key prefix: every replica sees
+    // every session, and a signed-out one is gone for all of them.
+    const sessions = new OperatorSessions({
+      store: new RedisSessionStore(redis, { keyPrefix: `${config.redisKeyPrefix}ops-console:session:` }),
+      secret: config.auth.sessionSecret,
+      clock,
+      idleMs: config.auth.sessionIdleSec * 1000,
+      lifetimeMs: config.auth.sessionTtlSec * 1000,
+      refresh: oidc === undefined ? undefined : (token) => oidc.refresh(token),
+      onRefreshFailed: (operator, err) =>
+        logger.info(
+          { operator, reason: err instanceof Error ? err.message.slice(0, 200) : 'unknown' },
+          'ops console: session ended, the identity provider refused the refresh',
+        ),
+    });
     const handler = createConsoleHandler({
       operations,
       cases,
@@ -86,7 +108,11 @@ export function createOpsConsoleService(
         clock,
         delivery,
       }),
-      sessions: new SessionSigner(config.auth.sessionSecret),
+      sessions,
+      oidc,
+      pendingSignIns: new RedisSessionStore(redis, {
+        keyPrefix: `${config.redisKeyPrefix}ops-console:sign-in:`,
+      }),
       tokens:
         config.auth.jwks === undefined
           ? undefined
@@ -96,7 +122,6 @@ export function createOpsConsoleService(
               audience: config.auth.audience,
             }),
       devLogin: config.auth.devLogin,
-      sessionTtlSec: config.auth.sessionTtlSec,
       origin: config.origin,
       clock,
       logger,

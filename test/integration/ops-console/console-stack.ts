@@ -11,6 +11,7 @@ import { RedisIdempotencyStore } from '../../../libs/adapters/redis/redis-idempo
 import { generatePrincipalKeys } from '../../../libs/auth/principal-keys.js';
 import { SignJWT } from 'jose';
 import { claimsOf, PRINCIPAL_TOKEN_TYPE } from '../../../libs/auth/principal-claims.js';
+import type { Clock } from '../../../libs/core/clock.js';
 import { systemClock } from '../../../libs/core/system-clock.js';
 import { topicNames, type TopicNames } from '../../../libs/events/topics.js';
 import { loadAuditSinkConfig } from '../../../services/audit-sink/config.js';
@@ -70,16 +71,34 @@ export interface ConsoleStack {
    * deadLetteredRefund), or without that claim when `tenants` is null.
    */
   token(operator: string, roles: readonly ConsoleRole[], tenants?: readonly string[] | null): Promise<string>;
-  /** A fresh browser page (own cookies) signed in through the login form as `operator`. */
+  /**
+   * A fresh browser page (own cookies) signed in by pasting a token (development switch) as
+   * `operator`, with `tenants` as {@link ConsoleStack.token} takes them.
+   */
   signedIn(
     operator: string,
     roles: readonly ConsoleRole[],
     tenants?: readonly string[] | null,
   ): Promise<Page>;
+  /** A fresh browser page with its own profile, signed in to nothing. */
+  freshPage(): Promise<Page>;
   close(): Promise<void>;
 }
 
-export async function startConsoleStack(): Promise<ConsoleStack> {
+/** What a stack may differ in. */
+export interface ConsoleStackOptions {
+  /**
+   * Sign-in at this OpenID Connect provider (and the development sign-ins off). Without it the
+   * development switch is on and {@link ConsoleStack.signedIn} pastes a token.
+   */
+  readonly oidc?: { readonly issuer: string; readonly clientId: string; readonly clientSecret: string };
+  /** More console environment (e.g. session timeouts). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** The console's clock (sessions, pages); default the system's. */
+  readonly clock?: Clock;
+}
+
+export async function startConsoleStack(options: ConsoleStackOptions = {}): Promise<ConsoleStack> {
   const db = await createTestSchema('ops_console');
   await migrate(db.pool);
   const redis = createTestRedis('ops_console');
@@ -131,9 +150,18 @@ export async function startConsoleStack(): Promise<ConsoleStack> {
       OPS_CONSOLE_AUDIENCE: AUDIENCE,
       OPS_CONSOLE_SESSION_SECRET: randomBytes(32).toString('base64'),
       OPS_CONSOLE_TRACE_URL: TRACE_URL,
+      ...(options.oidc === undefined
+        ? { OPS_CONSOLE_DEV_LOGIN: 'true' }
+        : {
+            OPS_CONSOLE_OIDC_ISSUER: options.oidc.issuer,
+            OPS_CONSOLE_OIDC_CLIENT_ID: options.oidc.clientId,
+            OPS_CONSOLE_OIDC_CLIENT_SECRET: options.oidc.clientSecret,
+          }),
+      ...options.env,
     }),
     {
       logger: silent,
+      ...(options.clock === undefined ? {} : { clock: options.clock }),
       // The store catalog with a preview key has the purchase-order tools, so the approvals queue
       // shows a request's arguments through their audit allow-list, as an executor's catalog would.
       catalog: (env) =>
@@ -162,6 +190,17 @@ export async function startConsoleStack(): Promise<ConsoleStack> {
       .setExpirationTime('10m')
       .sign(signingKey);
 
+  // A persistent context per page: each has its own profile directory, so cookies never mix.
+  const freshPage = async (): Promise<Page> => {
+    const context = await chromium.launchPersistentContext(join(profile, `p${++n}`), {
+      executablePath: '/usr/bin/chromium',
+      args: CHROMIUM_ARGS,
+      viewport: { width: 1280, height: 900 },
+    });
+    contexts.push(context);
+    return context.pages()[0] ?? (await context.newPage());
+  };
+
   return {
     url,
     db,
@@ -172,15 +211,9 @@ export async function startConsoleStack(): Promise<ConsoleStack> {
     audit: new PostgresAuditStore(db.pool),
     idempotency: new RedisIdempotencyStore(redis.redis, { keyPrefix: redis.prefix }),
     token,
+    freshPage,
     async signedIn(operator, roles, tenants) {
-      // A persistent context per operator: each has its own profile directory, so cookies never mix.
-      const context = await chromium.launchPersistentContext(join(profile, `p${++n}`), {
-        executablePath: '/usr/bin/chromium',
-        args: CHROMIUM_ARGS,
-        viewport: { width: 1280, height: 900 },
-      });
-      contexts.push(context);
-      const page = context.pages()[0] ?? (await context.newPage());
+      const page = await freshPage();
       await page.goto(`${url}/login`);
       await page.fill('textarea[name=token]', await token(operator, roles, tenants));
       await page.click('button:has-text("Sign in")');

@@ -20,7 +20,8 @@ import { ToolRegistry } from '../../../libs/registry/tool-registry.js';
 import { ApprovalsQueue } from '../../../services/ops-console/approvals.js';
 import { createConsoleHandler } from '../../../services/ops-console/console-app.js';
 import { createConsoleMetrics } from '../../../services/ops-console/console-metrics.js';
-import { SessionSigner } from '../../../services/ops-console/session.js';
+import { OperatorSessions } from '../../../services/ops-console/session.js';
+import { MemorySessionStore } from '../../../libs/adapters/memory/session-store.js';
 import { deadLetteredRefund, leaveUnresolved } from '../../helpers/dead-lettered-refund.js';
 import { uniqueName } from '../../helpers/names.js';
 import { envelope, policyRefusedRecord } from '../../unit/audit/fixtures.js';
@@ -444,10 +445,17 @@ describe('the console when its Postgres pool is saturated', () => {
         clock: systemClock,
         delivery,
       }),
-      sessions: new SessionSigner(randomBytes(32)),
+      sessions: new OperatorSessions({
+        store: new MemorySessionStore(systemClock),
+        secret: randomBytes(32),
+        clock: systemClock,
+        idleMs: 600_000,
+        lifetimeMs: 3_600_000,
+      }),
+      oidc: undefined,
+      pendingSignIns: new MemorySessionStore(systemClock),
       tokens: undefined,
       devLogin: true,
-      sessionTtlSec: 600,
       origin: 'http://console.test',
       clock: systemClock,
       logger: silentLogger,
