@@ -11,6 +11,7 @@ import { PostgresCaseStore } from '../../../libs/adapters/postgres/case-store.js
 import { MemoryApprovalStore } from '../../../libs/adapters/memory/approval-store.js';
 import { MemoryEventBus } from '../../../libs/bus/memory/memory-event-bus.js';
 import { DEFAULT_BACKOFF } from '../../../libs/core/backoff.js';
+import { ManualClock } from '../../../libs/core/manual-clock.js';
 import { systemClock } from '../../../libs/core/system-clock.js';
 import { LocalEventCodec } from '../../../libs/events/local-codec.js';
 import { topicNames } from '../../../libs/events/topics.js';
@@ -219,16 +220,23 @@ describe('what an operator expects of a console (Chromium, real servers)', () =>
   it('pages and sorts a list, counts cases per state, and searches call id, trace id, tool and error text', async () => {
     const t = uniqueName('tenant');
     const opened: ReconciliationCase[] = [];
+    // Cases opened 1 ms apart by their store's clock: the list's order (creation time, then case id)
+    // is then the order they were opened in, however fast the machine inserts them.
+    const clock = new ManualClock(Date.now() - 60_000);
+    const cases = new PostgresCaseStore(stack.db.pool, clock);
     for (let i = 0; i < 53; i++) {
+      await clock.advance(1);
       const dl = deadLetter({
         tenant: t,
+        // Zero-padded: no call id is a part of another, so a search for one finds only it.
+        callId: `${t}-call-${String(i).padStart(3, '0')}`,
         createdAtMs: Date.now() - 60_000 + i,
         ...(i === 7 ? { traceId: 'feedfacefeedfacefeedfacefeedface' } : {}),
         ...(i === 9 ? { errorMessage: 'Bank said: ACCOUNT_FROZEN for this order' } : {}),
       });
-      opened.push((await stack.cases.openFromDeadLetter(dl)).case);
+      opened.push((await cases.openFromDeadLetter(dl)).case);
     }
-    await stack.cases.transition(
+    await cases.transition(
       opened[2]!.caseId,
       { to: 'needs_manual', by: 'status-check', note: 'gave up' },
       'open',
