@@ -6,6 +6,7 @@ import type { Clock } from '../core/clock.js';
  * shell dies of it without passing it on, so the service would be left running without a parent:
  * the one sign it gets is that its parent process changed.
  */
+// eslint-disable-next-line no-restricted-properties -- npm's mark of how the process started, not a setting
 export function launchedByNpm(env: NodeJS.ProcessEnv = process.env): boolean {
   return env.npm_command !== undefined && env.npm_command !== '';
 }
