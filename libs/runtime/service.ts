@@ -122,7 +122,7 @@ export function createService(definition: ServiceDefinition): Service {
       base: { [definition.instance.field]: definition.instance.id },
     });
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 });
   const closers: Array<[string, () => Promise<unknown> | void]> = [];
   const checks: Record<string, ReadinessCheck> = {
     lifecycle: () => (phase === 'running' ? true : phase),
