@@ -40,9 +40,9 @@ describe('the redrive rule', () => {
         'safety whether running the call again is safe: load the catalog that defines it ' +
         '(--catalog <module>, or TOOLGATE_CATALOG_MODULE)',
     });
-    expect(
-      redrivePlan(c('UNRESOLVED'), { ...request, toolVersion: null } as CaseRequest, undefined),
-    ).toMatchObject({ detail: expect.stringMatching(/^lookup_ticket is not in the tool catalog/) });
+    expect(redrivePlan(c('UNRESOLVED'), { ...request, toolVersion: null }, undefined)).toMatchObject({
+      detail: expect.stringMatching(/^lookup_ticket is not in the tool catalog/),
+    });
   });
 
   it('POISON / EXHAUSTED: re-submit whatever the tool when the request is known, else refuse', () => {
