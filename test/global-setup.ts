@@ -5,6 +5,7 @@ import { DATABASE_URL, REDIS_URL } from './helpers/env.js';
 import { loadLocalConfig } from '../deploy/local/config.js';
 import { acquireKafkaCluster, releaseKafkaCluster } from '../deploy/local/kafka-cluster-server.js';
 import { acquireKafka, releaseKafka } from '../deploy/local/kafka-server.js';
+import { tidyKeycloak } from '../deploy/local/keycloak-server.js';
 import { kafkaAnswers } from '../deploy/local/kafka-probe.js';
 import { stderrLog } from '../deploy/local/log.js';
 import { acquireRedisCluster, releaseRedisCluster } from '../deploy/local/redis-cluster-server.js';
@@ -34,7 +35,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
   const cfg = loadLocalConfig(process.env);
   const keep = process.env.TOOLGATE_KEEP_SERVERS === '1';
-  const stops: Stop[] = [];
+  // Keycloak is started by the test files that need it (test/helpers/keycloak.ts), not here: a run
+  // without them never pays for it. At the end of the run it is stopped when a test run started
+  // it and no live process (another run's worker) holds a lease.
+  const stops: Stop[] = keep ? [] : [() => tidyKeycloak(cfg, stderrLog)];
   const teardown = async (): Promise<void> => {
     for (const stop of stops.splice(0).reverse()) await stop();
   };

@@ -22,6 +22,10 @@ export const KAFKA_VERSION = '4.1.1';
 export const LOG4J_VERSION = '2.24.3';
 /** Apicurio Registry release whose `all` archive (a Quarkus fast-jar) the launcher unpacks. */
 export const APICURIO_VERSION = '3.3.3';
+/** Keycloak release whose Quarkus distribution (keycloak-quarkus-dist, zip) the launcher unpacks. */
+export const KEYCLOAK_VERSION = '26.7.3';
+/** HTTP port of the local Keycloak (env TOOLGATE_KEYCLOAK_PORT). */
+export const DEFAULT_KEYCLOAK_PORT = 18180;
 /** Path of the Confluent-compatible API under the registry's root. */
 export const CCOMPAT_PATH = '/apis/ccompat/v7';
 
@@ -52,6 +56,11 @@ const EnvSchema = z.object({
     .string()
     .regex(/^\d+[mg]$/)
     .default('512m'),
+  TOOLGATE_KEYCLOAK_PORT: port.default(DEFAULT_KEYCLOAK_PORT),
+  TOOLGATE_KEYCLOAK_HEAP: z
+    .string()
+    .regex(/^\d+[mg]$/)
+    .default('512m'),
   /** How long a launcher waits for its server to answer after spawning it. */
   TOOLGATE_START_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
 });
@@ -75,6 +84,16 @@ export interface RegistrySettings {
   readonly port: number;
   readonly heap: string;
   /** Apicurio 3.3 is compiled for Java 21 (class file 65). */
+  readonly minJava: number;
+}
+
+/** Settings of the local Keycloak (the identity provider the console's sign-in tests run against). */
+export interface KeycloakSettings {
+  readonly version: string;
+  readonly host: string;
+  readonly port: number;
+  readonly heap: string;
+  /** Keycloak 26 needs Java 21 or later. */
   readonly minJava: number;
 }
 
@@ -109,6 +128,7 @@ export interface LocalServersConfig {
   readonly startTimeoutMs: number;
   readonly kafka: KafkaSettings;
   readonly registry: RegistrySettings;
+  readonly keycloak: KeycloakSettings;
   readonly redisCluster: RedisClusterSettings;
   readonly kafkaCluster: KafkaClusterSettings;
 }
@@ -140,6 +160,13 @@ export function loadLocalConfig(env: NodeJS.ProcessEnv = process.env): LocalServ
       heap: e.TOOLGATE_REGISTRY_HEAP,
       minJava: 21,
     },
+    keycloak: {
+      version: KEYCLOAK_VERSION,
+      host: '127.0.0.1',
+      port: e.TOOLGATE_KEYCLOAK_PORT,
+      heap: e.TOOLGATE_KEYCLOAK_HEAP,
+      minJava: 21,
+    },
     kafkaCluster: {
       host: '127.0.0.1',
       firstPort: e.TOOLGATE_KAFKA_CLUSTER_PORT,
@@ -166,4 +193,9 @@ export function kafkaBootstrap(k: KafkaSettings): string {
 /** The Confluent-compatible base URL (what @kafkajs/confluent-schema-registry takes as `host`). */
 export function registryCcompatUrl(r: RegistrySettings): string {
   return `http://${r.host}:${r.port}${CCOMPAT_PATH}`;
+}
+
+/** The base URL of the local Keycloak (realms live under `/realms/<name>`). */
+export function keycloakUrl(k: KeycloakSettings): string {
+  return `http://${k.host}:${k.port}`;
 }

@@ -13,12 +13,21 @@ import { byCodeUnits } from './verify.js';
 
 export const DEFAULT_QUERY_LIMIT = 100;
 export const MAX_QUERY_LIMIT = 10_000;
+/** The most rows a query may skip (deeper paging: narrow the filters). */
+export const MAX_QUERY_OFFSET = 1_000_000;
 
 /** `limit` clamped to 1…{@link MAX_QUERY_LIMIT}; absent → {@link DEFAULT_QUERY_LIMIT}. */
 export function queryLimit(limit: number | undefined): number {
   if (limit === undefined) return DEFAULT_QUERY_LIMIT;
   if (!Number.isFinite(limit)) throw new ToolgateError('SCHEMA_INVALID', 'limit must be a finite number.');
   return Math.min(MAX_QUERY_LIMIT, Math.max(1, Math.floor(limit)));
+}
+
+/** `offset` as a whole number 0…{@link MAX_QUERY_OFFSET}; absent → 0. Throws SCHEMA_INVALID when not finite. */
+export function queryOffset(offset: number | undefined): number {
+  if (offset === undefined) return 0;
+  if (!Number.isFinite(offset)) throw new ToolgateError('SCHEMA_INVALID', 'offset must be a finite number.');
+  return Math.min(MAX_QUERY_OFFSET, Math.max(0, Math.floor(offset)));
 }
 
 /**
@@ -38,6 +47,7 @@ export function matchesQuery(stored: StoredAuditRecord, q: AuditQuery): boolean 
     (q.tool === undefined || c.tool === q.tool) &&
     (q.principalId === undefined || c.principalId === q.principalId) &&
     (q.tenant === undefined || c.tenant === q.tenant) &&
+    (q.tenants === undefined || q.tenants.includes(c.tenant)) &&
     (q.resourceKey === undefined || c.resourceKey === q.resourceKey) &&
     (q.callId === undefined || c.callId === q.callId) &&
     (q.traceId === undefined || c.traceId === q.traceId) &&
@@ -57,6 +67,7 @@ export function matchesWhoDid(stored: StoredAuditRecord, target: WhoDidTarget, o
   return (
     onTarget &&
     (opts.tenant === undefined || c.tenant === opts.tenant) &&
+    (opts.tenants === undefined || opts.tenants.includes(c.tenant)) &&
     inWindow(stored.recordedAtMs, opts.fromMs, opts.toMs)
   );
 }

@@ -43,6 +43,11 @@ export interface AuditQuery {
   readonly tool?: string;
   readonly principalId?: string;
   readonly tenant?: string;
+  /**
+   * Only records of one of these tenants (an operator's tenant scope); an empty list matches nothing.
+   * Combines with `tenant` (both must hold).
+   */
+  readonly tenants?: readonly string[];
   /** The full resource key, e.g. `t1:order:O-5512`. */
   readonly resourceKey?: string;
   readonly callId?: string;
@@ -54,6 +59,8 @@ export interface AuditQuery {
   readonly fromMs?: number;
   /** Exclusive upper bound on `recordedAtMs`. */
   readonly toMs?: number;
+  /** Records to skip, in the query's order, before the first returned (paging); default 0, at most 1 000 000. */
+  readonly offset?: number;
   /** Default 100, at most 10 000. */
   readonly limit?: number;
   /** By `recordedAtMs`, then chain, then seq. Default 'asc'. */
@@ -173,6 +180,8 @@ export interface WhoDidAnswer {
 
 export interface WhoDidOptions {
   readonly tenant?: string;
+  /** Only records of one of these tenants, as {@link AuditQuery.tenants}. */
+  readonly tenants?: readonly string[];
   readonly fromMs?: number;
   readonly toMs?: number;
   /** Rows over both lists, oldest first. Default 100, at most 10 000. */

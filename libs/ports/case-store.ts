@@ -135,12 +135,38 @@ export type TransitionResult =
 export interface CaseFilter {
   readonly state?: CaseState;
   readonly tenant?: string;
+  /**
+   * Only cases of one of these tenants (an operator's tenant scope); an empty list matches nothing,
+   * and a case without a tenant (a poison dead letter that could not be decoded) matches no list.
+   * Combines with `tenant` (both must hold).
+   */
+  readonly tenants?: readonly string[];
   readonly tool?: string;
   /** Only open cases whose next check is due at or before this time, soonest first. */
   readonly dueBeforeMs?: number;
+  /**
+   * Only cases where this text occurs, ignoring case, in the case id, dead-letter id, call id, trace
+   * id, tool or the dead letter's error message (a console's free-text search). At most 200 chars.
+   */
+  readonly search?: string;
+  readonly reason?: CaseReason;
+  /** Inclusive lower bound on `createdAtMs`. */
+  readonly createdFromMs?: number;
+  /** Exclusive upper bound on `createdAtMs`. */
+  readonly createdToMs?: number;
+  /** Without `dueBeforeMs`: oldest first (`asc`, the default) or newest first (`desc`). */
+  readonly order?: 'asc' | 'desc';
+  /** Matching cases to skip before the first returned (paging), default 0, at most 1 000 000. */
+  readonly offset?: number;
   /** Default 100, at most 10 000. */
   readonly limit?: number;
 }
+
+/** The filters {@link CaseStore.countByState} takes: a list's filters without state, order or paging. */
+export type CaseCountFilter = Pick<
+  CaseFilter,
+  'tenant' | 'tenants' | 'tool' | 'search' | 'reason' | 'createdFromMs' | 'createdToMs'
+>;
 
 /** How to find one case: its id, the call it is about, or the dead letter that opened it. */
 export type CaseRef = string | { readonly callId: string } | { readonly deadLetterId: string };
@@ -158,8 +184,13 @@ export interface CaseStore {
    */
   openFromDeadLetter(dl: DeadLetterInput): Promise<{ created: boolean; case: ReconciliationCase }>;
   get(ref: CaseRef): Promise<ReconciliationCase | undefined>;
-  /** Matching cases: soonest due first with `dueBeforeMs`, otherwise oldest first. */
+  /**
+   * Matching cases: soonest due first with `dueBeforeMs`, otherwise by creation time as `order`
+   * says (ties by case id), `offset` skipped, at most `limit`.
+   */
   list(filter: CaseFilter): Promise<ReconciliationCase[]>;
+  /** How many cases match `filter`, per state (every state present, 0 when none). */
+  countByState(filter: CaseCountFilter): Promise<Record<CaseState, number>>;
   /**
    * Moves a case if it is still as `expected` and the move is allowed (case-model.ts). Optimistic:
    * of concurrent transitions from the same version exactly one succeeds; the others get

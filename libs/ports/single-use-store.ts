@@ -1,16 +1,11 @@
 /** The answer to a consume: exactly one of any number of concurrent consumers of a fresh id gets `consumed`. */
 export type ConsumeResult = 'consumed' | 'already-used';
 
-/** Who approved a single-use id, and when (the store's clock, epoch ms). */
-export interface Approval {
-  readonly approver: string;
-  readonly approvedAtMs: number;
-}
-
 /**
- * The ledger of single-use ids (preview tokens' `jti`): whether each was used, and whether a person
- * approved it. Shared by every executor using the same backing store; each method is one atomic step
- * (one synchronous critical section, one Lua script, one SQL statement), never a read-then-write.
+ * The ledger of single-use ids (preview tokens' `jti`): whether each was used (approvals are
+ * requests of their own, in the `ApprovalStore`). Shared by every executor using the same backing
+ * store; each method is one atomic step (one synchronous critical section, one Lua script, one SQL
+ * statement), never a read-then-write.
  * Throws when the backing store is unreachable: callers fail closed (a token that cannot be marked
  * used is not honoured).
  */
@@ -26,11 +21,4 @@ export interface SingleUseStore {
    * `already-used`. Re-entry does not extend the ttl.
    */
   consume(id: string, ttlMs: number, holder?: string): Promise<ConsumeResult>;
-  /**
-   * Records that `approver` approved `id`, kept for `ttlMs`. The first approval wins: approving
-   * again (by anyone) changes nothing and returns the approval already recorded. Idempotent.
-   */
-  approve(id: string, approver: string, ttlMs: number): Promise<Approval>;
-  /** The live approval of `id`, or undefined when none was recorded or it has expired. Read-only. */
-  approval(id: string): Promise<Approval | undefined>;
 }

@@ -237,6 +237,8 @@ export async function openKafka(
 /** What {@link openSettlementClients} opens. */
 export interface SettlementClients extends KafkaClients {
   readonly pool: pg.Pool;
+  /** The Redis client the idempotency records are on (shared by the service's other Redis state). */
+  readonly redis: Redis | Cluster;
   readonly idempotency: RedisIdempotencyStore;
   readonly catalog: Catalog;
 }
@@ -255,14 +257,14 @@ export async function openSettlementClients(
   catalog: CatalogFactory | undefined,
 ): Promise<SettlementClients> {
   const pool = await openServicePostgres(context, settings);
-  const { idempotency } = openIdempotency(context, settings);
+  const { redis, idempotency } = openIdempotency(context, settings);
   const { bus, codec } = await openKafka(context, ensure);
   const opened = await openCatalog(context, {
     postgres: () => Promise.resolve(pool),
     module: settings.catalogModule,
     factory: catalog,
   });
-  return { pool, idempotency, bus, codec, catalog: opened };
+  return { pool, redis, idempotency, bus, codec, catalog: opened };
 }
 
 /**

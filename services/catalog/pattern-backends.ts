@@ -1,12 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { MemoryJobStore } from '../../libs/adapters/memory/job-store.js';
+import { MemoryApprovalStore } from '../../libs/adapters/memory/approval-store.js';
 import { MemorySingleUseStore } from '../../libs/adapters/memory/single-use-store.js';
 import type { ConfinedFs } from '../../libs/integrations/confined-fs.js';
 import { MemorySubmissionLedger, type SubmissionLedger } from '../../libs/integrations/submission-ledger.js';
 import type { PreviewKey } from '../../libs/patterns/preview/preview-key.js';
 import type { Clock } from '../../libs/core/clock.js';
 import type { JobStore } from '../../libs/ports/job-store.js';
+import type { ApprovalStore } from '../../libs/ports/approval-store.js';
 import type { SingleUseStore } from '../../libs/ports/single-use-store.js';
 import { LegacyFilingClient } from '../legacy-filing/client.js';
 import { MemoryPurchaseOrders, type PurchaseOrderApi } from './tools/purchase-order-backend.js';
@@ -17,8 +19,10 @@ export interface PurchasingBackend {
   readonly purchaseOrders: PurchaseOrderApi;
   /** Signs preview tokens; the same on every executor sharing {@link PurchasingBackend.singleUse}. */
   readonly previewKey: PreviewKey;
-  /** Used-token marks and approvals (ops approve a `preview_id` here with `approvePreview`). */
+  /** Used-token marks. */
   readonly singleUse: SingleUseStore;
+  /** Approval requests the confirm records and people decide (the ops console's queue). */
+  readonly approvals: ApprovalStore;
 }
 
 /** The legacy filing service and the send ledger its status checks rely on. */
@@ -77,6 +81,7 @@ export function memoryPatternBackends(clock: Clock, options: MemoryPatternOption
       purchaseOrders: options.purchaseOrders ?? new MemoryPurchaseOrders(clock),
       previewKey,
       singleUse: new MemorySingleUseStore(clock),
+      approvals: new MemoryApprovalStore(clock),
     },
     ...(options.legacyFilingUrl === undefined
       ? {}

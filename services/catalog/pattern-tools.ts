@@ -32,7 +32,12 @@ export function patternTools(
       ...purchaseOrderTools({
         inventory: downstreams.inventory,
         purchaseOrders: purchasing.purchaseOrders,
-        gate: new PreviewGate({ key: purchasing.previewKey, store: purchasing.singleUse, clock }),
+        gate: new PreviewGate({
+          key: purchasing.previewKey,
+          store: purchasing.singleUse,
+          approvals: purchasing.approvals,
+          clock,
+        }),
         policyVersion,
       }),
     );

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { migrate } from '../../libs/adapters/postgres/migrate.js';
 import { PostgresJobStore } from '../../libs/adapters/postgres/job-store.js';
+import { PostgresApprovalStore } from '../../libs/adapters/postgres/approval-store.js';
 import { PostgresSingleUseStore } from '../../libs/adapters/postgres/single-use-store.js';
 import { ConfinedFs } from '../../libs/integrations/confined-fs.js';
 import { PostgresSubmissionLedger } from '../../libs/integrations/submission-ledger.js';
@@ -63,6 +64,7 @@ export async function createPostgresPatternBackends(
             purchaseOrders: new PostgresPurchaseOrders(pool, clock),
             previewKey: config.previewKey,
             singleUse: new PostgresSingleUseStore(pool),
+            approvals: new PostgresApprovalStore(pool, clock),
           },
         }),
     ...(config.legacyFilingUrl === undefined

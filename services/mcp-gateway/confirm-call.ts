@@ -134,8 +134,6 @@ async function peekValid(
     ...settings,
     store: {
       consume: () => Promise.resolve('consumed'),
-      approve: () => Promise.reject(new Error('unused')),
-      approval: () => Promise.resolve(undefined),
     },
   };
   const checked = await redeemConfirmation(unused, state, bound, '');

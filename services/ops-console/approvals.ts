@@ -1,61 +1,46 @@
-import { approvePreview, DEFAULT_APPROVAL_TTL_MS } from '../../libs/patterns/preview/approve-preview.js';
+import { presentParsedCall, type Presentation } from '../../libs/registry/present-call.js';
 import type { AuditRecordEvent } from '../../libs/events/contracts.js';
-import type { AuditStore, StoredAuditRecord } from '../../libs/ports/audit-store.js';
 import type { Clock } from '../../libs/core/clock.js';
-import type { SingleUseStore } from '../../libs/ports/single-use-store.js';
+import type { TenantScope } from '../../libs/core/tenant-scope.js';
+import { inTenantScope } from '../../libs/core/tenant-scope.js';
+import { canonicalActor } from '../../libs/patterns/approval/approval-rules.js';
+import { redactArguments } from '../../libs/pipeline/build-audit-record.js';
+import type { ToolResolver } from '../../libs/pipeline/deps.js';
+import type {
+  ApprovalChange,
+  ApprovalPage,
+  ApprovalRefusal,
+  ApprovalRequest,
+  ApprovalState,
+  ApprovalStore,
+} from '../../libs/ports/approval-store.js';
 import { deliver, type DeliveryDeps } from '../../libs/reconcile/deliver.js';
 
-/**
- * A preview that waits for a person: a confirm call the preview gate refused as awaiting approval
- * (its audit record). The gate checks the token's signature, principal, tool, arguments hash and
- * resource BEFORE it looks for an approval, so that refusal proves the audited call carries the
- * arguments the token binds: approving `jti` releases exactly that call and nothing else.
- */
-export interface PendingApproval {
-  /** The preview token's id: what an approval is recorded under. */
-  readonly jti: string;
-  readonly expiresAtMs: number;
-  /** The confirm tool (e.g. create_purchase_order) and the caller that asked. */
-  readonly tool: string;
-  readonly requester: string;
-  readonly tenant: string;
-  readonly resourceKey: string | undefined;
-  /** The call's arguments after the tool's audit allow-list (the token itself is never audited). */
+/** An approval request as the console shows it: the stored request and the arguments a person may see. */
+export interface ApprovalView {
+  readonly request: ApprovalRequest;
+  /** The confirm's arguments after the tool's audit allow-list (unknown tool: every value redacted). */
   readonly arguments: Readonly<Record<string, unknown>>;
-  readonly callId: string;
-  readonly traceId: string;
-  readonly askedAtMs: number;
-  /** The refused attempt's audit record, which the decision's own record is chained after. */
-  readonly record: StoredAuditRecord;
+  /**
+   * The call as the person deciding it sees it: the same rendering an MCP confirmation asks with
+   * (`presentParsedCall`: decisive fields first and whole, hidden characters escaped, withheld fields
+   * named), or why it cannot be shown in full — then it cannot be approved either.
+   */
+  readonly shown: Presentation;
 }
 
-/** The refusal text of `previewRefusalError` for `awaiting-approval` (libs/patterns/preview). */
-const AWAITING =
-  /a person must approve preview (\S+) before it can be confirmed \(the preview expires at ([^)]+)\)/;
-
-/** The preview id and expiry an attempt's record names when the gate refused it as awaiting approval. */
-export function awaitingApprovalOf(
-  stored: StoredAuditRecord,
-): { jti: string; expiresAtMs: number } | undefined {
-  if (stored.source !== 'executor' || stored.record.outcome !== 'POLICY_VIOLATION') return undefined;
-  for (const d of stored.record.decisions) {
-    const m = d.reason === undefined ? null : AWAITING.exec(d.reason);
-    if (m === null) continue;
-    const expiresAtMs = Date.parse(m[2]!);
-    if (Number.isFinite(expiresAtMs)) return { jti: m[1]!, expiresAtMs };
-  }
-  return undefined;
-}
-
-/** The record id of a person's decision on a preview: one per preview, so a repeat is stored once. */
-export function decisionRecordId(jti: string): string {
-  return `operator:preview:${jti}`;
+/** One page of the queue, and how many requests in the operator's scope are in each state. */
+export interface ApprovalsListing {
+  readonly items: readonly ApprovalView[];
+  readonly next?: string;
+  readonly counts: Readonly<Record<ApprovalState, number>>;
 }
 
 /** What the approvals queue reads and writes. */
 export interface ApprovalsDeps {
-  readonly audit: AuditStore;
-  readonly singleUse: SingleUseStore;
+  readonly approvals: ApprovalStore;
+  /** The executors' tool catalog: which arguments of a call a person may see. */
+  readonly tools: ToolResolver;
   readonly clock: Clock;
   /** Where a decision's audit record goes: the reconciler's delivery path (audit topic, retried). */
   readonly delivery: DeliveryDeps;
@@ -67,129 +52,216 @@ export type DecisionResult =
   | { readonly ok: false; readonly reason: 'not-found' | 'not-allowed'; readonly detail: string };
 
 /**
- * The approvals queue over the audit log and the single-use store the preview gate redeems tokens
- * in. Listing reads the awaiting-approval refusals of the last hour (an approval outlives no token
- * longer) and leaves out previews that expired, were approved, or that a person already decided.
+ * The console's approvals queue over the approval store: the requests the preview gate recorded
+ * itself, so nothing a model writes into a message can add, hide or alter an entry. Every method
+ * takes the operator's `TenantScope`; a request outside it is answered exactly like an unknown one.
+ * Deciding goes through the store's state machine (four eyes, distinct approvers, compare-and-set)
+ * and is audited under the operator.
  */
 export class ApprovalsQueue {
   constructor(private readonly deps: ApprovalsDeps) {}
 
-  /** Previews waiting for a person, newest first, optionally of one tenant. */
-  async pending(filter: { readonly tenant?: string } = {}): Promise<PendingApproval[]> {
-    const now = this.deps.clock.now();
-    const fromMs = now - DEFAULT_APPROVAL_TTL_MS;
-    const [asked, decided] = await Promise.all([
-      this.deps.audit.query({
-        outcome: 'POLICY_VIOLATION',
-        source: 'executor',
-        fromMs,
-        order: 'desc',
-        limit: 1000,
-        ...(filter.tenant === undefined ? {} : { tenant: filter.tenant }),
+  /** A page of requests in `scope` (default: the pending ones), oldest first, with per-state counts. */
+  async list(
+    scope: TenantScope,
+    options: { readonly state?: ApprovalState; readonly after?: string; readonly limit?: number } = {},
+  ): Promise<ApprovalsListing> {
+    const [page, counts]: [ApprovalPage, Readonly<Record<ApprovalState, number>>] = await Promise.all([
+      this.deps.approvals.list({
+        scope,
+        state: options.state ?? 'pending',
+        ...(options.after === undefined ? {} : { after: options.after }),
+        limit: options.limit ?? 50,
       }),
-      this.deps.audit.query({ source: 'operator', fromMs, order: 'desc', limit: 10_000 }),
+      this.deps.approvals.counts(scope),
     ]);
-    const decidedIds = new Set(decided.map((r) => r.recordId));
-    const byJti = new Map<string, PendingApproval>();
-    for (const stored of asked) {
-      const waiting = awaitingApprovalOf(stored);
-      if (waiting === undefined || waiting.expiresAtMs <= now || byJti.has(waiting.jti)) continue;
-      if (decidedIds.has(decisionRecordId(waiting.jti))) continue;
-      byJti.set(waiting.jti, pendingOf(stored, waiting));
-    }
-    const open: PendingApproval[] = [];
-    for (const p of byJti.values()) {
-      if ((await this.deps.singleUse.approval(p.jti)) === undefined) open.push(p);
-    }
-    return open;
+    return {
+      items: page.items.map((r) => this.#view(r)),
+      ...(page.next === undefined ? {} : { next: page.next }),
+      counts,
+    };
   }
 
-  /** One waiting preview by its id, or undefined when it is not (or no longer) waiting. */
-  async find(jti: string): Promise<PendingApproval | undefined> {
-    return (await this.pending()).find((p) => p.jti === jti);
+  /** One request in `scope`, or undefined when there is none (or it is outside the scope). */
+  async find(scope: TenantScope, id: string): Promise<ApprovalView | undefined> {
+    if (id.length === 0 || id.length > 512) return undefined;
+    const request = await this.deps.approvals.get(id);
+    return request === undefined || !inTenantScope(scope, request.tenant) ? undefined : this.#view(request);
   }
 
   /**
-   * Approves preview `jti` as `operator:<by>` with `reason`: the approval is recorded in the
-   * single-use store (the first one wins, see `approvePreview`), then audited under the operator.
-   * Refused when the preview is not waiting, or when the approver is the requester (four eyes).
+   * The request `id` when it exists but lies outside `scope` — what the console audits as an attempt
+   * across tenants; undefined for an unknown id or one inside the scope.
    */
-  async approve(jti: string, by: string, reason: string): Promise<DecisionResult> {
-    const pending = await this.find(jti);
-    if (pending === undefined) return notWaiting(jti);
-    const approver = actorOf(by);
-    if (approver === pending.requester || by === pending.requester) {
-      return { ok: false, reason: 'not-allowed', detail: 'the requester cannot approve their own preview' };
-    }
-    const result = await approvePreview(this.deps.singleUse, { jti, approver });
-    if (!result.recorded) {
+  async outsideScope(scope: TenantScope, id: string): Promise<ApprovalRequest | undefined> {
+    if (id.length === 0 || id.length > 512) return undefined;
+    const request = await this.deps.approvals.get(id);
+    return request === undefined || inTenantScope(scope, request.tenant) ? undefined : request;
+  }
+
+  /** The transitions of a request in `scope` (empty outside it). */
+  async history(scope: TenantScope, id: string) {
+    return (await this.find(scope, id)) === undefined ? [] : this.deps.approvals.events(id);
+  }
+
+  /**
+   * Approves request `id` as operator `by` (any spelling: stored in canonical form) with `note`.
+   * Refused unless pending, and when `by` is the requester, the user it acts for, or already approved it.
+   */
+  approve(scope: TenantScope, id: string, by: string, note: string): Promise<DecisionResult> {
+    return this.#decide(scope, id, by, note, 'approved');
+  }
+
+  /** Rejects request `id` for good: no confirm can ever redeem it. */
+  reject(scope: TenantScope, id: string, by: string, note: string): Promise<DecisionResult> {
+    return this.#decide(scope, id, by, note, 'rejected');
+  }
+
+  async #decide(
+    scope: TenantScope,
+    id: string,
+    by: string,
+    note: string,
+    verdict: 'approved' | 'rejected',
+  ): Promise<DecisionResult> {
+    const view = await this.find(scope, id);
+    if (view === undefined) return notFound(id);
+    if (verdict === 'approved' && !view.shown.ok) {
       return {
         ok: false,
         reason: 'not-allowed',
-        detail: `preview ${jti} was already approved by ${result.approval.approver}`,
+        detail: `request ${id} cannot be approved: ${view.shown.reason}`,
       };
     }
-    const audited = await this.audit(pending, approver, 'approved', reason);
-    return { ok: true, audited, detail: `preview ${jti} approved; the caller's next confirm runs it once` };
-  }
-
-  /**
-   * Rejects preview `jti`: its token is marked used (held by the rejection), so no confirm can ever
-   * redeem it — not even after a later approval — and the rejection is audited under the operator.
-   */
-  async reject(jti: string, by: string, reason: string): Promise<DecisionResult> {
-    const pending = await this.find(jti);
-    if (pending === undefined) return notWaiting(jti);
-    const rejecter = actorOf(by);
-    const ttlMs = Math.max(1, pending.expiresAtMs - this.deps.clock.now()) + DEFAULT_APPROVAL_TTL_MS;
-    const used = await this.deps.singleUse.consume(jti, ttlMs, `rejected-by:${rejecter}`);
-    if (used === 'already-used') {
-      return { ok: false, reason: 'not-allowed', detail: `preview ${jti} was already used or rejected` };
+    const actor = canonicalActor(by);
+    const change: ApprovalChange =
+      verdict === 'approved'
+        ? await this.deps.approvals.approve(id, actor, note)
+        : await this.deps.approvals.reject(id, actor, note);
+    if (!change.ok) {
+      return change.refusal === 'unknown'
+        ? notFound(id)
+        : { ok: false, reason: 'not-allowed', detail: refusalText(change.refusal, id) };
     }
-    const audited = await this.audit(pending, rejecter, 'rejected', reason);
-    return { ok: true, audited, detail: `preview ${jti} rejected; its token can no longer be confirmed` };
+    const r = change.request;
+    const shown = approvalArguments(this.deps.tools, r);
+    const event = decisionAuditEvent(r, shown, actor, verdict, note, this.deps.clock.now());
+    const report = await deliver(this.deps.delivery, { audit: event }, AbortSignal.timeout(30_000));
+    const detail = standing(r);
+    return { ok: true, audited: report.audited, detail };
   }
 
-  private async audit(
-    p: PendingApproval,
-    actor: string,
-    verdict: 'approved' | 'rejected',
-    reason: string,
-  ): Promise<boolean> {
-    const event = decisionAuditEvent(p, actor, verdict, reason, this.deps.clock.now());
-    const report = await deliver(this.deps.delivery, { audit: event }, AbortSignal.timeout(30_000));
-    return report.audited;
+  #view(request: ApprovalRequest): ApprovalView {
+    return {
+      request,
+      arguments: approvalArguments(this.deps.tools, request),
+      shown: approvalPresentation(this.deps.tools, request),
+    };
   }
 }
 
 /**
- * The audit record of a person's decision on a preview, in the chain of the call it decides on
- * (same tenant, callId, resource key and trace). Its principal is the operator, its source
- * `operator`; the outcome stays the call's (POLICY_VIOLATION: nothing ran yet), and the decision
- * (`pass` for approved, `refuse` for rejected) carries the preview, the reason and the requester. Pure.
+ * The arguments of `request` a person may see: the tool's audit allow-list, every other value
+ * redacted (all of them when the tool is not in the catalog).
+ */
+export function approvalArguments(tools: ToolResolver, request: ApprovalRequest): Record<string, unknown> {
+  const tool = tools.resolve(request.tool, {
+    tenant: request.tenant,
+    ...(request.toolVersion === '' ? {} : { version: request.toolVersion }),
+  });
+  return redactArguments(request.arguments, tool.ok ? tool.tool.auditFields : undefined);
+}
+
+/** The longest rendering of a call the console shows; a call needing more cannot be approved. */
+export const APPROVAL_PRESENTATION_MAX_CHARS = 20_000;
+
+/**
+ * `request`'s call rendered for the person deciding it, by the tool's own definition (decisive
+ * fields first and whole); refused when the console does not know the tool — then nobody can see
+ * what would run, so nobody may approve it.
+ */
+export function approvalPresentation(tools: ToolResolver, request: ApprovalRequest): Presentation {
+  const tool = tools.resolve(request.tool, {
+    tenant: request.tenant,
+    ...(request.toolVersion === '' ? {} : { version: request.toolVersion }),
+  });
+  if (!tool.ok) {
+    return {
+      ok: false,
+      reason: `the console does not know tool ${request.tool} ${request.toolVersion}, so it cannot show what would run`,
+    };
+  }
+  return presentParsedCall(tool.tool, request.arguments, { maxChars: APPROVAL_PRESENTATION_MAX_CHARS });
+}
+
+/** Where a request stands after a decision, in a sentence for the person who made it. Pure. */
+export function standing(r: ApprovalRequest): string {
+  switch (r.state) {
+    case 'approved':
+      return `request ${r.id} approved; the caller's next confirm runs it once`;
+    case 'pending':
+      return `request ${r.id}: ${r.approvals.length} of ${r.rule.approvers} approvals recorded; ${r.rule.approvers - r.approvals.length} more needed`;
+    case 'rejected':
+      return `request ${r.id} rejected; it can no longer be confirmed`;
+    default:
+      return `request ${r.id} is ${r.state}`;
+  }
+}
+
+/** What a refused decision tells the person. */
+export function refusalText(refusal: ApprovalRefusal, id: string): string {
+  switch (refusal) {
+    case 'requester':
+      return 'you asked for this action yourself; someone else must approve it';
+    case 'on-behalf-of':
+      return 'the action is done on your behalf; someone else must approve it';
+    case 'already-approved-by-you':
+      return 'you already approved this request; it needs the approval of a different person';
+    case 'expired':
+      return `request ${id} expired before it was decided`;
+    case 'not-pending':
+      return `request ${id} is already decided`;
+    default:
+      return `request ${id} cannot be decided (${refusal})`;
+  }
+}
+
+/** The record id of a person's decision on a request: one per request, transition and version. */
+export function decisionRecordId(request: ApprovalRequest): string {
+  return `operator:approval:${request.id}:${request.version}`;
+}
+
+/**
+ * The audit record of a person's decision, in the chain of the call that asked (same tenant, task,
+ * resource and trace when the gate recorded them). Its principal is `operator:<person>`, its source
+ * `operator`; the outcome is POLICY_VIOLATION (nothing ran yet) and the decision (`pass` for an
+ * approval, `refuse` for a rejection) names the request, the person, their reason, the requester
+ * and the user acted for. Pure.
  */
 export function decisionAuditEvent(
-  p: PendingApproval,
-  actor: string,
+  r: ApprovalRequest,
+  shownArguments: Readonly<Record<string, unknown>>,
+  person: string,
   verdict: 'approved' | 'rejected',
-  reason: string,
+  note: string,
   nowMs: number,
 ): AuditRecordEvent {
-  const r = p.record.record;
+  const actor = `operator:${canonicalActor(person)}`;
+  const o = r.origin;
   return {
-    recordId: decisionRecordId(p.jti),
-    callId: r.callId,
+    recordId: decisionRecordId(r),
+    callId: `approval:${r.id}`,
     tool: r.tool,
-    toolVersion: r.toolVersion ?? null,
+    toolVersion: r.toolVersion === '' ? null : r.toolVersion,
     principalId: actor,
     tenant: r.tenant,
-    taskId: r.taskId,
-    step: r.step,
-    index: r.index,
-    traceId: r.traceId,
-    idempotencyKey: r.idempotencyKey ?? null,
-    resourceKey: r.resourceKey ?? null,
-    argumentsJson: JSON.stringify(r.arguments),
+    taskId: o?.taskId ?? `approval:${r.id}`,
+    step: o?.step ?? 0,
+    index: o?.index ?? 0,
+    traceId: o?.traceId ?? '0'.repeat(32),
+    idempotencyKey: o?.idempotencyKey ?? null,
+    resourceKey: o?.resourceKey ?? null,
+    argumentsJson: JSON.stringify(shownArguments),
     resultJson: null,
     outcome: 'POLICY_VIOLATION',
     errorCode: null,
@@ -197,7 +269,7 @@ export function decisionAuditEvent(
       {
         stage: 'business-rules',
         decision: verdict === 'approved' ? 'pass' : 'refuse',
-        reason: `preview ${p.jti} ${verdict} by ${actor}: ${reason} [on behalf of ${p.requester}]`,
+        reason: `approval request ${r.id} ${verdict} by ${actor}: ${note} [requested by ${r.requester}${r.onBehalfOf === undefined ? '' : ` on behalf of ${r.onBehalfOf}`}; ${r.rule.reason}]`,
         code: null,
         durationMs: 0,
       },
@@ -210,34 +282,6 @@ export function decisionAuditEvent(
   };
 }
 
-function pendingOf(
-  stored: StoredAuditRecord,
-  waiting: { jti: string; expiresAtMs: number },
-): PendingApproval {
-  const r = stored.record;
-  return {
-    jti: waiting.jti,
-    expiresAtMs: waiting.expiresAtMs,
-    tool: r.tool,
-    requester: r.principalId,
-    tenant: r.tenant,
-    resourceKey: r.resourceKey,
-    arguments: r.arguments,
-    callId: r.callId,
-    traceId: r.traceId,
-    askedAtMs: stored.recordedAtMs,
-    record: stored,
-  };
-}
-
-function actorOf(by: string): string {
-  return by.startsWith('operator:') ? by : `operator:${by}`;
-}
-
-function notWaiting(jti: string): DecisionResult {
-  return {
-    ok: false,
-    reason: 'not-found',
-    detail: `preview ${jti} is not waiting for approval (unknown, expired, or already decided)`,
-  };
+function notFound(id: string): DecisionResult {
+  return { ok: false, reason: 'not-found', detail: `there is no approval request ${id}` };
 }

@@ -21,6 +21,17 @@ export const DEFAULT_OPERATOR_ISSUER = 'toolgate-identity';
 /** Audience the console expects on operators' sign-in tokens unless OPS_CONSOLE_AUDIENCE says otherwise. */
 export const DEFAULT_OPERATOR_AUDIENCE = 'toolgate-ops-console';
 
+/** Claim of the ID token that names the operator unless OPS_CONSOLE_OIDC_OPERATOR_CLAIM says otherwise. */
+export const DEFAULT_OPERATOR_CLAIM = 'preferred_username';
+/** Claim that lists the operator's roles unless OPS_CONSOLE_OIDC_ROLES_CLAIM says otherwise. */
+export const DEFAULT_ROLES_CLAIM = 'roles';
+/** Claim that lists the operator's tenants (`*` = all) unless OPS_CONSOLE_OIDC_TENANTS_CLAIM says otherwise. */
+export const DEFAULT_TENANTS_CLAIM = 'tenants';
+/** Scopes asked for unless OPS_CONSOLE_OIDC_SCOPES says otherwise (`openid` is always included). */
+export const DEFAULT_OIDC_SCOPES = 'openid profile';
+/** Path of the console's sign-in callback; the redirect URI is the origin plus this path. */
+export const OIDC_CALLBACK_PATH = '/auth/callback';
+
 /** The shortest session secret accepted: 32 bytes, as for the preview key. */
 const MIN_SESSION_SECRET_BYTES = 32;
 
@@ -52,25 +63,62 @@ const EnvSchema = z.object({
   OPS_CONSOLE_JWKS_FILE: z.string().optional(),
   OPS_CONSOLE_ISSUER: nonEmpty.default(DEFAULT_OPERATOR_ISSUER),
   OPS_CONSOLE_AUDIENCE: nonEmpty.default(DEFAULT_OPERATOR_AUDIENCE),
-  /** base64 of at least 32 random bytes; signs sessions and CSRF tokens (the same on every replica). */
+  /** The OpenID Connect provider operators sign in at (its issuer URL; discovery is read from it). */
+  OPS_CONSOLE_OIDC_ISSUER: z.url().optional(),
+  OPS_CONSOLE_OIDC_CLIENT_ID: nonEmpty.max(500).optional(),
+  /** The console's client secret at the provider, inline or as a file. Exactly one of the two. */
+  OPS_CONSOLE_OIDC_CLIENT_SECRET: nonEmpty.optional(),
+  OPS_CONSOLE_OIDC_CLIENT_SECRET_FILE: nonEmpty.optional(),
+  /** Space-separated scopes; `openid` is added when missing. */
+  OPS_CONSOLE_OIDC_SCOPES: nonEmpty.default(DEFAULT_OIDC_SCOPES),
+  OPS_CONSOLE_OIDC_OPERATOR_CLAIM: nonEmpty.max(200).default(DEFAULT_OPERATOR_CLAIM),
+  OPS_CONSOLE_OIDC_ROLES_CLAIM: nonEmpty.max(200).default(DEFAULT_ROLES_CLAIM),
+  OPS_CONSOLE_OIDC_TENANTS_CLAIM: nonEmpty.max(200).default(DEFAULT_TENANTS_CLAIM),
+  /** base64 of at least 32 random bytes; keys CSRF tokens and seals refresh tokens (the same on every replica). */
   OPS_CONSOLE_SESSION_SECRET: nonEmpty,
+  /** Absolute lifetime of a session: it ends this long after sign-in, whatever happens. */
   OPS_CONSOLE_SESSION_TTL_SEC: positiveInt.max(7 * 24 * 3600).default(8 * 3600),
+  /** Idle timeout: a session not used for this long ends. */
+  OPS_CONSOLE_SESSION_IDLE_SEC: positiveInt.max(7 * 24 * 3600).default(30 * 60),
   /** "true": a sign-in form that takes a name and a role without any token. Development only. */
   OPS_CONSOLE_DEV_LOGIN: z.enum(['true', 'false']).default('false'),
+  /** A trace viewer's URL with `{traceId}` where the trace id goes, e.g. https://tempo.example/trace/{traceId}. */
+  OPS_CONSOLE_TRACE_URL: z
+    .url({ protocol: /^https?$/ })
+    .refine((v) => v.includes('{traceId}'), 'expected an http(s) URL containing {traceId}')
+    .optional(),
 });
 
 type Env = z.infer<typeof EnvSchema>;
 
+/** Sign-in through an OpenID Connect provider (authorization code flow with PKCE). */
+export interface OidcConfig {
+  readonly issuer: string;
+  readonly clientId: string;
+  /** A secret: never logged or shown. */
+  readonly clientSecret: string;
+  /** `<origin>/auth/callback`: register exactly this at the provider. */
+  readonly redirectUri: string;
+  readonly scopes: readonly string[];
+  /** The claim names the operator, their roles and their tenants are read from. */
+  readonly claims: { readonly operator: string; readonly roles: string; readonly tenants: string };
+}
+
 /** How operators sign in. */
 export interface OperatorAuthConfig {
-  /** The identity provider's public keys; undefined only with the development login. */
+  /** The OpenID Connect provider; undefined only with the development login. */
+  readonly oidc: OidcConfig | undefined;
+  /** Public keys that verify bearer tokens (scripts) and, in development, pasted tokens; optional. */
   readonly jwks: JSONWebKeySet | undefined;
   readonly issuer: string;
   readonly audience: string;
-  /** Signs session cookies and CSRF tokens. A secret: never logged or shown. */
+  /** Keys CSRF tokens and seals refresh tokens. A secret: never logged or shown. */
   readonly sessionSecret: Buffer;
+  /** Absolute session lifetime. */
   readonly sessionTtlSec: number;
-  /** The static development login (any name, any role, no token): only when explicitly enabled. */
+  /** Idle timeout. */
+  readonly sessionIdleSec: number;
+  /** The development sign-ins (name and role without any token; a pasted token): only when explicitly enabled. */
   readonly devLogin: boolean;
 }
 
@@ -82,6 +130,8 @@ export interface OpsConsoleConfig extends ExecutionSettings, PostgresSettings {
   /** The public origin, e.g. `https://ops.example.com`; also decides whether cookies are `Secure`. */
   readonly origin: string;
   readonly auth: OperatorAuthConfig;
+  /** OPS_CONSOLE_TRACE_URL: trace ids link there (`{traceId}` replaced, URL-encoded); undefined: no link. */
+  readonly traceUrl: string | undefined;
 }
 
 /** Thrown with every problem of the environment listed, one per line, by variable name. */
@@ -105,12 +155,15 @@ export function loadOpsConsoleConfig(
     port: e.OPS_CONSOLE_PORT,
     host: e.OPS_CONSOLE_HOST,
     origin: e.OPS_CONSOLE_ORIGIN,
+    traceUrl: e.OPS_CONSOLE_TRACE_URL,
     auth: {
-      jwks: operatorKeys(e, readFile, devLogin),
+      oidc: oidcConfig(e, readFile, devLogin),
+      jwks: operatorKeys(e, readFile),
       issuer: e.OPS_CONSOLE_ISSUER,
       audience: e.OPS_CONSOLE_AUDIENCE,
       sessionSecret: sessionSecret(e.OPS_CONSOLE_SESSION_SECRET),
       sessionTtlSec: e.OPS_CONSOLE_SESSION_TTL_SEC,
+      sessionIdleSec: e.OPS_CONSOLE_SESSION_IDLE_SEC,
       devLogin,
     },
   };
@@ -126,13 +179,9 @@ function sessionSecret(text: string): Buffer {
   return bytes;
 }
 
-/** The identity provider's JWKS; neither variable set is allowed only with the development login. */
-function operatorKeys(
-  e: Env,
-  readFile: (path: string) => string,
-  devLogin: boolean,
-): JSONWebKeySet | undefined {
-  const jwks = jwksFromEnv(
+/** Bearer-token keys: optional (scripts that call the console with a token need them). */
+function operatorKeys(e: Env, readFile: (path: string) => string): JSONWebKeySet | undefined {
+  return jwksFromEnv(
     {
       inline: ['OPS_CONSOLE_JWKS', e.OPS_CONSOLE_JWKS],
       file: ['OPS_CONSOLE_JWKS_FILE', e.OPS_CONSOLE_JWKS_FILE],
@@ -140,10 +189,62 @@ function operatorKeys(
     readFile,
     (problems) => new OpsConsoleConfigError(problems),
   );
-  if (jwks === undefined && !devLogin) {
+}
+
+/**
+ * The OpenID Connect settings. The issuer is required unless OPS_CONSOLE_DEV_LOGIN=true; with an
+ * issuer, the client id and exactly one of the secret variables are required. The issuer must be
+ * https, except on a loopback host (a provider on the same machine, as in development).
+ */
+function oidcConfig(e: Env, readFile: (path: string) => string, devLogin: boolean): OidcConfig | undefined {
+  const issuer = e.OPS_CONSOLE_OIDC_ISSUER;
+  if (issuer === undefined) {
+    if (devLogin) return undefined;
     throw new OpsConsoleConfigError([
-      'OPS_CONSOLE_JWKS / OPS_CONSOLE_JWKS_FILE: required (the identity provider keys operators sign in with), unless OPS_CONSOLE_DEV_LOGIN=true',
+      'OPS_CONSOLE_OIDC_ISSUER: required (the OpenID Connect provider operators sign in at), unless OPS_CONSOLE_DEV_LOGIN=true',
     ]);
   }
-  return jwks;
+  const problems: string[] = [];
+  const url = new URL(issuer);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopback(url.hostname)))
+    problems.push('OPS_CONSOLE_OIDC_ISSUER: expected an https URL (http only on a loopback host)');
+  if (e.OPS_CONSOLE_OIDC_CLIENT_ID === undefined)
+    problems.push(
+      "OPS_CONSOLE_OIDC_CLIENT_ID: required with OPS_CONSOLE_OIDC_ISSUER (the console's client id)",
+    );
+  const inline = e.OPS_CONSOLE_OIDC_CLIENT_SECRET;
+  const file = e.OPS_CONSOLE_OIDC_CLIENT_SECRET_FILE;
+  let secret: string | undefined;
+  if ((inline === undefined) === (file === undefined)) {
+    problems.push(
+      'OPS_CONSOLE_OIDC_CLIENT_SECRET / OPS_CONSOLE_OIDC_CLIENT_SECRET_FILE: set exactly one (the client secret, inline or as a file)',
+    );
+  } else if (inline !== undefined) {
+    secret = inline;
+  } else {
+    try {
+      secret = readFile(file!).trim();
+    } catch {
+      problems.push('OPS_CONSOLE_OIDC_CLIENT_SECRET_FILE: cannot read the file');
+    }
+    if (secret === '') problems.push('OPS_CONSOLE_OIDC_CLIENT_SECRET_FILE: the file is empty');
+  }
+  if (problems.length > 0) throw new OpsConsoleConfigError(problems);
+  const scopes = e.OPS_CONSOLE_OIDC_SCOPES.split(/\s+/).filter(Boolean);
+  return {
+    issuer,
+    clientId: e.OPS_CONSOLE_OIDC_CLIENT_ID!,
+    clientSecret: secret!,
+    redirectUri: `${e.OPS_CONSOLE_ORIGIN}${OIDC_CALLBACK_PATH}`,
+    scopes: scopes.includes('openid') ? scopes : ['openid', ...scopes],
+    claims: {
+      operator: e.OPS_CONSOLE_OIDC_OPERATOR_CLAIM,
+      roles: e.OPS_CONSOLE_OIDC_ROLES_CLAIM,
+      tenants: e.OPS_CONSOLE_OIDC_TENANTS_CLAIM,
+    },
+  };
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../libs/adapters/postgres/migrate.js';
+import { PostgresApprovalStore } from '../../libs/adapters/postgres/approval-store.js';
 import { RedisSingleUseStore } from '../../libs/adapters/redis/single-use-store.js';
 import { systemClock } from '../../libs/core/system-clock.js';
 import type { ToolCallRequestedEvent } from '../../libs/events/contracts.js';
@@ -31,6 +32,7 @@ beforeAll(async () => {
     clock: systemClock,
     key: { alg: 'HS256', secret: randomBytes(32) },
     singleUse: new RedisSingleUseStore(stack.redis.redis, { keyPrefix: stack.redis.prefix }),
+    approvals: new PostgresApprovalStore(stack.db.pool, systemClock),
   });
   orders = purchasing.orders;
   built = chaosPipeline({

@@ -174,8 +174,31 @@ describe.each(adapters)('AuditStore contract: $name', (adapter) => {
     expect(ids(await h.subject.query({ tenant: t, fromMs: 199.5, toMs: 300.5 }))).toEqual([id(1), id(2)]);
     expect(ids(await h.subject.query({ tenant: t, limit: 2 }))).toEqual([id(0), id(1)]);
     expect(ids(await h.subject.query({ tenant: t, order: 'desc', limit: 3 }))).toEqual([id(3), id(2), id(1)]);
+    expect(ids(await h.subject.query({ tenant: t, limit: 2, offset: 2 }))).toEqual([id(2), id(3)]);
+    expect(ids(await h.subject.query({ tenant: t, order: 'desc', limit: 2, offset: 3 }))).toEqual([id(0)]);
+    await expect(h.subject.query({ tenant: t, offset: Infinity })).rejects.toBeInstanceOf(ToolgateError);
     expect(await h.subject.query({ tenant: t, principalId: 'p1', outcome: 'UNAUTHORIZED' })).toEqual([]);
     await expect(h.subject.query({ tenant: t, fromMs: NaN })).rejects.toBeInstanceOf(ToolgateError);
+  });
+
+  it('filters by a list of tenants (a scope) in query and whoDid, the limit applied after it', async () => {
+    const [a, b, c] = [tenant(), tenant(), tenant()];
+    const envs = [a, b, c, a, b, c].map((t, i) =>
+      envelope(auditRecord({ tenant: t, resourceKey: `${t}:order:O-1` }), { recordedAtMs: 100 + i }),
+    );
+    await h.subject.append(envs);
+    const ids = (rows: StoredAuditRecord[]): string[] => rows.map((r) => r.recordId);
+    const of = (...ts: string[]) => envs.filter((e) => ts.includes(e.record.tenant)).map((e) => e.recordId);
+    expect(ids(await h.subject.query({ tenants: [a, c], fromMs: 100, toMs: 106 }))).toEqual(of(a, c));
+    expect(ids(await h.subject.query({ tenants: [a, c], fromMs: 100, toMs: 106, limit: 2 }))).toEqual(
+      of(a, c).slice(0, 2),
+    );
+    expect(ids(await h.subject.query({ tenants: [b], tenant: b }))).toEqual(of(b));
+    expect(await h.subject.query({ tenants: [b], tenant: a })).toEqual([]);
+    expect(await h.subject.query({ tenants: [], fromMs: 100, toMs: 106 })).toEqual([]);
+    const who = await h.subject.whoDid(`${a}:order:O-1`, { tenants: [b, c] });
+    expect(who).toEqual({ did: [], tried: [] });
+    expect((await h.subject.whoDid(`${a}:order:O-1`, { tenants: [a] })).did).toHaveLength(2);
   });
 
   it('filters by source: the executor, the reconciler, or a person (operator)', async () => {

@@ -350,4 +350,93 @@ describe.each(adapters)('CaseStore contract: $name', (adapter) => {
     expect(await h.store.list({ tenant: uniqueName('nobody') })).toEqual([]);
     await expect(h.store.list({ tenant, dueBeforeMs: NaN })).rejects.toBeInstanceOf(ToolgateError);
   });
+
+  it('pages, orders, searches and counts by state within the filters', async () => {
+    const t = uniqueName('tenant');
+    const opened: ReconciliationCase[] = [];
+    for (let i = 0; i < 5; i++) {
+      const dl = deadLetter({ tenant: t, errorMessage: i === 3 ? 'Gateway said 100% NO_funds' : 'timeout' });
+      opened.push((await h.store.openFromDeadLetter(dl)).case);
+      await h.clock.advance(10);
+    }
+    await h.store.transition(
+      opened[1]!.caseId,
+      { to: 'needs_manual', by: 'status-check', note: 'x' },
+      'open',
+    );
+    const ids = (cases: ReconciliationCase[]): string[] => cases.map((x) => x.caseId);
+    const all = ids(opened);
+    expect(ids(await h.store.list({ tenant: t, limit: 2 }))).toEqual(all.slice(0, 2));
+    expect(ids(await h.store.list({ tenant: t, limit: 2, offset: 2 }))).toEqual(all.slice(2, 4));
+    expect(ids(await h.store.list({ tenant: t, limit: 2, offset: 4 }))).toEqual(all.slice(4));
+    expect(ids(await h.store.list({ tenant: t, order: 'desc', limit: 3 }))).toEqual(
+      [...all].reverse().slice(0, 3),
+    );
+    expect(ids(await h.store.list({ tenant: t, order: 'desc', offset: 3 }))).toEqual([all[1], all[0]]);
+    // Search: any part of the ids, trace, tool or error message, ignoring case; % and _ are plain text.
+    expect(ids(await h.store.list({ tenant: t, search: '100% no_FUNDS' }))).toEqual([all[3]]);
+    expect(ids(await h.store.list({ tenant: t, search: '%' }))).toEqual([all[3]]);
+    expect(ids(await h.store.list({ tenant: t, search: opened[2]!.callId!.slice(2).toUpperCase() }))).toEqual(
+      [all[2]],
+    );
+    expect(ids(await h.store.list({ tenant: t, search: opened[4]!.caseId }))).toEqual([all[4]]);
+    expect(ids(await h.store.list({ tenant: t, search: opened[0]!.deadLetterId }))).toEqual([all[0]]);
+    expect(await h.store.list({ tenant: t, search: 'nothing like it' })).toEqual([]);
+    expect(await h.store.countByState({ tenant: t })).toEqual({
+      open: 4,
+      needs_manual: 1,
+      resolved_succeeded: 0,
+      resolved_failed: 0,
+    });
+    expect(await h.store.countByState({ tenants: [t], search: 'timeout' })).toEqual({
+      open: 3,
+      needs_manual: 1,
+      resolved_succeeded: 0,
+      resolved_failed: 0,
+    });
+    expect(await h.store.countByState({ tenants: [] })).toEqual({
+      open: 0,
+      needs_manual: 0,
+      resolved_succeeded: 0,
+      resolved_failed: 0,
+    });
+    const created = (i: number) => opened[i]!.createdAtMs;
+    expect(
+      ids(await h.store.list({ tenant: t, createdFromMs: created(1), createdToMs: created(3) })),
+    ).toEqual([all[1], all[2]]);
+    expect(ids(await h.store.list({ tenant: t, reason: 'UNRESOLVED', limit: 1 }))).toEqual([all[0]]);
+    expect(await h.store.list({ tenant: t, reason: 'POISON' })).toEqual([]);
+    expect((await h.store.countByState({ tenant: t, createdFromMs: created(2) })).open).toBe(3);
+    await expect(h.store.list({ tenant: t, offset: NaN })).rejects.toBeInstanceOf(ToolgateError);
+    await expect(h.store.list({ tenant: t, search: 'x'.repeat(201) })).rejects.toBeInstanceOf(ToolgateError);
+  });
+
+  it('lists only the tenants of a scope, applying the limit after the scope (none for an empty scope)', async () => {
+    const [t1, t2, t3] = [uniqueName('tenant'), uniqueName('tenant'), uniqueName('tenant')];
+    const opened: ReconciliationCase[] = [];
+    for (const t of [t1, t2, t1, t3, t2, t1]) {
+      opened.push((await h.store.openFromDeadLetter(deadLetter({ tenant: t }))).case);
+      await h.clock.advance(10);
+    }
+    const ids = (cases: ReconciliationCase[]): string[] => cases.map((x) => x.caseId);
+    const of = (...ts: string[]) => ids(opened.filter((c) => ts.includes(c.tenant!)));
+    expect(ids(await h.store.list({ tenants: [t1, t3] }))).toEqual(of(t1, t3));
+    expect(ids(await h.store.list({ tenants: [t1, t3], limit: 3 }))).toEqual(of(t1, t3).slice(0, 3));
+    expect(ids(await h.store.list({ tenants: [t2], tenant: t2 }))).toEqual(of(t2));
+    expect(await h.store.list({ tenants: [t2], tenant: t1 })).toEqual([]);
+    expect(await h.store.list({ tenants: [] })).toEqual([]);
+    // A case without a tenant (an undecodable poison letter) is in no tenant's scope.
+    const poison = await h.store.openFromDeadLetter(
+      deadLetter({
+        callId: null,
+        reason: 'POISON',
+        tenant: null,
+        tool: null,
+        deadLetterId: uniqueName('dl'),
+      }),
+    );
+    expect(ids(await h.store.list({ tenants: [t1, t2, t3], limit: 10_000 }))).not.toContain(
+      poison.case.caseId,
+    );
+  });
 });

@@ -99,67 +99,9 @@ describe.each(adapters)('SingleUseStore contract: $name', (adapter) => {
     });
   });
 
-  it('no approval until one is recorded; the recorded one is read back by every client', async () => {
-    const id = fresh();
-    expect(await h.subject.approval(id)).toBeUndefined();
-    const before = h.now();
-    const approval = await h.subject.approve(id, 'manager:M-1', HOUR);
-    const after = h.now();
-    expect(approval.approver).toBe('manager:M-1');
-    expect(approval.approvedAtMs).toBeGreaterThanOrEqual(before - h.skewMs);
-    expect(approval.approvedAtMs).toBeLessThanOrEqual(after + h.skewMs);
-    expect(await h.peer.approval(id)).toEqual(approval);
-  });
-
-  it('the first approval wins: approving again returns it unchanged', async () => {
-    const id = fresh();
-    const first = await h.subject.approve(id, 'manager:M-1', HOUR);
-    await h.pass(5);
-    const second = await h.peer.approve(id, 'manager:M-2', HOUR);
-    expect(second).toEqual(first);
-    expect(await h.subject.approval(id)).toEqual(first);
-  });
-
-  it('of concurrent approvals by different people, every caller is told the same single winner', async () => {
-    const id = fresh();
-    const answers = await Promise.all(
-      Array.from({ length: 10 }, (_, i) =>
-        (i % 2 === 0 ? h.subject : h.peer).approve(id, `manager:M-${i}`, HOUR),
-      ),
-    );
-    const winners = new Set(answers.map((a) => `${a.approver}@${a.approvedAtMs}`));
-    expect(winners.size).toBe(1);
-    expect(await h.subject.approval(id)).toEqual(answers[0]);
-  });
-
-  it('an approval expires after its ttl', async () => {
-    await withGrowingPeriod(300, async (ttlMs) => {
-      const id = fresh();
-      const approved = await timed(h, () => h.subject.approve(id, 'manager:M-1', ttlMs));
-      const { sawLive } = await untilForgotten(h, ttlMs, approved, async () => {
-        const approval = await h.subject.approval(id);
-        if (approval !== undefined) expect(approval).toEqual(approved.value);
-        return approval !== undefined;
-      });
-      expect((await h.subject.approve(id, 'manager:M-2', HOUR)).approver).toBe('manager:M-2');
-      return sawLive;
-    });
-  });
-
-  it('approving does not consume, and consuming does not approve', async () => {
-    const [approved, consumed] = [fresh(), fresh()];
-    await h.subject.approve(approved, 'manager:M-1', HOUR);
-    expect(await h.subject.consume(approved, HOUR)).toBe('consumed');
-    await h.subject.consume(consumed, HOUR);
-    expect(await h.subject.approval(consumed)).toBeUndefined();
-  });
-
-  it('refuses an empty id or approver and a ttl that is not a positive duration', async () => {
+  it('refuses an empty id and a ttl that is not a positive duration', async () => {
     await expect(h.subject.consume('', HOUR)).rejects.toThrow(RangeError);
     await expect(h.subject.consume(fresh(), 0)).rejects.toThrow(RangeError);
     await expect(h.subject.consume(fresh(), Number.NaN)).rejects.toThrow(RangeError);
-    await expect(h.subject.approve(fresh(), '', HOUR)).rejects.toThrow(RangeError);
-    await expect(h.subject.approve(fresh(), 'manager:M-1', -5)).rejects.toThrow(RangeError);
-    await expect(h.subject.approval('')).rejects.toThrow(RangeError);
   });
 });

@@ -27,7 +27,7 @@ function ephemeralLow(): number {
 }
 
 /** Ports the local launchers and this machine's servers use by default. */
-const RESERVED = new Set([5432, 6379, 18081, 19090, 19092, 19093]);
+const RESERVED = new Set([5432, 6379, 18081, 18180, 19090, 19092, 19093]);
 
 /**
  * A port free on 127.0.0.1 a moment ago, chosen BELOW the kernel's ephemeral range. A port the OS

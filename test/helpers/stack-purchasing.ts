@@ -5,6 +5,7 @@ import { PreviewGate, type PreviewKey } from '../../libs/patterns/preview/index.
 import type { PolicyEngine } from '../../libs/pipeline/deps.js';
 import { createPolicyEngine } from '../../libs/policy/index.js';
 import type { SingleUseStore } from '../../libs/ports/single-use-store.js';
+import type { ApprovalStore } from '../../libs/ports/approval-store.js';
 import type { ToolDefinition } from '../../libs/registry/tool-definition.js';
 import { ToolRegistry } from '../../libs/registry/tool-registry.js';
 import { STORE_DOWNSTREAM_LIMITS } from '../../services/catalog/index.js';
@@ -34,6 +35,8 @@ export interface PurchasingPartsOptions {
   readonly clock: Clock;
   /** Where the preview gate records spent tokens. */
   readonly singleUse: SingleUseStore;
+  /** Where the confirm records approval requests and reads their decisions. */
+  readonly approvals: ApprovalStore;
   /** The preview token key; the executors of one scenario share it. */
   readonly key: PreviewKey;
   /** What the tools place orders through; default: the Postgres orders themselves. */
@@ -67,7 +70,12 @@ export async function purchasingParts(
   const tools = purchaseOrderTools({
     inventory: downstreams.inventory,
     purchaseOrders: options.purchaseOrders?.(orders) ?? orders,
-    gate: new PreviewGate({ key: options.key, store: options.singleUse, clock }),
+    gate: new PreviewGate({
+      key: options.key,
+      store: options.singleUse,
+      approvals: options.approvals,
+      clock,
+    }),
     policyVersion: () => version,
   });
   const policy = createPolicyEngine({ version }, tools);

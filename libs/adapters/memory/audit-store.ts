@@ -7,6 +7,7 @@ import {
   matchesQuery,
   matchesWhoDid,
   queryLimit,
+  queryOffset,
   splitWhoDid,
   timeBound,
   whoDidEntry,
@@ -62,13 +63,14 @@ export class MemoryAuditStore implements AuditStore {
   query(filter: AuditQuery): Promise<StoredAuditRecord[]> {
     return settle(() => {
       const limit = queryLimit(filter.limit);
+      const offset = queryOffset(filter.offset);
       checkWindow(filter.fromMs, filter.toMs);
       const sign = filter.order === 'desc' ? -1 : 1;
       return [...this.chains.values()]
         .flat()
         .filter((r) => matchesQuery(r, filter))
         .sort((a, b) => sign * compareStored(a, b))
-        .slice(0, limit);
+        .slice(offset, offset + limit);
     });
   }
 

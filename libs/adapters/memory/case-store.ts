@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { deepFreeze } from '../../core/deep-freeze.js';
-import { queryLimit } from '../../audit/query.js';
+import { queryLimit, queryOffset, timeBound } from '../../audit/query.js';
 import type { Clock } from '../../core/clock.js';
 import type {
   CaseChange,
+  CaseCountFilter,
   CaseFilter,
   CaseRef,
+  CaseState,
   CaseStore,
   DeadLetterInput,
   ExpectedCase,
@@ -13,6 +15,7 @@ import type {
   TransitionResult,
 } from '../../ports/case-store.js';
 import { applyTransition, dueBound, matchesExpected, newCase } from '../../reconcile/case-model.js';
+import { caseSearch, caseSearchTexts, zeroCounts } from '../../reconcile/case-query.js';
 import { settle } from '../../core/settle.js';
 
 /**
@@ -56,11 +59,22 @@ export class MemoryCaseStore implements CaseStore {
   list(filter: CaseFilter): Promise<ReconciliationCase[]> {
     return settle(() => {
       const limit = queryLimit(filter.limit);
+      const offset = queryOffset(filter.offset);
       if (filter.dueBeforeMs !== undefined) dueBound(filter.dueBeforeMs);
       return [...this.cases.values()]
-        .filter((c) => matchesCaseFilter(c, filter))
+        .filter(
+          (c) => matchesCaseFilter(c, filter) && (filter.state === undefined || c.state === filter.state),
+        )
         .sort((a, b) => compareCases(a, b, filter))
-        .slice(0, limit);
+        .slice(offset, offset + limit);
+    });
+  }
+
+  countByState(filter: CaseCountFilter): Promise<Record<CaseState, number>> {
+    return settle(() => {
+      const counts = zeroCounts();
+      for (const c of this.cases.values()) if (matchesCaseFilter(c, filter)) counts[c.state] += 1;
+      return counts;
     });
   }
 
@@ -85,11 +99,21 @@ export class MemoryCaseStore implements CaseStore {
   }
 }
 
-function matchesCaseFilter(c: ReconciliationCase, f: CaseFilter): boolean {
+function matchesCaseFilter(
+  c: ReconciliationCase,
+  f: CaseCountFilter & Pick<CaseFilter, 'dueBeforeMs'>,
+): boolean {
   const due = f.dueBeforeMs === undefined ? undefined : dueBound(f.dueBeforeMs);
+  const search = caseSearch(f.search);
+  const from = timeBound('createdFromMs', f.createdFromMs);
+  const to = timeBound('createdToMs', f.createdToMs);
   return (
-    (f.state === undefined || c.state === f.state) &&
+    (search === undefined || caseSearchTexts(c).some((t) => t.includes(search))) &&
+    (f.reason === undefined || c.reason === f.reason) &&
+    (from === undefined || c.createdAtMs >= from) &&
+    (to === undefined || c.createdAtMs < to) &&
     (f.tenant === undefined || c.tenant === f.tenant) &&
+    (f.tenants === undefined || (c.tenant !== null && f.tenants.includes(c.tenant))) &&
     (f.tool === undefined || c.tool === f.tool) &&
     (due === undefined || (c.nextCheckAtMs !== null && c.nextCheckAtMs <= due))
   );
@@ -97,6 +121,10 @@ function matchesCaseFilter(c: ReconciliationCase, f: CaseFilter): boolean {
 
 /** Soonest due first when asking for due cases, otherwise oldest first; ties by case id. */
 function compareCases(a: ReconciliationCase, b: ReconciliationCase, f: CaseFilter): number {
-  const byDue = f.dueBeforeMs === undefined ? 0 : (a.nextCheckAtMs ?? 0) - (b.nextCheckAtMs ?? 0);
-  return byDue || a.createdAtMs - b.createdAtMs || (a.caseId < b.caseId ? -1 : a.caseId > b.caseId ? 1 : 0);
+  if (f.dueBeforeMs !== undefined) {
+    const byDue = (a.nextCheckAtMs ?? 0) - (b.nextCheckAtMs ?? 0);
+    return byDue || a.createdAtMs - b.createdAtMs || (a.caseId < b.caseId ? -1 : a.caseId > b.caseId ? 1 : 0);
+  }
+  const sign = f.order === 'desc' ? -1 : 1;
+  return sign * (a.createdAtMs - b.createdAtMs || (a.caseId < b.caseId ? -1 : a.caseId > b.caseId ? 1 : 0));
 }

@@ -8,3 +8,5 @@ export { MemoryCaseStore } from './case-store.js';
 export { MemorySingleUseStore } from './single-use-store.js';
 export { MemoryJobStore } from './job-store.js';
 export { MemoryFactStore } from './memory-fact-store.js';
+export { MemorySessionStore } from './session-store.js';
+export { MemoryApprovalStore } from './approval-store.js';

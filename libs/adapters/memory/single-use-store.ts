@@ -1,5 +1,5 @@
 import type { Clock } from '../../core/clock.js';
-import type { Approval, ConsumeResult, SingleUseStore } from '../../ports/single-use-store.js';
+import type { ConsumeResult, SingleUseStore } from '../../ports/single-use-store.js';
 import { checkDurationMs, checkKey } from './argument-checks.js';
 import { deleteWhere } from './delete-where.js';
 
@@ -16,7 +16,6 @@ interface Entry<T> {
  */
 export class MemorySingleUseStore implements SingleUseStore {
   readonly #consumed = new Map<string, Entry<string>>();
-  readonly #approvals = new Map<string, Entry<Approval>>();
 
   constructor(private readonly clock: Clock) {}
 
@@ -29,29 +28,11 @@ export class MemorySingleUseStore implements SingleUseStore {
     return 'consumed';
   }
 
-  async approve(id: string, approver: string, ttlMs: number): Promise<Approval> {
-    checkKey('id', id);
-    checkKey('approver', approver);
-    const ttl = checkDurationMs('ttlMs', ttlMs);
-    const live = this.#live(this.#approvals, id);
-    if (live !== undefined) return { ...live };
-    const now = this.clock.now();
-    const approval: Approval = { approver, approvedAtMs: now };
-    this.#approvals.set(id, { value: approval, expiresAtMs: now + ttl });
-    return { ...approval };
-  }
-
-  async approval(id: string): Promise<Approval | undefined> {
-    checkKey('id', id);
-    const live = this.#live(this.#approvals, id);
-    return live === undefined ? undefined : { ...live };
-  }
-
   /** Drops every expired entry; returns how many were dropped. */
   purgeExpired(): number {
     const now = this.clock.now();
     const expired = (entry: Entry<unknown>): boolean => entry.expiresAtMs <= now;
-    return deleteWhere(this.#consumed, expired) + deleteWhere(this.#approvals, expired);
+    return deleteWhere(this.#consumed, expired);
   }
 
   #live<T>(map: Map<string, Entry<T>>, id: string): T | undefined {

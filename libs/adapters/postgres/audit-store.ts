@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { indexedColumns, type IndexedColumns } from '../../audit/columns.js';
 import { prepareEnvelope } from '../../audit/envelope.js';
 import { groupByChain, linkRecords } from '../../audit/hash-chain.js';
-import { queryLimit, splitWhoDid, timeBound, whoDidEntry } from '../../audit/query.js';
+import { queryLimit, queryOffset, splitWhoDid, timeBound, whoDidEntry } from '../../audit/query.js';
 import { verifyChains, type VerifiableRecord } from '../../audit/verify.js';
 import type { AuditRecord } from '../../core/audit-record.js';
 import type {
@@ -145,6 +145,7 @@ export class PostgresAuditStore implements AuditStore {
     where.eq('tool', filter.tool);
     where.eq('principal_id', filter.principalId);
     where.eq('tenant', filter.tenant);
+    where.anyOf('tenant', filter.tenants);
     where.eq('resource_key', filter.resourceKey);
     where.eq('call_id', filter.callId);
     where.eq('trace_id', filter.traceId);
@@ -154,7 +155,8 @@ export class PostgresAuditStore implements AuditStore {
     const dir = filter.order === 'desc' ? 'DESC' : 'ASC';
     const { rows } = await this.pool.query<AuditRow>(
       `SELECT ${COLUMNS} FROM audit_records ${where.sql()}
-       ORDER BY recorded_at_ms ${dir}, chain ${dir}, seq ${dir} LIMIT ${where.param(queryLimit(filter.limit))}`,
+       ORDER BY recorded_at_ms ${dir}, chain ${dir}, seq ${dir}
+       LIMIT ${where.param(queryLimit(filter.limit))} OFFSET ${where.param(queryOffset(filter.offset))}`,
       where.params,
     );
     return rows.map(toStored);
@@ -190,6 +192,7 @@ export class PostgresAuditStore implements AuditStore {
       where.eq('tool', target.tool);
     }
     where.eq('tenant', opts.tenant);
+    where.anyOf('tenant', opts.tenants);
     where.window(opts.fromMs, opts.toMs);
     const { rows } = await this.pool.query<AuditRow>(
       `SELECT ${COLUMNS} FROM audit_records ${where.sql()}
@@ -317,6 +320,11 @@ class Where {
 
   eq(column: string, value: string | undefined): void {
     if (value !== undefined) this.parts.push(`${column} = ${this.param(value)}`);
+  }
+
+  /** `column` is one of `values` (none: matches nothing). */
+  anyOf(column: string, values: readonly string[] | undefined): void {
+    if (values !== undefined) this.parts.push(`${column} = ANY(${this.param([...values])}::text[])`);
   }
 
   window(from: number | undefined, to: number | undefined): void {

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { queryLimit } from '../../audit/query.js';
+import { queryLimit, queryOffset, timeBound } from '../../audit/query.js';
 import type { Clock } from '../../core/clock.js';
 import type {
   CaseChange,
+  CaseCountFilter,
   CaseFilter,
   CaseReason,
   CaseRef,
@@ -15,6 +16,7 @@ import type {
   TransitionResult,
 } from '../../ports/case-store.js';
 import { applyTransition, dueBound, matchesExpected, newCase } from '../../reconcile/case-model.js';
+import { caseSearch, zeroCounts } from '../../reconcile/case-query.js';
 
 const COLUMNS = `case_id, dead_letter_id, call_id, tenant, tool, idempotency_key, resource_key, principal_id,
   trace_id, reason, state, context, attempt_history, last_known_state, status_checks, next_check_at_ms,
@@ -94,30 +96,36 @@ export class PostgresCaseStore implements CaseStore {
   }
 
   async list(filter: CaseFilter): Promise<ReconciliationCase[]> {
-    const params: unknown[] = [];
-    const where: string[] = [];
-    const add = (sql: string, value: unknown): void => {
-      params.push(value);
-      where.push(sql.replace('?', `$${params.length}`));
-    };
+    const { where, params, add } = caseWhere(filter);
     if (filter.state !== undefined) add('state = ?', filter.state);
-    if (filter.tenant !== undefined) add('tenant = ?', filter.tenant);
-    if (filter.tool !== undefined) add('tool = ?', filter.tool);
     if (filter.dueBeforeMs !== undefined) {
       add("state = 'open' AND next_check_at_ms <= ?", dueBound(filter.dueBeforeMs));
     }
-    params.push(queryLimit(filter.limit));
+    const dir = filter.order === 'desc' ? 'DESC' : 'ASC';
     const order =
       filter.dueBeforeMs === undefined
-        ? 'created_at_ms, case_id'
+        ? `created_at_ms ${dir}, case_id ${dir}`
         : 'next_check_at_ms, created_at_ms, case_id';
+    params.push(queryLimit(filter.limit), queryOffset(filter.offset));
     const { rows } = await this.pool.query<CaseRow>(
       `SELECT ${COLUMNS} FROM reconciliation_cases
        ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`}
-       ORDER BY ${order} LIMIT $${params.length}`,
+       ORDER BY ${order} LIMIT $${params.length - 1} OFFSET $${params.length}`,
       params,
     );
     return rows.map(toCase);
+  }
+
+  async countByState(filter: CaseCountFilter): Promise<Record<CaseState, number>> {
+    const { where, params } = caseWhere(filter);
+    const { rows } = await this.pool.query<{ state: CaseState; n: string }>(
+      `SELECT state, count(*) AS n FROM reconciliation_cases
+       ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`} GROUP BY state`,
+      params,
+    );
+    const counts = zeroCounts();
+    for (const r of rows) counts[r.state] = Number(r.n);
+    return counts;
   }
 
   async transition(caseId: string, change: CaseChange, expected: ExpectedCase): Promise<TransitionResult> {
@@ -208,4 +216,37 @@ function toCase(row: CaseRow): ReconciliationCase {
     createdAtMs: Number(row.created_at_ms),
     updatedAtMs: Number(row.updated_at_ms),
   };
+}
+
+/** The WHERE parts a list and a count share: tenant, tenant scope, tool and free-text search. */
+function caseWhere(filter: CaseCountFilter): {
+  where: string[];
+  params: unknown[];
+  add: (sql: string, value: unknown) => void;
+} {
+  const params: unknown[] = [];
+  const where: string[] = [];
+  const add = (sql: string, value: unknown): void => {
+    params.push(value);
+    where.push(sql.replaceAll('?', `$${params.length}`));
+  };
+  if (filter.tenant !== undefined) add('tenant = ?', filter.tenant);
+  if (filter.tenants !== undefined) add('tenant = ANY(?::text[])', [...filter.tenants]);
+  if (filter.tool !== undefined) add('tool = ?', filter.tool);
+  if (filter.reason !== undefined) add('reason = ?', filter.reason);
+  const from = timeBound('createdFromMs', filter.createdFromMs);
+  const to = timeBound('createdToMs', filter.createdToMs);
+  if (from !== undefined) add('created_at_ms >= ?', from);
+  if (to !== undefined) add('created_at_ms < ?', to);
+  const search = caseSearch(filter.search);
+  if (search !== undefined) {
+    // position() rather than LIKE: the text is matched as typed, % and _ included.
+    add(
+      `(position(? in lower(case_id)) > 0 OR position(? in lower(dead_letter_id)) > 0
+        OR position(? in lower(coalesce(call_id, ''))) > 0 OR position(? in lower(coalesce(trace_id, ''))) > 0
+        OR position(? in lower(coalesce(tool, ''))) > 0 OR position(? in lower(coalesce(context->>'errorMessage', ''))) > 0)`,
+      search,
+    );
+  }
+  return { where, params, add };
 }

@@ -7,3 +7,4 @@ export { PostgresAuditStore, type PostgresAuditStoreOptions } from './audit-stor
 export { PostgresCaseStore } from './case-store.js';
 export { PostgresSingleUseStore } from './single-use-store.js';
 export { PostgresJobStore } from './job-store.js';
+export { PostgresApprovalStore } from './approval-store.js';

@@ -14,3 +14,4 @@ export {
   REDIS_CLUSTER_SCHEME,
   type RedisClusterTarget,
 } from './connect.js';
+export { RedisSessionStore, type RedisSessionStoreOptions } from './session-store.js';

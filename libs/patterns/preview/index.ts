@@ -23,10 +23,5 @@ export {
   type ConfirmRequest,
   type CurrentState,
   type Confirmation,
+  DEFAULT_APPROVAL_RULE,
 } from './preview-gate.js';
-export {
-  approvePreview,
-  DEFAULT_APPROVAL_TTL_MS,
-  type ApprovePreviewRequest,
-  type ApprovePreviewResult,
-} from './approve-preview.js';

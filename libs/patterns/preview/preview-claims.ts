@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { canonicalJson, sha256Hex } from '../../core/canonical-json.js';
+import type { ApprovalRule } from '../../ports/approval-store.js';
 
 /** The JWS `typ` of a preview token, so that no other token signed by the same key passes as one. */
 export const PREVIEW_TOKEN_TYPE = 'tg-preview+jwt';
@@ -29,8 +30,10 @@ export interface PreviewBinding {
   readonly policyVersion: string;
   /** {@link argumentsHash} of what the preview showed (lines, totals): the exact previewed amounts. */
   readonly previewHash?: string;
-  /** The token is unusable until a person approves it (see `approvePreview`). */
+  /** The token is unusable until people approve it (an approval request, see `PreviewGate.confirm`). */
   readonly requiresApproval: boolean;
+  /** Why, and how many distinct people must approve; signed, so no caller can change it. */
+  readonly approvalRule?: ApprovalRule;
 }
 
 /** A token's full claims: the binding plus its id and lifetime. */
@@ -68,6 +71,7 @@ export const previewPayloadSchema = z.strictObject({
   pol: text,
   sum: hash.optional(),
   apr: z.boolean(),
+  apx: z.strictObject({ r: text, w: z.string().min(1).max(1_000), n: z.int().min(1).max(10) }).optional(),
 });
 
 export type PreviewPayload = z.infer<typeof previewPayloadSchema>;
@@ -88,6 +92,15 @@ export function payloadOf(claims: PreviewClaims): PreviewPayload {
     pol: claims.policyVersion,
     ...(claims.previewHash === undefined ? {} : { sum: claims.previewHash }),
     apr: claims.requiresApproval,
+    ...(claims.approvalRule === undefined
+      ? {}
+      : {
+          apx: {
+            r: claims.approvalRule.rule,
+            w: claims.approvalRule.reason,
+            n: claims.approvalRule.approvers,
+          },
+        }),
   };
 }
 
@@ -107,5 +120,8 @@ export function claimsOf(payload: PreviewPayload): PreviewClaims {
     policyVersion: payload.pol,
     ...(payload.sum === undefined ? {} : { previewHash: payload.sum }),
     requiresApproval: payload.apr,
+    ...(payload.apx === undefined
+      ? {}
+      : { approvalRule: { rule: payload.apx.r, reason: payload.apx.w, approvers: payload.apx.n } }),
   };
 }

@@ -1,6 +1,13 @@
 import type { Principal } from '../../core/types.js';
 import type { Clock } from '../../core/clock.js';
-import type { Approval, SingleUseStore } from '../../ports/single-use-store.js';
+import type {
+  ApprovalOrigin,
+  ApprovalRequest,
+  ApprovalRule,
+  ApprovalStore,
+} from '../../ports/approval-store.js';
+import type { SingleUseStore } from '../../ports/single-use-store.js';
+import { canonicalActor } from '../approval/approval-rules.js';
 import { issuePreviewToken, type IssuedPreviewToken } from './issue-preview-token.js';
 import { DEFAULT_PREVIEW_TTL_MS, argumentsHash, type PreviewClaims } from './preview-claims.js';
 import type { PreviewKey } from './preview-key.js';
@@ -11,6 +18,11 @@ import { verifyPreviewToken } from './verify-preview-token.js';
 export interface PreviewGateOptions {
   readonly key: PreviewKey;
   readonly store: SingleUseStore;
+  /**
+   * Where approval requests are recorded and decided. Required to confirm a token that requires
+   * approval (such a confirm throws without one); tokens without approval never touch it.
+   */
+  readonly approvals?: ApprovalStore;
   readonly clock: Clock;
   /** Token lifetime; default {@link DEFAULT_PREVIEW_TTL_MS} (10 minutes). */
   readonly ttlMs?: number;
@@ -35,9 +47,18 @@ export interface PreviewRequest {
   readonly policyVersion: string;
   /** What the preview shows (lines, totals): hashed, so the confirm executes exactly that. */
   readonly preview?: unknown;
-  /** Make the token unusable until a person approves it. Default false. */
+  /** Make the token unusable until a person approves it. Default false (true when `approvalRule` is given). */
   readonly requireApproval?: boolean;
+  /** The rule requiring approval: its name, its reason for the approver, and how many must approve. */
+  readonly approvalRule?: ApprovalRule;
 }
+
+/** The rule recorded for a token that requires approval without naming one. */
+export const DEFAULT_APPROVAL_RULE: ApprovalRule = {
+  rule: 'approval-required',
+  reason: "this action needs a person's approval",
+  approvers: 1,
+};
 
 /** The state the confirm would act on now, read after the token is accepted. */
 export interface CurrentState {
@@ -61,13 +82,17 @@ export interface ConfirmRequest {
    * single-use check again, any other call is refused as a replay.
    */
   readonly holder: string;
+  /** The confirm tool's version, recorded with an approval request. */
+  readonly toolVersion?: string;
+  /** The confirming call, recorded with an approval request so a decision's audit joins its chain. */
+  readonly origin?: ApprovalOrigin;
   /** Reads the resource's current version (and the recomputed preview). */
   readonly current: () => Promise<CurrentState>;
 }
 
 /** The token was accepted and is now used up; or why not. */
 export type Confirmation =
-  | { readonly ok: true; readonly claims: PreviewClaims; readonly approval?: Approval }
+  | { readonly ok: true; readonly claims: PreviewClaims; readonly approval?: ApprovalRequest }
   | { readonly ok: false; readonly refusal: PreviewRefusal };
 
 /**
@@ -98,7 +123,8 @@ export class PreviewGate {
         resourceVersion: request.resourceVersion,
         policyVersion: request.policyVersion,
         ...(request.preview === undefined ? {} : { previewHash: argumentsHash(request.preview) }),
-        requiresApproval: request.requireApproval === true,
+        requiresApproval: request.requireApproval === true || request.approvalRule !== undefined,
+        ...(request.approvalRule === undefined ? {} : { approvalRule: request.approvalRule }),
       },
       this.#opts.key,
       { nowMs: this.#opts.clock.now(), ttlMs: this.ttlMs },
@@ -109,9 +135,13 @@ export class PreviewGate {
    * Redeems a token for one confirm call. In order, stopping at the first refusal:
    * 1. {@link verifyPreviewToken}: signature over the whole payload, expiry, tool, principal,
    *    arguments hash, resource key, policy version — pure, nothing used up;
-   * 2. approval, when the token requires it: none recorded → `awaiting-approval` (the token stays
-   *    usable, so the same call can be repeated after approval); approved only by the requester
-   *    → `self-approved`;
+   * 2. approval, when the token requires it: the gate records the approval request itself (idempotent
+   *    by the token id; from the verified claims and this confirm's arguments, whose hash the token
+   *    just matched) and reads the decision from it: pending → `awaiting-approval` (the token stays
+   *    usable, so the same call can be repeated after approval); rejected → `rejected`; approved →
+   *    redeemed for `holder` by compare-and-set (`already-used` when another call redeemed it; a
+   *    retry by the same holder passes); an approval by the requester or the user it acts for →
+   *    `self-approved` (the store refuses those already; checked again here);
    * 3. the single-use mark, atomically in the store (`already-used` for any call but `holder`);
    * 4. `current()`: the resource version and recomputed preview must equal the previewed ones
    *    (`resource-changed` / `preview-changed`). The token is already used by then: a stale preview
@@ -133,15 +163,11 @@ export class PreviewGate {
     if (!verified.ok) return verified;
     const { claims } = verified;
 
-    let approval: Approval | undefined;
+    let approval: ApprovalRequest | undefined;
     if (claims.requiresApproval) {
-      approval = await this.#opts.store.approval(claims.jti);
-      if (approval === undefined) {
-        return refuse({ reason: 'awaiting-approval', jti: claims.jti, expiresAtMs: claims.expiresAtMs });
-      }
-      if (approval.approver === claims.principalId || approval.approver === claims.onBehalfOf) {
-        return refuse({ reason: 'self-approved', jti: claims.jti });
-      }
+      const decided = await this.#approval(claims, request);
+      if (!decided.ok) return decided;
+      approval = decided.approval;
     }
 
     const remainingMs = Math.max(1, claims.expiresAtMs - this.#opts.clock.now());
@@ -168,6 +194,70 @@ export class PreviewGate {
     }
     return { ok: true, claims, ...(approval === undefined ? {} : { approval }) };
   }
+
+  async #approval(
+    claims: PreviewClaims,
+    request: ConfirmRequest,
+  ): Promise<
+    | { readonly ok: true; readonly approval: ApprovalRequest }
+    | { readonly ok: false; readonly refusal: PreviewRefusal }
+  > {
+    const store = this.#opts.approvals;
+    if (store === undefined) throw new Error('this preview gate has no approval store');
+    const { request: recorded } = await store.create({
+      id: claims.jti,
+      tenant: claims.tenant,
+      tool: claims.tool,
+      toolVersion: request.toolVersion ?? '',
+      arguments: argumentsRecord(request.arguments),
+      argumentsHash: claims.argumentsHash,
+      requester: claims.principalId,
+      ...(claims.onBehalfOf === undefined ? {} : { onBehalfOf: claims.onBehalfOf }),
+      rule: claims.approvalRule ?? DEFAULT_APPROVAL_RULE,
+      expiresAtMs: claims.expiresAtMs,
+      ...(request.origin === undefined ? {} : { origin: request.origin }),
+    });
+    const awaiting = refuse({
+      reason: 'awaiting-approval',
+      jti: claims.jti,
+      expiresAtMs: claims.expiresAtMs,
+    });
+    // The id is the signed token's: a request under it that binds anything else was not made by this gate.
+    if (
+      recorded.argumentsHash !== claims.argumentsHash ||
+      recorded.requester !== claims.principalId ||
+      recorded.tenant !== claims.tenant ||
+      recorded.onBehalfOf !== claims.onBehalfOf
+    ) {
+      return refuse({ reason: 'wrong-principal' });
+    }
+    if (recorded.state === 'pending') return awaiting;
+    if (recorded.state === 'rejected') return refuse({ reason: 'rejected', jti: claims.jti });
+    if (recorded.state === 'expired') return refuse({ reason: 'expired', expiredAtMs: claims.expiresAtMs });
+    const chain = [claims.principalId, claims.onBehalfOf]
+      .filter((id) => id !== undefined)
+      .map(canonicalActor);
+    if (recorded.approvals.some((a) => chain.includes(canonicalActor(a.by)))) {
+      return refuse({ reason: 'self-approved', jti: claims.jti });
+    }
+    const redeemed = await store.redeem(claims.jti, request.holder);
+    if (redeemed.ok) return { ok: true, approval: redeemed.request };
+    switch (redeemed.refusal) {
+      case 'redeemed-by-another-call':
+        return refuse({ reason: 'already-used', jti: claims.jti });
+      case 'expired':
+        return refuse({ reason: 'expired', expiredAtMs: claims.expiresAtMs });
+      default:
+        return awaiting;
+    }
+  }
+}
+
+/** The confirm's arguments as the object an approval request records (a non-object is wrapped). */
+function argumentsRecord(args: unknown): Readonly<Record<string, unknown>> {
+  return typeof args === 'object' && args !== null && !Array.isArray(args)
+    ? (args as Record<string, unknown>)
+    : { value: args };
 }
 
 /**
@@ -186,6 +276,6 @@ function boundCall(request: Pick<PreviewRequest, 'principal' | 'tool' | 'argumen
   };
 }
 
-function refuse(refusal: PreviewRefusal): Confirmation {
+function refuse(refusal: PreviewRefusal): { readonly ok: false; readonly refusal: PreviewRefusal } {
   return { ok: false, refusal };
 }

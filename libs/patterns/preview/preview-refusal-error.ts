@@ -15,6 +15,7 @@ export interface RefusalWording {
  * - `awaiting-approval` → POLICY_VIOLATION, retryable: the same call succeeds once a person approves;
  *   the message names the token id the approver needs.
  * - `self-approved` → POLICY_VIOLATION, not retryable until someone else approves.
+ * - `rejected` → POLICY_VIOLATION, not retryable: a person said no.
  * - everything else → CALLER_ERROR, not retryable (the same call would fail the same way), with a
  *   suggested fix: preview again and confirm with the new token. `expired` says when it expired;
  *   `already-used` says the action is not repeated.
@@ -77,6 +78,15 @@ export function previewRefusalError(refusal: PreviewRefusal, wording: RefusalWor
         'POLICY_VIOLATION',
         `Preview ${refusal.jti} was approved by the requester; it needs the approval of someone else.`,
         { retryable: false, suggestedFix: 'Ask another person (e.g. a manager) to approve the preview.' },
+      );
+    case 'rejected':
+      return new ToolgateError(
+        'POLICY_VIOLATION',
+        `A person rejected preview ${refusal.jti}; it cannot be confirmed.`,
+        {
+          retryable: false,
+          suggestedFix: `Tell the user the order was not approved. If they still want one, call ${wording.previewTool} again.`,
+        },
       );
     case 'already-used':
       return caller(

@@ -28,8 +28,10 @@ export type PreviewRefusal =
   | { readonly reason: 'policy-changed'; readonly previewedPolicy: string; readonly currentPolicy: string }
   /** Approval is required and no one has approved this token yet. */
   | { readonly reason: 'awaiting-approval'; readonly jti: string; readonly expiresAtMs: number }
-  /** The only approval on record is by the requester itself (four eyes: someone else must approve). */
+  /** An approval on record is by the requester or the user it acts for (four eyes: never counts). */
   | { readonly reason: 'self-approved'; readonly jti: string }
+  /** A person rejected the approval request: the token can never be confirmed. */
+  | { readonly reason: 'rejected'; readonly jti: string }
   /** The token was already redeemed by an earlier call; that call is not repeated. */
   | { readonly reason: 'already-used'; readonly jti: string };
 

@@ -14,7 +14,10 @@ import type { PreviewRefusal } from './preview-refusal.js';
  * arguments, never from the token. `resourceVersion` and `previewHash` are compared only when given
  * (a caller that must read the resource first compares its version afterwards, see `PreviewGate`).
  */
-export type ExpectedPreview = Omit<PreviewBinding, 'resourceVersion' | 'requiresApproval' | 'previewHash'> & {
+export type ExpectedPreview = Omit<
+  PreviewBinding,
+  'resourceVersion' | 'requiresApproval' | 'approvalRule' | 'previewHash'
+> & {
   readonly resourceVersion?: string;
   readonly previewHash?: string;
 };

@@ -48,6 +48,9 @@ function toOutput(order: PurchaseOrder): CreatePurchaseOrderOutput {
   };
 }
 
+/** The create tool's version, as it registers and as its approval requests record it. */
+const CREATE_PURCHASE_ORDER_VERSION = '1.0.0';
+
 /**
  * `create_purchase_order` (state-changing): places the order a `preview_purchase_order` call priced,
  * and only that. It accepts only the preview token plus the previewed arguments, and redeems the
@@ -66,7 +69,7 @@ export function createPurchaseOrderTool(
 ): ToolDefinition<CreatePurchaseOrderInput, CreatePurchaseOrderOutput> {
   return defineTool({
     name: CREATE_PURCHASE_ORDER,
-    version: '1.0.0',
+    version: CREATE_PURCHASE_ORDER_VERSION,
     description: `Place a purchase order that ${PREVIEW_PURCHASE_ORDER} priced and the user agreed to. Pass the preview_token from that preview together with the same sku, quantity and supplier_id; nothing else is accepted. The token works once and for 10 minutes; if it expired, or the stock or prices changed, preview again and show the user the new numbers. If the preview said requires_approval, this waits for a manager's approval.`,
     input,
     output,
@@ -94,6 +97,15 @@ export function createPurchaseOrderTool(
         resourceKey: inventoryKey(tenant, args.sku),
         policyVersion: deps.policyVersion(),
         holder: inv.idempotencyKey,
+        toolVersion: CREATE_PURCHASE_ORDER_VERSION,
+        origin: {
+          traceId: inv.ctx.traceId,
+          taskId: inv.ctx.taskId,
+          step: inv.ctx.step,
+          index: inv.ctx.index,
+          idempotencyKey: inv.idempotencyKey,
+          resourceKey: inventoryKey(tenant, args.sku),
+        },
         current: async () => {
           const priced = await priceOrder(deps, tenant, args, inv.signal);
           quote = priced.quote;
@@ -112,7 +124,10 @@ export function createPurchaseOrderTool(
             reference: inv.idempotencyKey,
             quote: confirmed,
             requested_by: inv.ctx.principal.id,
-            approved_by: confirmation.approval?.approver ?? null,
+            approved_by:
+              confirmation.approval === undefined
+                ? null
+                : confirmation.approval.approvals.map((a) => a.by).join(', '),
           },
           inv.signal,
         ),

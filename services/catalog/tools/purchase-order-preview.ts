@@ -9,6 +9,7 @@ import {
   inventoryKey,
   mayPurchase,
   priceOrder,
+  purchaseOrderApprovalRule,
   purchaseOrderArgs,
   quoteForModel,
   quoteOutputFields,
@@ -37,7 +38,8 @@ export type PreviewPurchaseOrderOutput = z.infer<typeof output>;
  * or stored: previewing twice just gives two tokens.
  *
  * Orders above the approval threshold (default $1,000) come back with `requires_approval: true`:
- * their token cannot be confirmed until a person approves `preview_id` (ops: `approvePreview`).
+ * their token cannot be confirmed until a person approves the approval request the confirm records
+ * (ops console, Approvals); above the two-approver threshold (default $10,000) two different people.
  *
  * The token is not a credential: it is redeemable only by the same principal, once, for 10 minutes.
  */
@@ -64,7 +66,8 @@ export function previewPurchaseOrderTool(
     cost: { tokensIn: 60, tokensOut: 260 },
     execute: async (args, inv) => {
       const priced = await priceOrder(deps, inv.ctx.tenant, args, inv.signal);
-      const requireApproval = priced.quote.total_cents > threshold;
+      const approvalRule = purchaseOrderApprovalRule(priced.quote.total_cents, deps);
+      const requireApproval = approvalRule !== undefined;
       const issued = await deps.gate.issue({
         principal: inv.ctx.principal,
         tool: CREATE_PURCHASE_ORDER,
@@ -73,7 +76,7 @@ export function previewPurchaseOrderTool(
         resourceVersion: priced.version,
         policyVersion: deps.policyVersion(),
         preview: priced.quote,
-        requireApproval,
+        ...(approvalRule === undefined ? {} : { approvalRule }),
       });
       return {
         ...quoteForModel(priced.quote),

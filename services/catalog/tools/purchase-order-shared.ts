@@ -3,6 +3,7 @@ import { canonicalJson, sha256Hex } from '../../../libs/core/canonical-json.js';
 import { ToolgateError } from '../../../libs/core/errors.js';
 import type { Principal } from '../../../libs/core/types.js';
 import type { PreviewGate } from '../../../libs/patterns/preview/preview-gate.js';
+import type { ApprovalRule } from '../../../libs/ports/approval-store.js';
 import type { InventoryApi, StockLevel } from '../../downstreams/inventory/inventory-api.js';
 import { centsToDollars } from '../money.js';
 import { hasRole } from '../principal-facts.js';
@@ -22,6 +23,9 @@ export const PURCHASING_ROLES: readonly string[] = ['warehouse', 'purchasing', '
 /** Orders whose total is above this need a person's approval before they can be confirmed ($1,000). */
 export const DEFAULT_APPROVAL_THRESHOLD_CENTS = 100_000;
 
+/** Orders whose total is above this need the approval of two different people ($10,000). */
+export const DEFAULT_TWO_APPROVER_THRESHOLD_CENTS = 1_000_000;
+
 /** What both purchase-order tools need. */
 export interface PurchaseOrderToolDeps {
   readonly inventory: InventoryApi;
@@ -32,6 +36,48 @@ export interface PurchaseOrderToolDeps {
   readonly policyVersion: () => string;
   /** Default {@link DEFAULT_APPROVAL_THRESHOLD_CENTS}. */
   readonly approvalThresholdCents?: number;
+  /** Default {@link DEFAULT_TWO_APPROVER_THRESHOLD_CENTS}. */
+  readonly twoApproverThresholdCents?: number;
+}
+
+/** `$9,300` or `$1,123.20`: an amount as the approver reads it (cents only when there are any). */
+function usd(cents: number): string {
+  const digits = cents % 100 === 0 ? 0 : 2;
+  return (cents / 100).toLocaleString('en-US', {
+    style: 'currency',
+    currency: 'USD',
+    minimumFractionDigits: digits,
+    maximumFractionDigits: digits,
+  });
+}
+
+/**
+ * The approval an order of `totalCents` needs, or undefined when none: above the approval threshold
+ * one person, above the two-approver threshold two different people. The reason names the rule and
+ * the order's total, for the approver. Pure.
+ */
+export function purchaseOrderApprovalRule(
+  totalCents: number,
+  deps: Pick<PurchaseOrderToolDeps, 'approvalThresholdCents' | 'twoApproverThresholdCents'>,
+): ApprovalRule | undefined {
+  const one = deps.approvalThresholdCents ?? DEFAULT_APPROVAL_THRESHOLD_CENTS;
+  const two = deps.twoApproverThresholdCents ?? DEFAULT_TWO_APPROVER_THRESHOLD_CENTS;
+  const total = `this order totals ${usd(totalCents)}`;
+  if (totalCents > two) {
+    return {
+      rule: 'purchase-order-total',
+      reason: `orders above ${usd(two)} need the approval of two different people; ${total}`,
+      approvers: 2,
+    };
+  }
+  if (totalCents > one) {
+    return {
+      rule: 'purchase-order-total',
+      reason: `orders above ${usd(one)} need a manager's approval; ${total}`,
+      approvers: 1,
+    };
+  }
+  return undefined;
 }
 
 /** The order as both tools take it: what the preview prices is exactly what the create places. */

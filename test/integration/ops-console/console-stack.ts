@@ -9,7 +9,9 @@ import { PostgresAuditStore } from '../../../libs/adapters/postgres/audit-store.
 import { PostgresCaseStore } from '../../../libs/adapters/postgres/case-store.js';
 import { RedisIdempotencyStore } from '../../../libs/adapters/redis/redis-idempotency-store.js';
 import { generatePrincipalKeys } from '../../../libs/auth/principal-keys.js';
-import { signPrincipal } from '../../../libs/auth/sign-principal.js';
+import { SignJWT } from 'jose';
+import { claimsOf, PRINCIPAL_TOKEN_TYPE } from '../../../libs/auth/principal-claims.js';
+import type { Clock } from '../../../libs/core/clock.js';
 import { systemClock } from '../../../libs/core/system-clock.js';
 import { topicNames, type TopicNames } from '../../../libs/events/topics.js';
 import { loadAuditSinkConfig } from '../../../services/audit-sink/config.js';
@@ -18,6 +20,7 @@ import { EXIT } from '../../../services/cli/cli-error.js';
 import type { Service } from '../../../libs/runtime/service.js';
 import { loadOpsConsoleConfig } from '../../../services/ops-console/config.js';
 import { createOpsConsoleService } from '../../../services/ops-console/service.js';
+import { createPostgresStoreCatalog } from '../../../services/catalog/store-catalog.js';
 import type { ConsoleRole } from '../../../services/ops-console/roles.js';
 import { REDIS_URL, schemaRegistryUrl } from '../../helpers/env.js';
 import { createTestKafka, type TestKafka } from '../../helpers/kafka.js';
@@ -40,12 +43,15 @@ export const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 
+/** The trace viewer the stack's console links trace ids to. */
+export const TRACE_URL = 'https://tempo.example/trace/{traceId}?from=console';
+
 const ISSUER = 'test-identity';
 const AUDIENCE = 'toolgate-ops-console';
 
 /**
  * One console on the real servers, as deployed: a test schema in Postgres (cases, the audit log, the
- * preview tokens' single-use store), a Redis key prefix, topics of its own on Kafka through the
+ * approval requests), a Redis key prefix, topics of its own on Kafka through the
  * schema registry, the audit sink storing what the console publishes, the ops console itself on a
  * free port, an identity provider key pair whose JWKS the console trusts, and headless Chromium
  * with a fresh profile.
@@ -59,14 +65,40 @@ export interface ConsoleStack {
   readonly cases: PostgresCaseStore;
   readonly audit: PostgresAuditStore;
   readonly idempotency: RedisIdempotencyStore;
-  /** A sign-in token for `operator` with `roles`, signed by the identity provider's key. */
-  token(operator: string, roles: readonly ConsoleRole[]): Promise<string>;
-  /** A fresh browser page (own cookies) signed in through the login form as `operator`. */
-  signedIn(operator: string, roles: readonly ConsoleRole[]): Promise<Page>;
+  /**
+   * A sign-in token for `operator` with `roles`, signed by the identity provider's key: a principal
+   * of tenant `ops` whose `tenants` claim is `tenants` (default `['t1']`, the tenant of
+   * deadLetteredRefund), or without that claim when `tenants` is null.
+   */
+  token(operator: string, roles: readonly ConsoleRole[], tenants?: readonly string[] | null): Promise<string>;
+  /**
+   * A fresh browser page (own cookies) signed in by pasting a token (development switch) as
+   * `operator`, with `tenants` as {@link ConsoleStack.token} takes them.
+   */
+  signedIn(
+    operator: string,
+    roles: readonly ConsoleRole[],
+    tenants?: readonly string[] | null,
+  ): Promise<Page>;
+  /** A fresh browser page with its own profile, signed in to nothing. */
+  freshPage(): Promise<Page>;
   close(): Promise<void>;
 }
 
-export async function startConsoleStack(): Promise<ConsoleStack> {
+/** What a stack may differ in. */
+export interface ConsoleStackOptions {
+  /**
+   * Sign-in at this OpenID Connect provider (and the development sign-ins off). Without it the
+   * development switch is on and {@link ConsoleStack.signedIn} pastes a token.
+   */
+  readonly oidc?: { readonly issuer: string; readonly clientId: string; readonly clientSecret: string };
+  /** More console environment (e.g. session timeouts). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** The console's clock (sessions, pages); default the system's. */
+  readonly clock?: Clock;
+}
+
+export async function startConsoleStack(options: ConsoleStackOptions = {}): Promise<ConsoleStack> {
   const db = await createTestSchema('ops_console');
   await migrate(db.pool);
   const redis = createTestRedis('ops_console');
@@ -117,8 +149,24 @@ export async function startConsoleStack(): Promise<ConsoleStack> {
       OPS_CONSOLE_ISSUER: ISSUER,
       OPS_CONSOLE_AUDIENCE: AUDIENCE,
       OPS_CONSOLE_SESSION_SECRET: randomBytes(32).toString('base64'),
+      OPS_CONSOLE_TRACE_URL: TRACE_URL,
+      ...(options.oidc === undefined
+        ? { OPS_CONSOLE_DEV_LOGIN: 'true' }
+        : {
+            OPS_CONSOLE_OIDC_ISSUER: options.oidc.issuer,
+            OPS_CONSOLE_OIDC_CLIENT_ID: options.oidc.clientId,
+            OPS_CONSOLE_OIDC_CLIENT_SECRET: options.oidc.clientSecret,
+          }),
+      ...options.env,
     }),
-    { logger: silent },
+    {
+      logger: silent,
+      ...(options.clock === undefined ? {} : { clock: options.clock }),
+      // The store catalog with a preview key has the purchase-order tools, so the approvals queue
+      // shows a request's arguments through their audit allow-list, as an executor's catalog would.
+      catalog: (env) =>
+        createPostgresStoreCatalog(env, { previewKey: { alg: 'HS256', secret: randomBytes(32) } }),
+    },
   );
   services.push(console);
   await console.start();
@@ -126,13 +174,32 @@ export async function startConsoleStack(): Promise<ConsoleStack> {
   const profile = await mkdtemp(join(tmpdir(), 'ops-console-chromium-'));
   const contexts: BrowserContext[] = [];
   let n = 0;
-  const token = (operator: string, roles: readonly ConsoleRole[]) =>
-    signPrincipal({ id: operator, tenant: 'ops', kind: 'user', scopes: [], roles: [...roles] }, signingKey, {
-      issuer: ISSUER,
-      audience: AUDIENCE,
-      ttlSeconds: 600,
-      kid: keys.kid,
+  const token = (
+    operator: string,
+    roles: readonly ConsoleRole[],
+    tenants: readonly string[] | null = ['t1'],
+  ) =>
+    new SignJWT({
+      ...claimsOf({ id: operator, tenant: 'ops', kind: 'user', scopes: [], roles: [...roles] }),
+      ...(tenants === null ? {} : { tenants: [...tenants] }),
+    })
+      .setProtectedHeader({ alg: 'EdDSA', typ: PRINCIPAL_TOKEN_TYPE, kid: keys.kid })
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setIssuedAt()
+      .setExpirationTime('10m')
+      .sign(signingKey);
+
+  // A persistent context per page: each has its own profile directory, so cookies never mix.
+  const freshPage = async (): Promise<Page> => {
+    const context = await chromium.launchPersistentContext(join(profile, `p${++n}`), {
+      executablePath: '/usr/bin/chromium',
+      args: CHROMIUM_ARGS,
+      viewport: { width: 1280, height: 900 },
     });
+    contexts.push(context);
+    return context.pages()[0] ?? (await context.newPage());
+  };
 
   return {
     url,
@@ -144,17 +211,11 @@ export async function startConsoleStack(): Promise<ConsoleStack> {
     audit: new PostgresAuditStore(db.pool),
     idempotency: new RedisIdempotencyStore(redis.redis, { keyPrefix: redis.prefix }),
     token,
-    async signedIn(operator, roles) {
-      // A persistent context per operator: each has its own profile directory, so cookies never mix.
-      const context = await chromium.launchPersistentContext(join(profile, `p${++n}`), {
-        executablePath: '/usr/bin/chromium',
-        args: CHROMIUM_ARGS,
-        viewport: { width: 1280, height: 900 },
-      });
-      contexts.push(context);
-      const page = context.pages()[0] ?? (await context.newPage());
+    freshPage,
+    async signedIn(operator, roles, tenants) {
+      const page = await freshPage();
       await page.goto(`${url}/login`);
-      await page.fill('textarea[name=token]', await token(operator, roles));
+      await page.fill('textarea[name=token]', await token(operator, roles, tenants));
       await page.click('button:has-text("Sign in")');
       await page.waitForURL(`${url}/cases`);
       return page;

@@ -8,9 +8,11 @@ import { RedisIdempotencyStore } from '../../../libs/adapters/redis/redis-idempo
 import { RedisSingleUseStore } from '../../../libs/adapters/redis/single-use-store.js';
 import { systemClock } from '../../../libs/core/system-clock.js';
 import type { ExecutionContext, NormalizedToolCall } from '../../../libs/core/types.js';
-import { approvePreview, type PreviewKey } from '../../../libs/patterns/preview/index.js';
+import { type PreviewKey } from '../../../libs/patterns/preview/index.js';
 import type { GuardPipeline } from '../../../libs/pipeline/guard-pipeline.js';
 import type { SingleUseStore } from '../../../libs/ports/single-use-store.js';
+import type { ApprovalStore } from '../../../libs/ports/approval-store.js';
+import { PostgresApprovalStore } from '../../../libs/adapters/postgres/approval-store.js';
 import { storeTools } from '../../../services/catalog/index.js';
 import type { PostgresPurchaseOrders } from '../../../services/catalog/tools/purchase-order-postgres.js';
 import type { PreviewPurchaseOrderOutput } from '../../../services/catalog/tools/purchase-order-preview.js';
@@ -39,6 +41,7 @@ const call = (name: string, args: Record<string, unknown>): NormalizedToolCall =
 interface Executor {
   readonly pipeline: GuardPipeline;
   readonly singleUse: SingleUseStore;
+  readonly approvals: ApprovalStore;
   readonly orders: PostgresPurchaseOrders;
   close(): Promise<void>;
 }
@@ -61,7 +64,8 @@ async function executor(
     singleUseKind === 'redis'
       ? new RedisSingleUseStore(redis, { keyPrefix: redisPrefix })
       : new PostgresSingleUseStore(pool);
-  const purchasing = await purchasingParts(pool, { clock, key, singleUse });
+  const approvals = new PostgresApprovalStore(pool, clock);
+  const purchasing = await purchasingParts(pool, { clock, key, singleUse, approvals });
   const { pipeline, breakers } = purchasingPipeline(purchasing, {
     clock,
     owner: name,
@@ -72,6 +76,7 @@ async function executor(
   return {
     pipeline,
     singleUse,
+    approvals,
     orders: purchasing.orders,
     async close() {
       breakers.shutdown();
@@ -140,10 +145,10 @@ describe.each(['redis', 'postgres'] as const)(
       const waiting = await b.pipeline.run(confirm, c);
       expect(waiting.result.outcome).toBe('POLICY_VIOLATION');
       expect(waiting.result.error?.message).toContain('awaiting approval');
-      await approvePreview(a.singleUse, { jti: p.preview_id, approver: 'manager:M-1' });
+      expect((await a.approvals.approve(p.preview_id, 'operator:M-1', 'restock')).ok).toBe(true);
       const ok = await b.pipeline.run(confirm, c);
       expect(ok.result.outcome).toBe('SUCCESS');
-      expect(ok.result.payload).toMatchObject({ approved_by: 'manager:M-1' });
+      expect(ok.result.payload).toMatchObject({ approved_by: 'M-1' });
       const replay = await a.pipeline.run(
         call('create_purchase_order', { ...args, preview_token: p.preview_token }),
         ctx(),

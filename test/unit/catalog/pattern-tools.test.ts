@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ExecutionContext, NormalizedToolCall, Principal } from '../../../libs/core/types.js';
 import { ConfinedFs } from '../../../libs/integrations/confined-fs.js';
-import { approvePreview } from '../../../libs/patterns/preview/approve-preview.js';
 import { memoryPatternBackends } from '../../../services/catalog/index.js';
 import { agentPrincipal } from '../../helpers/principals.js';
 import { ctxFor, storeHarness, toolCall, type StoreHarness } from './store-harness.js';
@@ -92,10 +91,9 @@ describe('pattern tools through the registry and the guard pipeline (embedded mo
     expect(early.result.error?.message).toContain(priced.preview_id);
     expect(await placed()).toBe(0);
 
-    await approvePreview(h.catalog.patterns.purchasing!.singleUse, {
-      jti: priced.preview_id,
-      approver: 'M-1',
-    });
+    expect((await h.catalog.patterns.purchasing!.approvals.approve(priced.preview_id, 'M-1', 'ok')).ok).toBe(
+      true,
+    );
     const approved = await run(toolCall('create_purchase_order', confirm), ctxFor(buyer));
     expect(approved.result.outcome).toBe('SUCCESS');
     expect(approved.result.payload).toMatchObject({ approved_by: 'M-1' });

@@ -13,6 +13,9 @@ const base = {
   REDIS_URL: 'redis://127.0.0.1:6379',
   OPS_CONSOLE_ORIGIN: 'https://ops.example.com',
   OPS_CONSOLE_SESSION_SECRET: secret,
+  OPS_CONSOLE_OIDC_ISSUER: 'https://login.example.com/realms/toolgate',
+  OPS_CONSOLE_OIDC_CLIENT_ID: 'ops-console',
+  OPS_CONSOLE_OIDC_CLIENT_SECRET: 'client-secret-value',
   OPS_CONSOLE_JWKS: JSON.stringify(generatePrincipalKeys('ops-idp-1').jwks),
 };
 
@@ -40,19 +43,71 @@ describe('loadOpsConsoleConfig', () => {
         audience: 'toolgate-ops-console',
         devLogin: false,
         sessionTtlSec: 28_800,
+        sessionIdleSec: 1800,
+        oidc: {
+          issuer: 'https://login.example.com/realms/toolgate',
+          clientId: 'ops-console',
+          clientSecret: 'client-secret-value',
+          redirectUri: 'https://ops.example.com/auth/callback',
+          scopes: ['openid', 'profile'],
+          claims: { operator: 'preferred_username', roles: 'roles', tenants: 'tenants' },
+        },
       },
     });
     expect(c.auth.jwks?.keys).toHaveLength(1);
+    const { OPS_CONSOLE_JWKS: _, ...noKeys } = base;
+    expect(loadOpsConsoleConfig(noKeys).auth.jwks).toBeUndefined();
   });
 
-  it('needs the identity provider keys unless the development login is switched on explicitly', () => {
-    const { OPS_CONSOLE_JWKS: _, ...noKeys } = base;
-    expect(problems(noKeys)[0]).toMatch(/^OPS_CONSOLE_JWKS \/ OPS_CONSOLE_JWKS_FILE: required/);
-    const dev = loadOpsConsoleConfig({ ...noKeys, OPS_CONSOLE_DEV_LOGIN: 'true' });
-    expect(dev.auth).toMatchObject({ devLogin: true, jwks: undefined });
-    expect(problems({ ...noKeys, OPS_CONSOLE_JWKS_FILE: '/nowhere/jwks.json' })).toEqual([
-      'OPS_CONSOLE_JWKS_FILE: cannot read the file (ENOENT)',
+  it('takes a trace viewer URL with {traceId}, http(s) only', () => {
+    expect(loadOpsConsoleConfig(base).traceUrl).toBeUndefined();
+    const url = 'https://tempo.example/trace/{traceId}';
+    expect(loadOpsConsoleConfig({ ...base, OPS_CONSOLE_TRACE_URL: url }).traceUrl).toBe(url);
+    expect(problems({ ...base, OPS_CONSOLE_TRACE_URL: 'https://tempo.example/trace/' })[0]).toMatch(
+      /^OPS_CONSOLE_TRACE_URL: /,
+    );
+    expect(problems({ ...base, OPS_CONSOLE_TRACE_URL: 'javascript:alert(1)//{traceId}' })[0]).toMatch(
+      /^OPS_CONSOLE_TRACE_URL: /,
+    );
+  });
+
+  it('needs the identity provider unless the development login is switched on explicitly', () => {
+    const { OPS_CONSOLE_OIDC_ISSUER: _, ...noIssuer } = base;
+    expect(problems(noIssuer)[0]).toMatch(/^OPS_CONSOLE_OIDC_ISSUER: required/);
+    const dev = loadOpsConsoleConfig({ ...noIssuer, OPS_CONSOLE_DEV_LOGIN: 'true' });
+    expect(dev.auth).toMatchObject({ devLogin: true, oidc: undefined });
+    expect(
+      problems({ ...base, OPS_CONSOLE_JWKS: undefined, OPS_CONSOLE_JWKS_FILE: '/nowhere/jwks.json' }),
+    ).toEqual(['OPS_CONSOLE_JWKS_FILE: cannot read the file (ENOENT)']);
+  });
+
+  it('names every missing or bad provider setting, never echoing the client secret', () => {
+    expect(
+      problems({
+        ...base,
+        OPS_CONSOLE_OIDC_ISSUER: 'http://login.example.com/realms/toolgate',
+        OPS_CONSOLE_OIDC_CLIENT_ID: undefined,
+        OPS_CONSOLE_OIDC_CLIENT_SECRET_FILE: '/run/secrets/client',
+      }),
+    ).toEqual([
+      'OPS_CONSOLE_OIDC_ISSUER: expected an https URL (http only on a loopback host)',
+      "OPS_CONSOLE_OIDC_CLIENT_ID: required with OPS_CONSOLE_OIDC_ISSUER (the console's client id)",
+      'OPS_CONSOLE_OIDC_CLIENT_SECRET / OPS_CONSOLE_OIDC_CLIENT_SECRET_FILE: set exactly one (the client secret, inline or as a file)',
     ]);
+    const local = loadOpsConsoleConfig(
+      {
+        ...base,
+        OPS_CONSOLE_OIDC_ISSUER: 'http://127.0.0.1:18180/realms/toolgate',
+        OPS_CONSOLE_OIDC_CLIENT_SECRET: undefined,
+        OPS_CONSOLE_OIDC_CLIENT_SECRET_FILE: '/run/secrets/client',
+        OPS_CONSOLE_OIDC_SCOPES: 'profile email',
+      },
+      () => 'from-file\n',
+    );
+    expect(local.auth.oidc).toMatchObject({
+      clientSecret: 'from-file',
+      scopes: ['openid', 'profile', 'email'],
+    });
   });
 
   it('refuses a short session secret, an origin with a path, and a missing secret, never echoing them', () => {
@@ -112,5 +167,6 @@ describe('deploy/k8s/ops-console.yaml', () => {
       port: 8080,
     });
     expect(config.auth.devLogin).toBe(false);
+    expect(config.auth.oidc?.redirectUri).toBe('https://ops.example.com/auth/callback');
   });
 });

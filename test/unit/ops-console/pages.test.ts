@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { previewRefusalError } from '../../../libs/patterns/preview/preview-refusal-error.js';
-import type { StoredAuditRecord } from '../../../libs/ports/audit-store.js';
-import { awaitingApprovalOf, decisionAuditEvent } from '../../../services/ops-console/approvals.js';
+import { newApprovalRequest } from '../../../libs/patterns/approval/approval-rules.js';
+import { decisionAuditEvent } from '../../../services/ops-console/approvals.js';
 import { listFilters } from '../../../services/ops-console/console-app.js';
 import { html, raw } from '../../../services/ops-console/html.js';
 
@@ -27,90 +26,58 @@ describe('listFilters', () => {
       tool: ' issue_refund ',
       tenant: '',
     });
-    expect(listFilters(q)).toEqual({ state: 'needs_manual', age: 'gt24h', tool: 'issue_refund' });
-    expect(listFilters(new URLSearchParams({ state: "open' OR 1=1" }))).toEqual({});
+    expect(listFilters(q)).toEqual({ state: 'needs_manual', age: 'gt24h', tool: 'issue_refund', page: 1 });
+    expect(listFilters(new URLSearchParams({ state: "open' OR 1=1" }))).toEqual({ page: 1 });
+    expect(listFilters(new URLSearchParams({ q: ' O-55 ', sort: 'newest', page: '3' }))).toEqual({
+      q: 'O-55',
+      sort: 'newest',
+      page: 3,
+    });
+    for (const page of ['0', '-1', '1.5', 'x', '99999999'])
+      expect(listFilters(new URLSearchParams({ page, sort: 'sideways' }))).toEqual({ page: 1 });
   });
 });
 
-/** An executor's audit record of a confirm the preview gate refused with `message`. */
-function refusedConfirm(
-  message: string,
-  source: StoredAuditRecord['source'] = 'executor',
-): StoredAuditRecord {
-  return {
-    recordId: 'call-1:1',
-    producerId: 'executor-1',
-    source,
-    recordedAtMs: 1_000,
-    chain: 't1',
-    seq: 4,
-    prevHash: '0'.repeat(64),
-    hash: '1'.repeat(64),
-    record: {
-      callId: 'call-1',
-      tool: 'create_purchase_order',
-      principalId: 'agent:purchasing',
-      tenant: 't1',
-      taskId: 'task-1',
-      step: 0,
-      index: 0,
-      traceId: 'trace-1',
-      resourceKey: 't1:inventory:SKU-21',
-      arguments: { sku: 'SKU-21', quantity: 4, preview_token: '[redacted]' },
-      outcome: 'POLICY_VIOLATION',
-      errorCode: 'POLICY_VIOLATION',
-      decisions: [
-        { stage: 'execute', decision: 'refuse', reason: message, code: 'POLICY_VIOLATION', durationMs: 3 },
-      ],
-      attempts: [],
-      startedAtMs: 990,
-      finishedAtMs: 1_000,
-    },
-  };
-}
-
-describe('the approvals queue', () => {
-  const expiresAtMs = Date.parse('2026-05-01T10:10:00.000Z');
-  const awaiting = previewRefusalError(
-    { reason: 'awaiting-approval', jti: 'jti-42', expiresAtMs },
-    { previewTool: 'preview_purchase_order' },
-  ).message;
-
-  it("reads the preview id and expiry from the gate's own awaiting-approval refusal", () => {
-    expect(awaitingApprovalOf(refusedConfirm(awaiting))).toEqual({ jti: 'jti-42', expiresAtMs });
-  });
-
-  it('ignores other refusals, and records not written by an executor', () => {
-    const used = previewRefusalError({ reason: 'already-used', jti: 'jti-42' }, { previewTool: 'p' }).message;
-    expect(awaitingApprovalOf(refusedConfirm(used))).toBeUndefined();
-    expect(awaitingApprovalOf(refusedConfirm(awaiting, 'operator'))).toBeUndefined();
-  });
-
-  it("audits a decision under the operator, in the call's chain, naming the preview, the reason and the requester", () => {
-    const stored = refusedConfirm(awaiting);
-    const event = decisionAuditEvent(
+describe('the audit record of an approval decision', () => {
+  it("is the operator's, in the asking call's trace and task, naming the request, the reason, who asked and for whom", () => {
+    const request = newApprovalRequest(
       {
-        jti: 'jti-42',
-        expiresAtMs,
-        tool: 'create_purchase_order',
-        requester: 'agent:purchasing',
+        id: 'jti-42',
         tenant: 't1',
-        resourceKey: 't1:inventory:SKU-21',
-        arguments: stored.record.arguments,
-        callId: 'call-1',
-        traceId: 'trace-1',
-        askedAtMs: 1_000,
-        record: stored,
+        tool: 'create_purchase_order',
+        toolVersion: '1.0.0',
+        arguments: { sku: 'SKU-21', quantity: 4, supplier_id: 'SUP-2' },
+        argumentsHash: 'a'.repeat(64),
+        requester: 'agent:purchasing',
+        onBehalfOf: 'W-1',
+        rule: { rule: 'purchase-order-total', reason: 'orders above $1,000 need approval', approvers: 1 },
+        expiresAtMs: 10_000,
+        origin: {
+          traceId: 'b'.repeat(32),
+          taskId: 'task-1',
+          step: 2,
+          index: 0,
+          resourceKey: 't1:inventory:SKU-21',
+        },
       },
-      'operator:mia',
+      1_000,
+    );
+    const event = decisionAuditEvent(
+      request,
+      { sku: 'SKU-21' },
+      'mia',
       'rejected',
       'supplier on hold',
       5_000,
     );
     expect(event).toMatchObject({
-      recordId: 'operator:preview:jti-42',
-      callId: 'call-1',
+      recordId: 'operator:approval:jti-42:1',
+      callId: 'approval:jti-42',
       tenant: 't1',
+      taskId: 'task-1',
+      step: 2,
+      traceId: 'b'.repeat(32),
+      resourceKey: 't1:inventory:SKU-21',
       principalId: 'operator:mia',
       source: 'operator',
       producerId: 'operator:mia',
@@ -118,14 +85,15 @@ describe('the approvals queue', () => {
       decisions: [
         {
           decision: 'refuse',
-          reason: 'preview jti-42 rejected by operator:mia: supplier on hold [on behalf of agent:purchasing]',
+          reason:
+            'approval request jti-42 rejected by operator:mia: supplier on hold [requested by agent:purchasing on behalf of W-1; orders above $1,000 need approval]',
         },
       ],
     });
-    expect(JSON.parse(event.argumentsJson)).toEqual({
-      sku: 'SKU-21',
-      quantity: 4,
-      preview_token: '[redacted]',
-    });
+    expect(JSON.parse(event.argumentsJson)).toEqual({ sku: 'SKU-21' });
+    // The same person spelt with the console's prefix is one person.
+    expect(decisionAuditEvent(request, {}, 'operator:mia', 'approved', 'ok', 5_000).principalId).toBe(
+      'operator:mia',
+    );
   });
 });

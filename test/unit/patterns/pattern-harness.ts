@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { MemoryApprovalStore } from '../../../libs/adapters/memory/approval-store.js';
 import { MemorySingleUseStore } from '../../../libs/adapters/memory/single-use-store.js';
 import { ManualClock } from '../../../libs/core/manual-clock.js';
 import type { ExecutionContext, NormalizedToolCall, Principal } from '../../../libs/core/types.js';
@@ -41,6 +42,7 @@ export interface PatternHarness {
   readonly clock: ManualClock;
   readonly key: PreviewKey;
   readonly singleUse: SingleUseStore;
+  readonly approvals: MemoryApprovalStore;
   readonly jobs: JobStore;
   readonly purchaseOrders: MemoryPurchaseOrders;
   readonly downstreams: StoreDownstreams;
@@ -59,6 +61,7 @@ export function patternHarness(): PatternHarness {
   const clock = new ManualClock(T0);
   const key: PreviewKey = { alg: 'HS256', secret: randomBytes(32) };
   const singleUse = new MemorySingleUseStore(clock);
+  const approvals = new MemoryApprovalStore(clock);
   const jobs = new MemoryJobStore();
   const downstreams = createMemoryDownstreams({ clock });
   const purchaseOrders = new MemoryPurchaseOrders(clock);
@@ -76,7 +79,7 @@ export function patternHarness(): PatternHarness {
     ...purchaseOrderTools({
       inventory: downstreams.inventory,
       purchaseOrders,
-      gate: new PreviewGate({ key, store: singleUse, clock }),
+      gate: new PreviewGate({ key, store: singleUse, approvals, clock }),
       policyVersion: () => livePolicy.version,
     }),
     ...reportJobTools({ jobs, payments: downstreams.payments, clock }),
@@ -94,6 +97,7 @@ export function patternHarness(): PatternHarness {
     clock,
     key,
     singleUse,
+    approvals,
     jobs,
     purchaseOrders,
     downstreams,

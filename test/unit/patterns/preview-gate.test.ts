@@ -1,25 +1,36 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { MemoryApprovalStore } from '../../../libs/adapters/memory/approval-store.js';
 import { MemorySingleUseStore } from '../../../libs/adapters/memory/single-use-store.js';
 import { ManualClock } from '../../../libs/core/manual-clock.js';
 import {
   PreviewGate,
-  approvePreview,
   previewRefusalError,
   type ConfirmRequest,
 } from '../../../libs/patterns/preview/index.js';
+import type { ApprovalRequest, ApprovalStore } from '../../../libs/ports/approval-store.js';
 import { agentPrincipal } from '../../helpers/principals.js';
 
 const T0 = Date.parse('2026-11-30T09:00:00.000Z');
 const buyer = agentPrincipal('agent:purchasing', 'W-1', ['warehouse'], ['purchase_orders:write']);
 const args = { sku: 'SKU-7', quantity: 30, supplier_id: 'SUP-1' };
 
-function setup(requireApproval = false) {
+function setup(requireApproval = false, stored?: (clock: ManualClock) => ApprovalStore) {
   const clock = new ManualClock(T0);
   const store = new MemorySingleUseStore(clock);
-  const gate = new PreviewGate({ key: { alg: 'HS256', secret: randomBytes(32) }, store, clock });
+  const approvals = stored?.(clock) ?? new MemoryApprovalStore(clock);
+  const gate = new PreviewGate({ key: { alg: 'HS256', secret: randomBytes(32) }, store, approvals, clock });
   let version = 'v-1';
   let preview: unknown = { total_cents: 84_240 };
+  const request = () => ({
+    principal: buyer,
+    tool: 'create_purchase_order',
+    arguments: args,
+    resourceKey: 't1:inventory:SKU-7',
+    resourceVersion: version,
+    policyVersion: 'p-1',
+    preview,
+  });
   const issue = () =>
     gate.issue({
       principal: buyer,
@@ -46,6 +57,9 @@ function setup(requireApproval = false) {
   return {
     clock,
     store,
+    approvals,
+    gate,
+    request,
     issue,
     confirm,
     setVersion: (v: string) => (version = v),
@@ -122,21 +136,122 @@ describe('PreviewGate', () => {
     expect(error.message).toContain('awaiting approval');
     expect(error.message).toContain(claims.jti);
 
-    const approved = await approvePreview(s.store, { jti: claims.jti, approver: 'manager:M-1' });
-    expect(approved.recorded).toBe(true);
+    const recorded = await s.approvals.get(claims.jti);
+    expect(recorded).toMatchObject({
+      state: 'pending',
+      tenant: 't1',
+      tool: 'create_purchase_order',
+      arguments: args,
+      argumentsHash: claims.argumentsHash,
+      requester: 'agent:purchasing',
+      onBehalfOf: 'W-1',
+      expiresAtMs: claims.expiresAtMs,
+    });
+    // Asking again records nothing new.
+    expect(reasonOf(await s.confirm(token, 'call-1'))).toBe('awaiting-approval');
+    expect(await s.approvals.events(claims.jti)).toHaveLength(1);
+
+    expect((await s.approvals.approve(claims.jti, 'operator:M-1', 'fine')).ok).toBe(true);
     const ok = await s.confirm(token, 'call-1');
-    expect(ok).toMatchObject({ ok: true, approval: { approver: 'manager:M-1', approvedAtMs: T0 } });
+    expect(ok).toMatchObject({ ok: true, approval: { state: 'redeemed', redeemedBy: 'call-1' } });
+    expect(ok.ok && ok.approval?.approvals.map((a) => a.by)).toEqual(['M-1']);
+    // A retry of the same logical call passes; any other call is refused.
+    expect(reasonOf(await s.confirm(token, 'call-1'))).toBe('ok');
     expect(reasonOf(await s.confirm(token, 'call-2'))).toBe('already-used');
   });
 
-  it('an approval by the requester does not count (four eyes)', async () => {
+  it('the requester and the user it acts for cannot approve, in any spelling (four eyes)', async () => {
     const s = setup(true);
     const { token, claims } = await s.issue();
-    await approvePreview(s.store, { jti: claims.jti, approver: 'W-1' });
+    expect(reasonOf(await s.confirm(token, 'call-1'))).toBe('awaiting-approval');
+    for (const [by, refusal] of [
+      ['W-1', 'on-behalf-of'],
+      ['operator:W-1', 'on-behalf-of'],
+      [' operator:W-1 ', 'on-behalf-of'],
+      ['agent:purchasing', 'requester'],
+      ['operator:agent:purchasing', 'requester'],
+    ] as const) {
+      expect(await s.approvals.approve(claims.jti, by, 'mine')).toMatchObject({ ok: false, refusal });
+    }
+    expect(reasonOf(await s.confirm(token, 'call-1'))).toBe('awaiting-approval');
+  });
+
+  it('a rejected request can never be confirmed, not even after another approval attempt', async () => {
+    const s = setup(true);
+    const { token, claims } = await s.issue();
+    await s.confirm(token, 'call-1');
+    expect((await s.approvals.reject(claims.jti, 'M-2', 'no')).ok).toBe(true);
+    expect(await s.approvals.approve(claims.jti, 'M-1', 'yes')).toMatchObject({
+      ok: false,
+      refusal: 'not-pending',
+    });
+    const refused = await s.confirm(token, 'call-1');
+    expect(reasonOf(refused)).toBe('rejected');
+    if (refused.ok) throw new Error('unreachable');
+    expect(previewRefusalError(refused.refusal, { previewTool: 'preview_purchase_order' }).retryable).toBe(
+      false,
+    );
+  });
+
+  it('a token whose rule asks for two approvers waits until two different people approved', async () => {
+    const s = setup(true);
+    const rule = {
+      rule: 'purchase-order-total',
+      reason: 'orders above $10,000 need two people',
+      approvers: 2,
+    };
+    const { token, claims } = await s.gate.issue({ ...s.request(), approvalRule: rule });
+    await s.confirm(token, 'call-1');
+    expect((await s.approvals.get(claims.jti))?.rule).toEqual(rule);
+    expect((await s.approvals.approve(claims.jti, 'M-1', 'ok')).ok).toBe(true);
+    expect(reasonOf(await s.confirm(token, 'call-1'))).toBe('awaiting-approval');
+    expect(await s.approvals.approve(claims.jti, 'operator:M-1', 'again')).toMatchObject({
+      ok: false,
+      refusal: 'already-approved-by-you',
+    });
+    expect((await s.approvals.approve(claims.jti, 'M-2', 'ok')).ok).toBe(true);
+    expect(reasonOf(await s.confirm(token, 'call-1'))).toBe('ok');
+  });
+
+  it('the gate re-checks what the store answers: an approval by the user acted for, or a request binding anything else, releases nothing', async () => {
+    let answer: (real: ApprovalRequest) => ApprovalRequest = (r) => r;
+    let redeemed = 0;
+    const s = setup(true, (clock) => {
+      const real = new MemoryApprovalStore(clock);
+      return {
+        get: (id) => real.get(id),
+        create: async (draft) => {
+          const made = await real.create(draft);
+          return { ...made, request: answer(made.request) };
+        },
+        redeem: (id, holder) => {
+          redeemed += 1;
+          return real.redeem(id, holder);
+        },
+        approve: (id, by, note) => real.approve(id, by, note),
+        reject: (id, by, note) => real.reject(id, by, note),
+        list: (l) => real.list(l),
+        counts: (scope) => real.counts(scope),
+        events: (id) => real.events(id),
+      };
+    });
+    const { token } = await s.issue();
+    const approvedBy =
+      (by: string) =>
+      (r: ApprovalRequest): ApprovalRequest => ({
+        ...r,
+        state: 'approved',
+        approvals: [{ by, note: 'mine', atMs: T0 }],
+      });
+    answer = approvedBy('operator:W-1');
     expect(reasonOf(await s.confirm(token, 'call-1'))).toBe('self-approved');
-    const late = await approvePreview(s.store, { jti: claims.jti, approver: 'manager:M-1' });
-    expect(late.recorded).toBe(false);
-    expect(late.approval.approver).toBe('W-1');
+    answer = approvedBy('agent:purchasing');
+    expect(reasonOf(await s.confirm(token, 'call-1'))).toBe('self-approved');
+    answer = (r) => ({ ...approvedBy('M-1')(r), argumentsHash: 'f'.repeat(64) });
+    expect(reasonOf(await s.confirm(token, 'call-1'))).toBe('wrong-principal');
+    answer = (r) => ({ ...approvedBy('M-1')(r), onBehalfOf: 'W-9' });
+    expect(reasonOf(await s.confirm(token, 'call-1'))).toBe('wrong-principal');
+    expect(redeemed).toBe(0);
   });
 
   it('a token that needs no approval is not held up by the approval step', async () => {

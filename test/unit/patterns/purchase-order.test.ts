@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { SignJWT, base64url, type JWTPayload } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PREVIEW_TOKEN_TYPE, approvePreview, argumentsHash } from '../../../libs/patterns/preview/index.js';
+import { PREVIEW_TOKEN_TYPE, argumentsHash } from '../../../libs/patterns/preview/index.js';
 import type { Principal } from '../../../libs/core/types.js';
 import { REDACTED } from '../../../libs/pipeline/build-audit-record.js';
 import type { PreviewPurchaseOrderOutput } from '../../../services/catalog/tools/purchase-order-preview.js';
@@ -192,16 +192,6 @@ describe('preview_purchase_order / create_purchase_order through the guard pipel
       principal: support,
       refused: { outcome: 'UNAUTHORIZED', toolInvocations: 0 },
     },
-    {
-      title: 'an approval by the requester themself does not count',
-      previewed: BIG_ORDER,
-      before: (p) => approvePreview(h.singleUse, { jti: p.preview_id, approver: 'W-1' }),
-      args: BIG_ORDER,
-      refused: {
-        outcome: 'POLICY_VIOLATION',
-        error: { message: expect.stringContaining('approved by the requester') },
-      },
-    },
   ])(
     '$title',
     async ({ previewed = ORDER, before, token = (t) => t, args = ORDER, principal = buyer, refused }) => {
@@ -228,10 +218,30 @@ describe('preview_purchase_order / create_purchase_order through the guard pipel
     expect(waiting.result.error?.retryable).toBe(true);
     expect(await h.placed()).toBe(0);
 
-    await approvePreview(h.singleUse, { jti: p.preview_id, approver: 'manager:M-1' });
+    const request = await h.approvals.get(p.preview_id);
+    expect(request).toMatchObject({
+      state: 'pending',
+      requester: buyer.id,
+      onBehalfOf: buyer.onBehalfOf,
+      arguments: BIG_ORDER,
+      rule: {
+        rule: 'purchase-order-total',
+        reason: "orders above $1,000 need a manager's approval; this order totals $1,123.20",
+        approvers: 1,
+      },
+    });
+    // Four eyes: neither the agent nor the user it acts for may approve.
+    expect(await h.approvals.approve(p.preview_id, buyer.id, 'mine')).toMatchObject({ refusal: 'requester' });
+    expect(await h.approvals.approve(p.preview_id, `operator:${buyer.onBehalfOf!}`, 'mine')).toMatchObject({
+      refusal: 'on-behalf-of',
+    });
+    expect((await h.run(call, ctx)).result.outcome).toBe('POLICY_VIOLATION');
+    expect(await h.placed()).toBe(0);
+
+    expect((await h.approvals.approve(p.preview_id, 'operator:M-1', 'restock')).ok).toBe(true);
     const approved = await h.run(call, ctx);
     expect(approved.result.outcome).toBe('SUCCESS');
-    expect(approved.result.payload).toMatchObject({ approved_by: 'manager:M-1', total: 1_123.2 });
+    expect(approved.result.payload).toMatchObject({ approved_by: 'M-1', total: 1_123.2 });
 
     const replay = await create(p.preview_token, BIG_ORDER, buyer, 7);
     expect(replay.result.error?.message).toContain('already used');

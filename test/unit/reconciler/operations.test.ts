@@ -348,6 +348,7 @@ describe('operations: a resolution and a redrive of one case decide once', () =>
       openFromDeadLetter: (dl) => cases.openFromDeadLetter(dl),
       get: (ref) => cases.get(ref),
       list: (filter) => cases.list(filter),
+      countByState: (filter) => cases.countByState(filter),
       async transition(caseId, change, expected) {
         await cases.transition(
           caseId,
