@@ -10,6 +10,8 @@ export default tseslint.config(
       'coverage/**',
       'test/.generated/**',
       'test/fixtures/consumer-project/**',
+      // A CommonJS project's files, as a user would write them: not this repository's TypeScript.
+      'test/unit/executor/fixtures/commonjs-project/**',
       'deploy/docker/catalog-example/**',
     ],
   },

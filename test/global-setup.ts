@@ -12,12 +12,14 @@ import { acquireRedisCluster, releaseRedisCluster } from '../deploy/local/redis-
 import { acquireRegistry, releaseRegistry } from '../deploy/local/registry-server.js';
 import { registryAnswers } from '../deploy/local/registry-probe.js';
 import { waitFor } from '../deploy/local/wait-for.js';
+import { failSetup } from './helpers/setup-failure.js';
 
 type Stop = () => Promise<unknown>;
 
 /**
- * Runs once before the integration project. Every server must be reachable or the run fails with a
- * message that says how to start it: tests never skip because a server is missing.
+ * Runs once before the integration project. Every server must be reachable or the run ends, exit
+ * code 1, with a message that says how to start it and that no test ran (failSetup): tests never
+ * skip because a server is missing.
  *
  * Kafka and the schema registry: KAFKA_BROKERS / SCHEMA_REGISTRY_URL point at running servers;
  * when unset, the local launchers (deploy/local) start them, or reuse ours if already up, and this
@@ -25,8 +27,12 @@ type Stop = () => Promise<unknown>;
  * kafka:up`), no other run still holds a lease, and TOOLGATE_KEEP_SERVERS is not 1.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  await checkPostgres();
-  await checkRedis();
+  try {
+    await checkPostgres();
+    await checkRedis();
+  } catch (err) {
+    failSetup(err);
+  }
   const cfg = loadLocalConfig(process.env);
   const keep = process.env.TOOLGATE_KEEP_SERVERS === '1';
   // Keycloak is started by the test files that need it (test/helpers/keycloak.ts), not here: a run
@@ -95,7 +101,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     );
   } catch (err) {
     await teardown();
-    throw err;
+    failSetup(err);
   }
   return teardown;
 }

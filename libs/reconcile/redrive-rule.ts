@@ -62,7 +62,10 @@ export function redrivePlan(
     return {
       kind: 'refuse',
       reason: 'not-redrivable',
-      detail: 'the tool cannot be resolved, so whether running the call again is safe is unknown',
+      detail:
+        `${request.tool}${request.toolVersion === null ? '' : `@${request.toolVersion}`} is not in the ` +
+        "tool catalog loaded here, which decides by the tool's retry safety whether running the call " +
+        'again is safe: load the catalog that defines it (--catalog <module>, or TOOLGATE_CATALOG_MODULE)',
     };
   }
   switch (tool.retrySafety.kind) {

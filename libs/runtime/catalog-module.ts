@@ -39,7 +39,8 @@ export async function loadCatalogFactory(
   try {
     loaded = await importModule(url);
   } catch (err) {
-    throw new Error(`catalog module ${specifier}: cannot load it: ${firstLine(err)}`, { cause: err });
+    const reason = loadedAsCommonJs(err) ? esModuleHint(specifier) : firstLine(err);
+    throw new Error(`catalog module ${specifier}: cannot load it: ${reason}`, { cause: err });
   }
   const exported = loaded.default;
   if (typeof exported === 'function') return exported as CatalogFactory;
@@ -78,6 +79,29 @@ function isCatalogShape(value: unknown): value is Catalog {
   if (typeof value !== 'object' || value === null) return false;
   const c = value as { registry?: { resolve?: unknown }; policy?: { evaluate?: unknown } };
   return typeof c.registry?.resolve === 'function' && typeof c.policy?.evaluate === 'function';
+}
+
+/**
+ * Node's and tsx's errors when a module of a CommonJS project (package.json without `"type":
+ * "module"`, as `npm init -y` writes it) is compiled to CommonJS and requires toolgate, an ES module:
+ * Node 20.19+ says "Cannot require() ES Module … This may be caused by a race condition …" (it is not
+ * one: it fails every time), older versions ERR_REQUIRE_ESM, and tsx refuses top-level await "with
+ * the cjs output format".
+ */
+const COMMONJS_CODES = new Set(['ERR_REQUIRE_ESM', 'ERR_REQUIRE_ASYNC_MODULE', 'ERR_REQUIRE_CYCLE_MODULE']);
+const COMMONJS_MESSAGE = /require\(\) (of )?ES Module|not supported with the "?cjs"? output format/i;
+
+/** Whether a module failed to load because its project is CommonJS (see {@link COMMONJS_CODES}). */
+export function loadedAsCommonJs(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  const message = err instanceof Error ? err.message : String(err);
+  return (typeof code === 'string' && COMMONJS_CODES.has(code)) || COMMONJS_MESSAGE.test(message);
+}
+
+/** What a user whose catalog module loaded as CommonJS must change, in one line. */
+export function esModuleHint(specifier: string): string {
+  const esm = /\.[cm]?tsx?$/.test(specifier) ? '.mts' : '.mjs';
+  return `your project must be an ES module: add "type": "module" to package.json, or name the file ${esm}`;
 }
 
 function firstLine(err: unknown): string {

@@ -9,6 +9,7 @@ import type { Clock } from '../core/clock.js';
 import { startTraceExport, TraceExportConfigError, type TraceExport } from '../observability/otel-export.js';
 import type { CatalogFactory } from '../catalog/catalog.js';
 import { loadCatalogFactory } from './catalog-module.js';
+import { launchedByNpm, watchParent } from './parent-watch.js';
 import { ServiceConfigError, type ServiceSettings } from './env.js';
 
 /** The part of a service that does its work: started once everything is open, stopped first. */
@@ -121,7 +122,7 @@ export function createService(definition: ServiceDefinition): Service {
       base: { [definition.instance.field]: definition.instance.id },
     });
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 });
   const closers: Array<[string, () => Promise<unknown> | void]> = [];
   const checks: Record<string, ReadinessCheck> = {
     lifecycle: () => (phase === 'running' ? true : phase),
@@ -203,7 +204,8 @@ export interface ServiceProcessOptions {
 /**
  * Runs a service as the process's main: `load()` parses the configuration (a bad one is printed to
  * stderr — it names variables, never values — and the exit code is 1); SIGTERM or SIGINT stops the
- * service gracefully and the process exits 0 once everything is closed; a failed start (already
+ * service gracefully and the process exits 0 once everything is closed — so does the exit of the
+ * npm process that started it (`npx toolgate …`, which does not pass signals on); a failed start (already
  * logged, and cleaned up, by the service) sets exit code 1. Resolves once the service started, or
  * failed to.
  *
@@ -233,12 +235,20 @@ export async function runServiceProcess<C>(
     await traces?.shutdown();
   };
   const service = create(config);
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, () => void service.stop(signal).finally(flushTraces));
-  }
+  let endParentWatch = (): void => undefined;
+  const stop = (reason: string): void => {
+    endParentWatch();
+    void service.stop(reason).finally(flushTraces);
+  };
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => stop(signal));
+  // Under npx / npm exec a signal to npm stops the shell between it and this process, never this
+  // process: its parent going away is then the stop request (see launchedByNpm).
+  if (launchedByNpm())
+    endParentWatch = watchParent(() => stop('parent process exited'), { clock: systemClock });
   try {
     await service.start();
   } catch {
+    endParentWatch();
     process.exitCode = 1;
     await flushTraces();
   }

@@ -6,6 +6,8 @@ import {
   mkdtempSync,
   readFileSync,
   readdirSync,
+  realpathSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,54 +28,36 @@ export interface PackedPackage {
 }
 
 /**
- * The entries of package.json `files` outside dist/ (the documents), with a `*` path segment
- * expanded over the repository's folders: what `npm pack` takes from the repository itself.
+ * The repository as a fresh clone has it: every file git tracks or would track (ignored ones —
+ * dist/, node_modules/ — left out), as they are in the working tree now.
  */
-function documentsToShip(): string[] {
-  const { files } = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { files: string[] };
-  return files
-    .filter((entry) => !entry.startsWith('dist/'))
-    .flatMap((entry) => {
-      const star = entry.split('/').indexOf('*');
-      if (star < 0) return [entry];
-      const parts = entry.split('/');
-      const parent = parts.slice(0, star).join('/');
-      return readdirSync(join(REPO, parent))
-        .map((name) => [parent, name, ...parts.slice(star + 1)].join('/'))
-        .filter((path) => existsSync(join(REPO, path)));
-    });
+async function cloneFiles(): Promise<string[]> {
+  const { stdout } = await run('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd: REPO,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return stdout.split('\0').filter((path) => path !== '' && existsSync(join(REPO, path)));
 }
 
 /**
- * Builds the package into a staging folder (never the repository's own dist/) with the repository's
- * build script steps, copies package.json and the documents it ships (README.md, ARCHITECTURE.md,
- * the READMEs beside the code) beside it, and runs `npm pack` there: the tarball is what `npm
- * publish` would upload.
+ * Copies the repository's files into a staging folder, as a fresh clone holds them (no dist/; the
+ * repository's node_modules linked in place of `npm ci`), and runs plain `npm pack` there: the
+ * package's own `prepack` must build it, and the tarball is what `npm publish` would upload and
+ * what the README tells a user to make. The repository's own dist/ is never touched.
  */
 export async function packToolgate(): Promise<PackedPackage> {
   const stage = mkdtempSync(join(tmpdir(), 'tg-pack-'));
-  const pkg = join(stage, 'toolgate');
-  mkdirSync(pkg);
-  const dist = join(pkg, 'dist');
-  await run(
-    process.execPath,
-    [join(REPO, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', dist],
-    {
-      cwd: REPO,
-    },
-  );
-  await run(process.execPath, ['--import', 'tsx', join(REPO, 'deploy/copy-build-assets.ts'), dist], {
-    cwd: REPO,
-  });
-  for (const file of ['package.json', ...documentsToShip()]) {
-    mkdirSync(dirname(join(pkg, file)), { recursive: true });
-    cpSync(join(REPO, file), join(pkg, file));
+  const clone = join(stage, 'toolgate');
+  for (const file of await cloneFiles()) {
+    mkdirSync(dirname(join(clone, file)), { recursive: true });
+    cpSync(join(REPO, file), join(clone, file));
   }
+  symlinkSync(realpathSync(join(REPO, 'node_modules')), join(clone, 'node_modules'), 'dir');
   const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', stage], {
-    cwd: pkg,
+    cwd: clone,
     maxBuffer: 64 * 1024 * 1024,
   });
-  const [packed] = JSON.parse(stdout) as Array<{
+  const [packed] = JSON.parse(stdout.slice(Math.max(0, stdout.search(/^\[$/m)))) as Array<{
     filename: string;
     size: number;
     unpackedSize: number;

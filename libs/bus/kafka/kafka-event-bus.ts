@@ -27,6 +27,9 @@ import {
   type MembershipOptions,
 } from './kafka-subscription.js';
 import { KafkaTopicAdmin } from './kafka-topic-admin.js';
+import { fixKafkaJsIdleTimer } from './kafkajs-idle-timer.js';
+
+fixKafkaJsIdleTimer();
 
 /** Connection and consumer tuning of {@link KafkaEventBus}; every duration in milliseconds. */
 export interface KafkaEventBusOptions {
@@ -76,6 +79,8 @@ export interface KafkaEventBusOptions {
  * that long after the new leader is there. The per-broker lock does not stop two sends to one
  * partition from queueing behind a failed one, which could reuse its rolled-back sequence numbers:
  * `KafkaPublisher` keeps one send in flight per topic for that reason.
+ *
+ * Loading this module stops kafkajs' idle 1 ms timer loop (see fixKafkaJsIdleTimer).
  */
 export class KafkaEventBus implements EventBus {
   private readonly kafka: Kafka;

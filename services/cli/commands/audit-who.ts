@@ -63,6 +63,14 @@ export const auditWhoCommand: CommandSpec = {
     const subject = tool === undefined ? resource : `${tool} on ${resource}`;
     if (total === 0) {
       out.text(`No audit records for ${subject}.`);
+      const key = tool === undefined ? undefined : /^([^:]+):[^:]+:(.+)$/.exec(resource);
+      if (key) {
+        // A full key given with --tool is looked up as an id, which it never is: say what was meant.
+        out.note(
+          `'${resource}' looks like a full resource key; with --tool, <resource> is the resource's own id: ` +
+            `'toolgate audit who ${key[2]} --tool ${tool} --tenant ${key[1]}', or the key without --tool.`,
+        );
+      }
       return EXIT.ok;
     }
     out.text(`DID (${answer.did.length}): the tool succeeded for ${subject}`);

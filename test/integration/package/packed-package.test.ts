@@ -1,5 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -253,7 +254,7 @@ describe('the packed package', () => {
       );
     });
   });
-  describe("README's four steps, as written", () => {
+  describe("README's four steps, as written, from an empty directory", () => {
     const prefix = uniqueName('tg_readme');
     const kafka = createTestKafka('tg-readme');
     const redis = createTestRedis('tg-readme');
@@ -262,35 +263,25 @@ describe('the packed package', () => {
     let model: Server;
     const modelRequests: Array<{ tools?: Array<{ function: { name: string } }> }> = [];
 
-    /** The servers of this test run and its own names, in place of the README's defaults. */
-    const localized = (text: string): string =>
-      text
-        .replaceAll('127.0.0.1:19092', kafkaBrokers().join(','))
-        .replaceAll('http://127.0.0.1:18081/apis/ccompat/v7', schemaRegistryUrl())
-        .replaceAll('redis://127.0.0.1:6379', REDIS_URL)
-        .replaceAll("topicNames('toolgate')", `topicNames('${prefix}')`);
-
     beforeAll(async () => {
       const steps = readmeSteps();
-      dir = join(project, 'quickstart');
-      mkdirSync(dir);
+      // The clone's step is what packToolgate ran: plain `npm pack` in a fresh copy (its
+      // node_modules linked in place of `npm ci`), so `prepack` had to build it.
+      expect(steps.clone).toEqual(['npm ci && npm pack']);
+      dir = await makeProject(steps.project, packed.tarball);
+      expect(JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'))).toMatchObject({
+        type: 'module',
+        dependencies: { toolgate: expect.stringMatching(/^file:.*toolgate-0\.1\.0\.tgz$/) as unknown },
+      });
       writeFileSync(join(dir, 'my-tools.ts'), steps.files['my-tools.ts']!);
-      writeFileSync(join(dir, 'agent.ts'), localized(steps.files['agent.ts']!));
-      writeFileSync(
-        join(dir, 'tsconfig.json'),
-        JSON.stringify({
-          extends: '../tsconfig.json',
-          compilerOptions: { noEmit: true, rootDir: '.' },
-          include: ['*.ts'],
-        }),
-      );
+      writeFileSync(join(dir, 'agent.ts'), localized(steps.files['agent.ts']!, prefix));
 
-      // Step 3, line 1 exactly; line 2 with this run's servers and isolated names.
+      // Step 3, line 1 exactly; line 2 with this run's servers and isolated names, run through npx.
       const [keysLine, executorLine] = steps.shell;
       expect(keysLine).toBe('npx toolgate keys generate --out keys --kid agent-backend-1');
       const keys = await runProgram(keysLine!.split(' '), { cwd: dir });
       expect(keys.code).toBe(0);
-      const { env: readmeEnv, argv } = parseCommand(localized(executorLine!));
+      const { env: readmeEnv, argv } = parseCommand(localized(executorLine!, prefix));
       expect(argv).toEqual(['npx', 'toolgate', 'executor', '--catalog', './my-tools.ts']);
       expect(Object.keys(readmeEnv).sort()).toEqual([
         'KAFKA_BROKERS',
@@ -308,7 +299,7 @@ describe('the packed package', () => {
           HTTP_PORT: '0',
         },
         [],
-        { argv: [join(project, 'node_modules/.bin/toolgate'), ...argv.slice(2)], cwd: dir },
+        { argv, cwd: dir },
       );
 
       // The model: an OpenAI-compatible endpoint that asks for lookup_ticket once.
@@ -329,14 +320,31 @@ describe('the packed package', () => {
       });
       await new Promise<void>((resolve) => model.listen(0, '127.0.0.1', resolve));
       await executor.ready;
-    }, 120_000);
+    }, 300_000);
 
     afterAll(async () => {
       await new Promise((resolve) => model?.close(resolve));
-      await stopAndClean(executor, prefix, kafka, redis);
+      await stopAndClean(executor, prefix, kafka, redis, { exitCode: null });
     }, 60_000);
 
     it('type-checks the two files with strict tsc', async () => {
+      writeFileSync(
+        join(dir, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            target: 'ES2022',
+            lib: ['ES2023'],
+            module: 'NodeNext',
+            moduleResolution: 'NodeNext',
+            strict: true,
+            skipLibCheck: false,
+            noEmit: true,
+            types: ['node'],
+            typeRoots: [join(project, 'node_modules/@types')],
+          },
+          include: ['*.ts'],
+        }),
+      );
       const tsc = await runProgram([join(project, 'node_modules/.bin/tsc'), '-p', '.'], { cwd: dir });
       expect(tsc.stdout + tsc.stderr).toBe('');
       expect(tsc.code).toBe(0);
@@ -354,33 +362,148 @@ describe('the packed package', () => {
       // The model was offered the catalog's tool, exported for OpenAI by the program.
       expect(modelRequests.map((r) => r.tools?.map((t) => t.function.name))).toEqual([['lookup_ticket']]);
     }, 60_000);
+
+    it('stops the executor gracefully when the npx that started it gets SIGTERM', async () => {
+      // npx runs the bin through `sh -c`; the service is that shell's child, not npx's.
+      const service = descendants(executor.pid).filter((pid) =>
+        commandLine(pid).includes('toolgate\0executor'),
+      );
+      expect(service).toHaveLength(1);
+      const closed = new Promise<void>((resolve) => executor.child.once('close', () => resolve()));
+      executor.child.kill('SIGTERM');
+      await executor.exited;
+      // 'close' comes once every holder of the output pipes has exited: the service too.
+      await closed;
+      expect(executor.output.some((line) => line.includes('"reason":"parent process exited"'))).toBe(true);
+      expect(executor.output.some((line) => line.includes('"msg":"stopped"'))).toBe(true);
+      expect(running(service[0]!)).toBe(false);
+    }, 60_000);
+  });
+
+  describe("README's steps in a default `npm init -y` project (CommonJS)", () => {
+    let dir: string;
+    let steps: ReturnType<typeof readmeSteps>;
+
+    beforeAll(async () => {
+      steps = readmeSteps();
+      const commonJs = steps.project.map((line) => line.replace(' && npm pkg set type=module', ''));
+      expect(commonJs).not.toEqual(steps.project);
+      dir = await makeProject(commonJs, packed.tarball);
+      expect(JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'))).toMatchObject({ type: 'commonjs' });
+      writeFileSync(join(dir, 'my-tools.ts'), steps.files['my-tools.ts']!);
+      writeFileSync(join(dir, 'agent.ts'), steps.files['agent.ts']!);
+      const keys = await runProgram(steps.shell[0]!.split(' '), { cwd: dir });
+      expect(keys.code).toBe(0);
+    }, 300_000);
+
+    it('the executor stops with the one-line hint, before connecting anywhere', async () => {
+      const { env, argv } = parseCommand(localized(steps.shell[1]!, uniqueName('tg_cjs')));
+      const out = await runProgram(argv, { cwd: dir, env });
+      expect(out.stderr).toBe(
+        'toolgate executor: catalog module ./my-tools.ts: cannot load it: your project must be an ES module: ' +
+          'add "type": "module" to package.json, or name the file .mts\n',
+      );
+      expect(out.code).toBe(1);
+    }, 60_000);
+
+    it('the agent script does not compile, as the README says', async () => {
+      const agent = await runProgram(['npx', 'tsx', 'agent.ts'], { cwd: dir });
+      expect(agent.code).not.toBe(0);
+      expect(agent.stderr).toContain(
+        'Top-level await is currently not supported with the "cjs" output format',
+      );
+    }, 60_000);
   });
 });
 
 const README = fileURLToPath(new URL('../../../README.md', import.meta.url));
 
-/** The section "Your own tools behind toolgate": its files (by first-line name) and shell lines. */
-function readmeSteps(): { files: Record<string, string>; shell: string[] } {
+/** Every process below `pid` (children, their children…), from /proc. */
+function descendants(pid: number): number[] {
+  const children = readdirSync(`/proc/${pid}/task`).flatMap((task) =>
+    readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
+  );
+  return children.flatMap((child) => [child, ...descendants(child)]);
+}
+
+/** The NUL-separated command line of process `pid`; empty once it has gone. */
+function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** Whether process `pid` is still running (a zombie awaiting its reaper has exited). */
+function running(pid: number): boolean {
+  if (!existsSync(`/proc/${pid}/stat`)) return false;
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+}
+
+/** The servers of this test run and its own names, in place of the README's defaults. */
+function localized(text: string, prefix: string): string {
+  return text
+    .replaceAll('127.0.0.1:19092', kafkaBrokers().join(','))
+    .replaceAll('http://127.0.0.1:18081/apis/ccompat/v7', schemaRegistryUrl())
+    .replaceAll('redis://127.0.0.1:6379', REDIS_URL)
+    .replaceAll("topicNames('toolgate')", `topicNames('${prefix}')`);
+}
+
+/**
+ * Runs the README's project lines (mkdir, npm init, npm install of the tarball) as one shell
+ * script in a fresh empty directory, the tarball's path in place of `/path/to/…`; resolves with the
+ * project directory the script made. npm's cache is preferred (configuration from the environment,
+ * the lines unchanged).
+ */
+async function makeProject(lines: readonly string[], tarball: string): Promise<string> {
+  const parent = mkdtempSync(join(tmpdir(), 'tg-readme-'));
+  const script = lines.join('\n').replaceAll('/path/to/toolgate-0.1.0.tgz', tarball);
+  expect(script).toContain(tarball);
+  const made = await runProgram(['sh', '-e', '-c', script], {
+    cwd: parent,
+    env: { npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false' },
+    timeoutMs: 240_000,
+  });
+  expect(made.code, made.stderr).toBe(0);
+  const dir = join(parent, /^mkdir (\S+)/.exec(lines[0]!)![1]!);
+  expect(existsSync(join(dir, 'node_modules/toolgate/dist/libs/index.js'))).toBe(true);
+  return dir;
+}
+
+/**
+ * The section "Your own tools behind toolgate": its files (by first-line name), the shell block run
+ * in a clone (`clone`), the one that makes the project (`project`) and the remaining shell lines.
+ */
+function readmeSteps(): {
+  files: Record<string, string>;
+  clone: string[];
+  project: string[];
+  shell: string[];
+} {
   const text = readFileSync(README, 'utf8');
   const start = text.indexOf('## Your own tools behind toolgate');
   const section = text.slice(start, text.indexOf('\n## ', start + 1));
   const files: Record<string, string> = {};
-  const shell: string[] = [];
+  const blocks: string[][] = [];
   for (const [, lang, body] of section.matchAll(/```(ts|sh)\n([\s\S]*?)```/g)) {
     if (lang === 'ts') {
       const name = /^\/\/ (\S+\.ts)\n/.exec(body!)?.[1];
       if (name === undefined) throw new Error('a ts block in the section does not start with // <file>.ts');
       files[name] = body!;
-    } else if (!body!.startsWith('npm install')) {
-      shell.push(
-        ...body!
+    } else {
+      blocks.push(
+        body!
           .replace(/\\\n\s*/g, '')
           .trim()
-          .split('\n'),
+          .split('\n')
+          .map((line) => line.replace(/\s+#.*$/, '')),
       );
     }
   }
-  return { files, shell };
+  const [clone, project, ...rest] = blocks;
+  return { files, clone: clone!, project: project!, shell: rest.flat() };
 }
 
 /** `A=1 B=2 cmd args` → its environment and argv (no quoting: the README's lines need none). */
@@ -394,12 +517,16 @@ function parseCommand(line: string): { env: Record<string, string>; argv: string
   return { env, argv: words };
 }
 
-/** Stops the executor (it must exit 0 on SIGTERM), deletes the run's topics, closes the clients. */
+/**
+ * Stops the executor (it must exit `expected.exitCode`, default 0, on SIGTERM; null: any), deletes
+ * the run's topics, closes the clients.
+ */
 async function stopAndClean(
   executor: ExecutorProcess | undefined,
   prefix: string,
   kafka: TestKafka,
   redis: TestRedis,
+  expected: { readonly exitCode: number | null } = { exitCode: 0 },
 ): Promise<void> {
   if (executor && executor.child.exitCode === null) executor.child.kill('SIGTERM');
   const exited = await executor?.exited;
@@ -408,5 +535,5 @@ async function stopAndClean(
   if (topics.length > 0) await admin.deleteTopics({ topics });
   await kafka.close();
   await redis.close();
-  expect(exited?.code).toBe(0);
+  if (expected.exitCode !== null) expect(exited?.code).toBe(expected.exitCode);
 }

@@ -100,9 +100,24 @@ describe('audit who', () => {
     const none = await run(['audit', 'who', 'O-1', '--tool', 'issue_refund']);
     expect(none.code).toBe(EXIT.ok);
     expect(none.stdout).toBe('No audit records for issue_refund on O-1.\n');
+    expect(none.stderr).toBe('');
     const cut = await run(['audit', 'who', 'O-5512', '--tool', 'issue_refund', '--limit', '2', '--json']);
     expect(cut.json<{ truncated: boolean }>().truncated).toBe(true);
     expect(cut.stderr).toContain('Showing the first 2 attempts');
+  });
+});
+
+describe('audit who, a full key with --tool', () => {
+  it('finds nothing (the key is no id) and says which form --tool takes', async () => {
+    const r = await run(['audit', 'who', 't2:order:O-5512', '--tool', 'issue_refund']);
+    expect(r.code).toBe(EXIT.ok);
+    expect(r.stdout).toBe('No audit records for issue_refund on t2:order:O-5512.\n');
+    expect(r.stderr).toBe(
+      "'t2:order:O-5512' looks like a full resource key; with --tool, <resource> is the resource's own id: " +
+        "'toolgate audit who O-5512 --tool issue_refund --tenant t2', or the key without --tool.\n",
+    );
+    const meant = await run(['audit', 'who', 'O-5512', '--tool', 'issue_refund', '--tenant', 't2', '--json']);
+    expect(meant.json<{ did: unknown[] }>().did).toHaveLength(1);
   });
 });
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../../libs/core/system-clock.js';
 import { createStoreCatalog } from '../../../services/catalog/index.js';
 import type { CatalogEnv } from '../../../libs/catalog/catalog.js';
-import { loadCatalogFactory } from '../../../libs/runtime/catalog-module.js';
+import { esModuleHint, loadCatalogFactory, loadedAsCommonJs } from '../../../libs/runtime/catalog-module.js';
 
 const here = fileURLToPath(new URL('./', import.meta.url));
 
@@ -49,6 +49,22 @@ describe('loadCatalogFactory', () => {
       );
       expect(message).not.toContain('\n');
     }
+  });
+
+  it('tells a CommonJS project, in one line, that it must be an ES module', async () => {
+    const message = await loadCatalogFactory('./fixtures/commonjs-project/catalog.cjs', here).then(
+      () => '',
+      (err: Error) => err.message,
+    );
+    expect(message).toBe(
+      'catalog module ./fixtures/commonjs-project/catalog.cjs: cannot load it: your project must be an ES ' +
+        'module: add "type": "module" to package.json, or name the file .mjs',
+    );
+    expect(esModuleHint('./my-tools.ts')).toBe(
+      'your project must be an ES module: add "type": "module" to package.json, or name the file .mts',
+    );
+    // Any other failure keeps the loader's own first line.
+    expect(loadedAsCommonJs(new Error('Cannot find module ./x'))).toBe(false);
   });
 
   it('loads the store catalog when no module is named', async () => {

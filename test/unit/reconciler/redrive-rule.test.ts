@@ -28,9 +28,20 @@ describe('the redrive rule', () => {
       reason: 'not-redrivable',
       detail: expect.stringContaining('retry safety "none"'),
     });
-    expect(redrivePlan(c('UNRESOLVED'), REQUEST, undefined)).toMatchObject({
+  });
+
+  it('UNRESOLVED, tool not in the loaded catalog: names the tool and how to load its catalog', () => {
+    const request = { ...REQUEST, tool: 'lookup_ticket', toolVersion: '1.0.0' } as CaseRequest;
+    expect(redrivePlan(c('UNRESOLVED'), request, undefined)).toEqual({
       kind: 'refuse',
-      detail: expect.stringContaining('the tool cannot be resolved'),
+      reason: 'not-redrivable',
+      detail:
+        "lookup_ticket@1.0.0 is not in the tool catalog loaded here, which decides by the tool's retry " +
+        'safety whether running the call again is safe: load the catalog that defines it ' +
+        '(--catalog <module>, or TOOLGATE_CATALOG_MODULE)',
+    });
+    expect(redrivePlan(c('UNRESOLVED'), { ...request, toolVersion: null }, undefined)).toMatchObject({
+      detail: expect.stringMatching(/^lookup_ticket is not in the tool catalog/),
     });
   });
 
