@@ -1,3 +1,4 @@
+import { operatorAuditEvent } from './operator-audit.js';
 import { presentParsedCall, type Presentation } from '../../libs/registry/present-call.js';
 import type { AuditRecordEvent } from '../../libs/events/contracts.js';
 import type { Clock } from '../../libs/core/clock.js';
@@ -248,38 +249,31 @@ export function decisionAuditEvent(
 ): AuditRecordEvent {
   const actor = `operator:${canonicalActor(person)}`;
   const o = r.origin;
-  return {
+  return operatorAuditEvent({
     recordId: decisionRecordId(r),
-    callId: `approval:${r.id}`,
-    tool: r.tool,
-    toolVersion: r.toolVersion === '' ? null : r.toolVersion,
-    principalId: actor,
-    tenant: r.tenant,
-    taskId: o?.taskId ?? `approval:${r.id}`,
-    step: o?.step ?? 0,
-    index: o?.index ?? 0,
-    traceId: o?.traceId ?? '0'.repeat(32),
-    idempotencyKey: o?.idempotencyKey ?? null,
-    resourceKey: o?.resourceKey ?? null,
+    call: {
+      callId: `approval:${r.id}`,
+      tool: r.tool,
+      toolVersion: r.toolVersion === '' ? null : r.toolVersion,
+      tenant: r.tenant,
+      taskId: o?.taskId ?? `approval:${r.id}`,
+      step: o?.step ?? 0,
+      index: o?.index ?? 0,
+      traceId: o?.traceId ?? '0'.repeat(32),
+      idempotencyKey: o?.idempotencyKey ?? null,
+      resourceKey: o?.resourceKey ?? null,
+    },
+    actor,
     argumentsJson: JSON.stringify(shownArguments),
-    resultJson: null,
-    outcome: 'POLICY_VIOLATION',
-    errorCode: null,
-    decisions: [
-      {
-        stage: 'business-rules',
-        decision: verdict === 'approved' ? 'pass' : 'refuse',
-        reason: `approval request ${r.id} ${verdict} by ${actor}: ${note} [requested by ${r.requester}${r.onBehalfOf === undefined ? '' : ` on behalf of ${r.onBehalfOf}`}; ${r.rule.reason}]`,
-        code: null,
-        durationMs: 0,
-      },
-    ],
-    attempts: [],
-    source: 'operator',
-    producerId: actor,
-    startedAtMs: Math.floor(nowMs),
-    finishedAtMs: Math.floor(nowMs),
-  };
+    decision: {
+      stage: 'business-rules',
+      decision: verdict === 'approved' ? 'pass' : 'refuse',
+      reason: `approval request ${r.id} ${verdict} by ${actor}: ${note} [requested by ${r.requester}${r.onBehalfOf === undefined ? '' : ` on behalf of ${r.onBehalfOf}`}; ${r.rule.reason}]`,
+      outcome: 'POLICY_VIOLATION',
+      errorCode: null,
+    },
+    nowMs,
+  });
 }
 
 function notFound(id: string): DecisionResult {

@@ -55,6 +55,7 @@ import {
 } from './pages.js';
 import { CONSOLE_ROLES, mayDo, rolesFor, type ConsoleAction, type ConsoleRole } from './roles.js';
 import type { ConsoleMetrics } from './console-metrics.js';
+import { operatorAuditEvent } from './operator-audit.js';
 import { scopeOf, tenantsFilter } from './scope.js';
 import type { SessionStore } from '../../libs/ports/session-store.js';
 import { OIDC_CALLBACK_PATH } from './config.js';
@@ -1078,38 +1079,31 @@ export function outOfScopeAuditEvent(
   tenants: readonly string[],
   nowMs: number,
 ): AuditRecordEvent {
-  return {
+  return operatorAuditEvent({
     recordId: `ops-console:out-of-scope:${randomUUID()}`,
-    callId: target.callId,
-    tool: target.tool,
-    toolVersion: null,
-    principalId: actor,
-    tenant: target.tenant ?? UNATTRIBUTED_CHAIN,
-    taskId: '',
-    step: 0,
-    index: 0,
-    traceId: target.traceId,
-    idempotencyKey: null,
-    resourceKey: target.resourceKey,
+    call: {
+      callId: target.callId,
+      tool: target.tool,
+      toolVersion: null,
+      tenant: target.tenant ?? UNATTRIBUTED_CHAIN,
+      taskId: '',
+      step: 0,
+      index: 0,
+      traceId: target.traceId,
+      idempotencyKey: null,
+      resourceKey: target.resourceKey,
+    },
+    actor,
     argumentsJson: '{}',
-    resultJson: null,
-    outcome: 'UNAUTHORIZED',
-    errorCode: 'UNAUTHORIZED',
-    decisions: [
-      {
-        stage: 'authorize',
-        decision: 'refuse',
-        reason: `ops console: ${action} of ${target.what} refused to ${actor}: its tenant is outside theirs (${tenants.join(', ') || 'none'})`,
-        code: 'UNAUTHORIZED',
-        durationMs: 0,
-      },
-    ],
-    attempts: [],
-    source: 'operator',
-    producerId: actor,
-    startedAtMs: Math.floor(nowMs),
-    finishedAtMs: Math.floor(nowMs),
-  };
+    decision: {
+      stage: 'authorize',
+      decision: 'refuse',
+      reason: `ops console: ${action} of ${target.what} refused to ${actor}: its tenant is outside theirs (${tenants.join(', ') || 'none'})`,
+      outcome: 'UNAUTHORIZED',
+      errorCode: 'UNAUTHORIZED',
+    },
+    nowMs,
+  });
 }
 
 /**

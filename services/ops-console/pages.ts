@@ -624,29 +624,7 @@ export function casePage(
       <h2>Audit trail of the call (${trail.length})</h2>
       ${auditTable(trail, nowMs, viewer.timeZone)}
       <h2>Reconciler history (${c.history.length})</h2>
-      <table>
-        <thead>
-          <tr>
-            <th>When</th>
-            <th>From</th>
-            <th>To</th>
-            <th>By</th>
-            <th>Note</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${c.history.map(
-            (h) =>
-              html`<tr>
-                <td>${when(h.atMs, nowMs, viewer.timeZone)}</td>
-                <td>${h.from}</td>
-                <td>${h.to}</td>
-                <td>${h.by}</td>
-                <td class="note">${lines(h.note)}</td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>
+      ${transitionsTable(c.history, nowMs, viewer.timeZone)}
       <h2>Status checks (${c.statusChecks.length})</h2>
       <table>
         <thead>
@@ -835,6 +813,42 @@ export function approvalsPage(
   );
 }
 
+/** One change of state: a case's or an approval request's history. */
+interface Transition {
+  readonly atMs: number;
+  readonly from: string;
+  readonly to: string;
+  readonly by: string;
+  readonly note: string;
+}
+
+/** A history of transitions, oldest first as given, times in the viewer's zone. */
+function transitionsTable(rows: readonly Transition[], nowMs: number, timeZone: string | undefined): Html {
+  return html`<table>
+    <thead>
+      <tr>
+        <th>When</th>
+        <th>From</th>
+        <th>To</th>
+        <th>By</th>
+        <th>Note</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${rows.map(
+        (t) =>
+          html`<tr>
+            <td>${when(t.atMs, nowMs, timeZone)}</td>
+            <td>${t.from}</td>
+            <td>${t.to}</td>
+            <td>${t.by}</td>
+            <td class="note">${lines(t.note)}</td>
+          </tr>`,
+      )}
+    </tbody>
+  </table>`;
+}
+
 /**
  * A call as `presentParsedCall` rendered it: one line per field, decisive fields first and marked,
  * then the withheld fields by name; or why it cannot be shown (and so not approved).
@@ -921,29 +935,7 @@ export function approvalPage(
             : html`<p class="why">Your roles (${viewer.roles.join(', ')}) do not include approver.</p>`
       }
       <h2>History</h2>
-      <table>
-        <thead>
-          <tr>
-            <th>When</th>
-            <th>From</th>
-            <th>To</th>
-            <th>By</th>
-            <th>Note</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${history.map(
-            (e) =>
-              html`<tr>
-                <td>${when(e.atMs, nowMs)}</td>
-                <td>${e.from}</td>
-                <td>${e.to}</td>
-                <td>${e.by}</td>
-                <td class="note">${e.note}</td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>
+      ${transitionsTable(history, nowMs, viewer.timeZone)}
       <p><a href="/approvals">Back to the queue</a></p>`,
     notice,
   );
