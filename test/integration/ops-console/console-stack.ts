@@ -25,6 +25,8 @@ import type { ConsoleRole } from '../../../services/ops-console/roles.js';
 import { REDIS_URL, schemaRegistryUrl } from '../../helpers/env.js';
 import { createTestKafka, type TestKafka } from '../../helpers/kafka.js';
 import { uniqueName } from '../../helpers/names.js';
+import { deadLetteredRefund, leaveUnresolved } from '../../helpers/dead-lettered-refund.js';
+import type { ReconciliationCase } from '../../../libs/ports/case-store.js';
 import { freePort } from '../../helpers/ports.js';
 import { createTestSchema, type TestSchema } from '../../helpers/postgres.js';
 import { createTestRedis, type TestRedis } from '../../helpers/redis.js';
@@ -246,4 +248,31 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error(`${what}: not within 15 s`);
+}
+
+const REFUND_ARGS = { order_id: 'O-5512', amount: 12.5, reason: 'damaged' };
+
+/** A needs_manual case of a dead-lettered issue_refund whose outcome is unknown (UNRESOLVED in Redis). */
+export async function manualCase(stack: ConsoleStack): Promise<ReconciliationCase> {
+  const idempotencyKey = uniqueName('idem');
+  const { case: c } = await stack.cases.openFromDeadLetter(
+    deadLetteredRefund({
+      callId: uniqueName('call'),
+      providerCallId: uniqueName('prov'),
+      idempotencyKey,
+      deadLetterId: uniqueName('dl'),
+      replyTopic: stack.topics.results,
+      arguments: REFUND_ARGS,
+      nowMs: Date.now(),
+      lastKnownStateJson: JSON.stringify({ toolVersion: '1.0.0' }),
+    }),
+  );
+  await leaveUnresolved(stack.idempotency, idempotencyKey, REFUND_ARGS, Date.now(), 3_600_000);
+  const moved = await stack.cases.transition(
+    c.caseId,
+    { to: 'needs_manual', by: 'status-check', note: 'status checks exhausted: only a person can tell' },
+    { state: 'open', version: c.version },
+  );
+  if (!moved.ok) throw new Error('could not escalate the case');
+  return moved.case;
 }

@@ -4,9 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReconciliationCase } from '../../../libs/ports/case-store.js';
-import { deadLetteredRefund, leaveUnresolved } from '../../helpers/dead-lettered-refund.js';
-import { uniqueName } from '../../helpers/names.js';
-import { eventually, startConsoleStack, type ConsoleStack } from './console-stack.js';
+import { eventually, manualCase, startConsoleStack, type ConsoleStack } from './console-stack.js';
 
 /**
  * The ops console in headless Chromium against the real servers: cases in Postgres, idempotency
@@ -15,9 +13,7 @@ import { eventually, startConsoleStack, type ConsoleStack } from './console-stac
  * messages on the calls topic, tool invocations).
  */
 const DOCS = fileURLToPath(new URL('../../../services/ops-console/docs/', import.meta.url));
-const ARGS = { order_id: 'O-5512', amount: 12.5, reason: 'damaged' };
 let stack: ConsoleStack;
-let n = 0;
 
 beforeAll(async () => {
   stack = await startConsoleStack();
@@ -27,36 +23,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.close();
 });
-
-/** A needs_manual case for a dead-lettered issue_refund whose outcome is unknown (UNRESOLVED in Redis). */
-async function unresolvedRefund(): Promise<ReconciliationCase> {
-  n += 1;
-  const idempotencyKey = uniqueName(`idem${n}`);
-  const { case: c } = await stack.cases.openFromDeadLetter(
-    deadLetteredRefund({
-      callId: uniqueName(`call${n}`),
-      providerCallId: `prov-${n}`,
-      idempotencyKey,
-      deadLetterId: uniqueName('dl'),
-      replyTopic: stack.topics.results,
-      arguments: ARGS,
-      nowMs: Date.now(),
-      lastKnownStateJson: JSON.stringify({ toolVersion: '1.0.0' }),
-    }),
-  );
-  await leaveUnresolved(stack.idempotency, idempotencyKey, ARGS, Date.now(), 3_600_000);
-  const moved = await stack.cases.transition(
-    c.caseId,
-    {
-      to: 'needs_manual',
-      by: 'status-check',
-      note: 'status checks exhausted: the payments service never answered, so only a person can tell',
-    },
-    { state: 'open', version: c.version },
-  );
-  if (!moved.ok) throw new Error('could not escalate the case');
-  return moved.case;
-}
 
 /**
  * A crafted form POST with the browser's session cookie and the console's own Origin, as a script
@@ -86,7 +52,7 @@ describe('the ops console in Chromium on the real servers', () => {
   let resolved: ReconciliationCase;
 
   it('lists cases, opens one, resolves it with a reason, and the audit log shows the operator', async () => {
-    const c = await unresolvedRefund();
+    const c = await manualCase(stack);
     const page = await stack.signedIn('ann', ['operator']);
     await page.goto(`${stack.url}/cases?state=needs_manual&tool=issue_refund`);
     await page.screenshot({ path: `${DOCS}cases.png`, fullPage: true });
@@ -153,7 +119,7 @@ describe('the ops console in Chromium on the real servers', () => {
   });
 
   it('a viewer cannot act: the server refuses a crafted POST, whatever the page shows', async () => {
-    const c = await unresolvedRefund();
+    const c = await manualCase(stack);
     const page = await stack.signedIn('vic', ['viewer']);
     await page.goto(`${stack.url}/cases/${c.caseId}`);
     expect(await page.locator('form[action$="/resolve"]').count()).toBe(0);
@@ -175,7 +141,7 @@ describe('the ops console in Chromium on the real servers', () => {
   });
 
   it('refuses a forged, missing or cross-site CSRF token before acting', async () => {
-    const c = await unresolvedRefund();
+    const c = await manualCase(stack);
     const page = await stack.signedIn('ann', ['operator']);
     await page.goto(`${stack.url}/cases/${c.caseId}`);
     const fields = { outcome: 'failed', note: 'refund never left the bank' };

@@ -4,8 +4,8 @@ import { request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../libs/core/manual-clock.js';
 import { useKeycloak, type KeycloakUser, type TestKeycloak } from '../../helpers/keycloak.js';
-import { startConsoleStack, type ConsoleStack } from './console-stack.js';
-import { manualCase, otherSite } from './other-site.js';
+import { manualCase, startConsoleStack, type ConsoleStack } from './console-stack.js';
+import { otherSite } from './other-site.js';
 
 /**
  * Signing in to the console through a real OpenID Connect provider: Keycloak (deploy/local, the

@@ -1,9 +1,5 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { leaveUnresolved, deadLetteredRefund } from '../../helpers/dead-lettered-refund.js';
-import { uniqueName } from '../../helpers/names.js';
-import type { ReconciliationCase } from '../../../libs/ports/case-store.js';
-import type { ConsoleStack } from './console-stack.js';
 
 /**
  * A page on another site than the console's (127.0.0.2, where the console is on 127.0.0.1: another
@@ -25,31 +21,4 @@ export async function otherSite(html: string): Promise<{ readonly url: string; c
         server.closeAllConnections();
       }),
   };
-}
-
-const ARGS = { order_id: 'O-5512', amount: 12.5, reason: 'damaged' };
-
-/** A needs_manual case of a dead-lettered issue_refund whose outcome is unknown (UNRESOLVED in Redis). */
-export async function manualCase(stack: ConsoleStack): Promise<ReconciliationCase> {
-  const idempotencyKey = uniqueName('idem');
-  const { case: c } = await stack.cases.openFromDeadLetter(
-    deadLetteredRefund({
-      callId: uniqueName('call'),
-      providerCallId: uniqueName('prov'),
-      idempotencyKey,
-      deadLetterId: uniqueName('dl'),
-      replyTopic: stack.topics.results,
-      arguments: ARGS,
-      nowMs: Date.now(),
-      lastKnownStateJson: JSON.stringify({ toolVersion: '1.0.0' }),
-    }),
-  );
-  await leaveUnresolved(stack.idempotency, idempotencyKey, ARGS, Date.now(), 3_600_000);
-  const moved = await stack.cases.transition(
-    c.caseId,
-    { to: 'needs_manual', by: 'status-check', note: 'status checks exhausted: only a person can tell' },
-    { state: 'open', version: c.version },
-  );
-  if (!moved.ok) throw new Error('could not escalate the case');
-  return moved.case;
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'playwright-core';
-import { startConsoleStack, type ConsoleStack } from './console-stack.js';
-import { manualCase, otherSite } from './other-site.js';
+import { manualCase, startConsoleStack, type ConsoleStack } from './console-stack.js';
+import { otherSite } from './other-site.js';
 
 /**
  * Sign-out ends a session everywhere, and a link to a case followed from another site arrives
