@@ -122,7 +122,9 @@ export function createService(definition: ServiceDefinition): Service {
       base: { [definition.instance.field]: definition.instance.id },
     });
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 });
+  // prom-client's default 10 ms event-loop sampling: with a coarser one, a scrape that finds no
+  // sample since the last one is written `Nan`, which Prometheus cannot parse (the whole scrape fails).
+  collectDefaultMetrics({ register: registry });
   const closers: Array<[string, () => Promise<unknown> | void]> = [];
   const checks: Record<string, ReadinessCheck> = {
     lifecycle: () => (phase === 'running' ? true : phase),
