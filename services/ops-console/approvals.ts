@@ -7,6 +7,7 @@ import { inTenantScope } from '../../libs/core/tenant-scope.js';
 import { canonicalActor } from '../../libs/patterns/approval/approval-rules.js';
 import { redactArguments } from '../../libs/pipeline/build-audit-record.js';
 import type { ToolResolver } from '../../libs/pipeline/deps.js';
+import type { ToolDefinition } from '../../libs/registry/tool-definition.js';
 import type {
   ApprovalChange,
   ApprovalPage,
@@ -145,32 +146,41 @@ export class ApprovalsQueue {
         : { ok: false, reason: 'not-allowed', detail: refusalText(change.refusal, id) };
     }
     const r = change.request;
-    const shown = approvalArguments(this.deps.tools, r);
-    const event = decisionAuditEvent(r, shown, actor, verdict, note, this.deps.clock.now());
+    // A request's arguments never change, so what the view showed is what the record shows.
+    const event = decisionAuditEvent(r, view.arguments, actor, verdict, note, this.deps.clock.now());
     const report = await deliver(this.deps.delivery, { audit: event }, AbortSignal.timeout(30_000));
     const detail = standing(r);
     return { ok: true, audited: report.audited, detail };
   }
 
   #view(request: ApprovalRequest): ApprovalView {
+    const tool = requestTool(this.deps.tools, request);
     return {
       request,
-      arguments: approvalArguments(this.deps.tools, request),
-      shown: approvalPresentation(this.deps.tools, request),
+      arguments: approvalArguments(tool, request),
+      shown: approvalPresentation(tool, request),
     };
   }
 }
 
-/**
- * The arguments of `request` a person may see: the tool's audit allow-list, every other value
- * redacted (all of them when the tool is not in the catalog).
- */
-export function approvalArguments(tools: ToolResolver, request: ApprovalRequest): Record<string, unknown> {
+/** The definition of `request`'s tool in the console's catalog, or undefined when it has none. */
+function requestTool(tools: ToolResolver, request: ApprovalRequest): ToolDefinition | undefined {
   const tool = tools.resolve(request.tool, {
     tenant: request.tenant,
     ...(request.toolVersion === '' ? {} : { version: request.toolVersion }),
   });
-  return redactArguments(request.arguments, tool.ok ? tool.tool.auditFields : undefined);
+  return tool.ok ? tool.tool : undefined;
+}
+
+/**
+ * The arguments of `request` a person may see: its tool's audit allow-list, every other value
+ * redacted (all of them when the catalog has no such tool).
+ */
+export function approvalArguments(
+  tool: ToolDefinition | undefined,
+  request: ApprovalRequest,
+): Record<string, unknown> {
+  return redactArguments(request.arguments, tool?.auditFields);
 }
 
 /** The longest rendering of a call the console shows; a call needing more cannot be approved. */
@@ -181,18 +191,17 @@ export const APPROVAL_PRESENTATION_MAX_CHARS = 20_000;
  * fields first and whole); refused when the console does not know the tool — then nobody can see
  * what would run, so nobody may approve it.
  */
-export function approvalPresentation(tools: ToolResolver, request: ApprovalRequest): Presentation {
-  const tool = tools.resolve(request.tool, {
-    tenant: request.tenant,
-    ...(request.toolVersion === '' ? {} : { version: request.toolVersion }),
-  });
-  if (!tool.ok) {
+export function approvalPresentation(
+  tool: ToolDefinition | undefined,
+  request: ApprovalRequest,
+): Presentation {
+  if (tool === undefined) {
     return {
       ok: false,
       reason: `the console does not know tool ${request.tool} ${request.toolVersion}, so it cannot show what would run`,
     };
   }
-  return presentParsedCall(tool.tool, request.arguments, { maxChars: APPROVAL_PRESENTATION_MAX_CHARS });
+  return presentParsedCall(tool, request.arguments, { maxChars: APPROVAL_PRESENTATION_MAX_CHARS });
 }
 
 /** Where a request stands after a decision, in a sentence for the person who made it. Pure. */
